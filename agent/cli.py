@@ -1,0 +1,137 @@
+"""`cogd`: one console script, one subcommand per process or task.
+
+Errors a user can act on print as one line and exit 2; no tracebacks unless
+COGD_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agent.errors import CogdError
+
+# pgserver's platformdirs warns when XDG_RUNTIME_DIR is unset (containers, cron)
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+
+def _setup_logging(verbose: int) -> None:
+    from rich.logging import RichHandler
+
+    # libraries stay at WARNING unless -vv; cogd's own loggers say what they do
+    logging.basicConfig(
+        level=logging.DEBUG if verbose >= 2 else logging.WARNING,
+        format="%(message)s",
+        datefmt="%H:%M:%S",
+        handlers=[RichHandler(show_path=False, console=_stderr_console())],
+    )
+    logging.getLogger("agent").setLevel(logging.DEBUG if verbose else logging.INFO)
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="COGD_DATA_DIR",
+    show_envvar=True,
+    help="Where the embedded Postgres and the LanceDB cortex live "
+    "[default: $XDG_DATA_HOME/cogd or ~/.local/share/cogd].",
+)
+@click.option(
+    "--database-url",
+    envvar="DATABASE_URL",
+    show_envvar=True,
+    help="Use this Postgres (with pgvector) instead of the embedded server.",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="COGD_CONFIG",
+    show_envvar=True,
+    help="A TOML file whose values override config/default.toml.",
+)
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    data_dir: Path | None,
+    database_url: str | None,
+    config_file: Path | None,
+    verbose: int,
+) -> None:
+    """cogd: a Postgres-backed cognitive daemon that gives an LLM agent a layered,
+    self-maintaining memory.
+
+    With no DATABASE_URL, cogd runs an embedded PostgreSQL 18 + pgvector under the
+    data dir; it keeps running between commands until `cogd down`.
+    Every option can also come from the environment variable shown in its help.
+    """
+    _setup_logging(verbose)
+    if config_file is not None:
+        os.environ["COGD_CONFIG"] = str(config_file)
+    overrides: dict[str, Any] = {}
+    if data_dir is not None:
+        overrides["data_dir"] = data_dir
+    if database_url:
+        overrides["database_url"] = database_url
+    ctx.ensure_object(dict)
+    ctx.obj["overrides"] = overrides
+
+
+def _register() -> None:
+    from agent.commands import ops, workers
+
+    for command in (*ops.COMMANDS, *workers.COMMANDS):
+        cli.add_command(command)
+    try:
+        from agent.commands import models
+    except ImportError:  # pragma: no cover - providers not installed
+        return
+    for command in getattr(models, "COMMANDS", ()):
+        cli.add_command(command)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        rv = cli.main(args=argv, prog_name="cogd", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except CogdError as exc:
+        click.echo(f"cogd: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:
+        if os.environ.get("COGD_DEBUG"):
+            raise
+        click.echo(
+            f"cogd: internal error: {exc.__class__.__name__}: {exc} "
+            "(re-run with COGD_DEBUG=1 for the traceback)",
+            err=True,
+        )
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,19 @@
+"""What every command shares: the Settings of this invocation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+
+def settings_from(ctx: click.Context | None = None) -> Any:
+    """The Settings for this invocation, built once from the root group's options."""
+    from agent.config import load_settings
+
+    ctx = ctx or click.get_current_context()
+    root = ctx.find_root()
+    root.ensure_object(dict)
+    if "settings" not in root.obj:
+        root.obj["settings"] = load_settings(**root.obj.get("overrides", {}))
+    return root.obj["settings"]

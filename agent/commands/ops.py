@@ -1,0 +1,251 @@
+"""Operations: migrate, status, db-url, psql, up, down."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from typing import Any
+
+import click
+
+from agent.commands.context import settings_from
+from agent.errors import DatabaseError
+
+WORKERS = ("loop", "consolidate", "idle")
+MAIN_TABLES = (
+    "users",
+    "sessions",
+    "day_table",
+    "scratch_buffer",
+    "memories",
+    "memory_links",
+    "identity",
+    "goals",
+    "proposals",
+    "intentions",
+    "holographic_blocks",
+    "gate_decisions",
+    "recall_log",
+    "thoughts",
+    "inbox",
+    "outbox",
+    "night_cycle_runs",
+    "llm_calls",
+    "audit_log",
+)
+
+
+def _json_opt(fn: Any) -> Any:
+    return click.option(
+        "--json", "as_json", is_flag=True, envvar="COGD_JSON", show_envvar=True,
+        help="Machine-readable output.",
+    )(fn)
+
+
+def _target(start: bool = True) -> Any:
+    from agent.db.connect import resolve
+
+    return resolve(settings_from(), start=start)
+
+
+@click.command()
+@click.option("--revision", default="head", show_default=True, help="Alembic revision to reach.")
+@_json_opt
+def migrate(revision: str, as_json: bool) -> None:
+    """Create or upgrade the hippocampus schema (Alembic)."""
+    from agent.db import migrate as mig
+    from agent.db.connect import connect, preflight, redact
+
+    settings = settings_from()
+    target = _target()
+    vector = preflight(target.url)
+    mig.upgrade(target.url, settings, revision)
+    with connect(target.url) as conn:
+        current = mig.current_revision(conn)
+    out = {"database": redact(target.url), "revision": current, "pgvector": vector}
+    click.echo(json.dumps(out) if as_json else f"migrated {out['database']} to {current}")
+
+
+def collect_status(settings: Any, start: bool = True) -> dict[str, Any]:
+    from agent.db import migrate as mig
+    from agent.db.connect import connect, pgvector_version, redact, resolve
+
+    status: dict[str, Any] = {"head_revision": mig.head_revision()}
+    try:
+        target = resolve(settings, start=start)
+    except DatabaseError as exc:
+        return {**status, "database": {"reachable": False, "error": str(exc)}}
+    status["database"] = {"url": redact(target.url), "embedded": target.embedded}
+    if target.embedded:
+        status["database"]["data_dir"] = str(settings.data_dir)
+    try:
+        conn = connect(target.url, app="cogd-status", autocommit=True)
+    except DatabaseError as exc:
+        status["database"].update(reachable=False, error=str(exc))
+        return status
+    with conn:
+        status["database"]["reachable"] = True
+        status["database"]["server_version"] = conn.execute("SHOW server_version").fetchone()[0]
+        status["pgvector"] = pgvector_version(conn)
+        current = mig.current_revision(conn)
+        status["revision"] = current
+        status["migrated"] = current == status["head_revision"]
+        if current is None:
+            return status
+        status["processes"] = [
+            {
+                "name": r[0], "pid": r[1], "host": r[2], "state": r[3],
+                "last_beat": r[4].isoformat(), "alive": r[5], "info": r[6],
+            }
+            for r in conn.execute(
+                "SELECT name, pid, host, state, last_beat, alive, info FROM v_processes"
+            ).fetchall()
+        ]
+        status["rows"] = {
+            t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in MAIN_TABLES
+        }
+    status["reranker"] = _reranker_status(settings)
+    return status
+
+
+def _reranker_status(settings: Any) -> str:
+    try:
+        from agent.providers.factory import reranker_status
+    except ImportError:
+        return "unknown (providers not installed)"
+    return str(reranker_status(settings))
+
+
+@click.command()
+@_json_opt
+def status(as_json: bool) -> int:
+    """Database, migration head, pgvector, process heartbeats and row counts."""
+    data = collect_status(settings_from())
+    reachable = bool(data["database"].get("reachable"))
+    if as_json:
+        click.echo(json.dumps(data, indent=2, default=str))
+        return 0 if reachable else 2
+    if not reachable:
+        raise DatabaseError(data["database"]["error"])
+    _print_status(data)
+    return 0
+
+
+def _print_status(data: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    db = data["database"]
+    kind = f"embedded, data dir {db['data_dir']}" if db.get("embedded") else "external"
+    console.print(f"database  {db['url']} ({kind}), PostgreSQL {db['server_version']}")
+    console.print(f"pgvector  {data.get('pgvector') or '[red]not installed[/red]'}")
+    rev = data.get("revision")
+    mark = (
+        "[green]up to date[/green]"
+        if data.get("migrated")
+        else "[yellow]run cogd migrate[/yellow]"
+    )
+    console.print(f"schema    {rev or 'none'} (head {data['head_revision']}) {mark}")
+    if "reranker" in data:
+        console.print(f"reranker  {data['reranker']}")
+    if data.get("processes") is not None:
+        table = Table("process", "pid", "host", "state", "last beat", "alive", title="processes")
+        for p in data["processes"]:
+            table.add_row(
+                p["name"], str(p["pid"]), p["host"], p["state"], p["last_beat"][11:19],
+                "[green]yes[/green]" if p["alive"] else "[red]no[/red]",
+            )
+        if not data["processes"]:
+            table.add_row("(none)", "", "", "", "", "")
+        console.print(table)
+    if data.get("rows"):
+        rows = Table("table", "rows", title="rows")
+        for name, count in data["rows"].items():
+            rows.add_row(name, str(count))
+        console.print(rows)
+
+
+@click.command("db-url")
+def db_url() -> None:
+    """Print a URI psql accepts: psql "$(cogd db-url)". Starts the embedded server if needed."""
+    click.echo(_target().url)
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("psql_args", nargs=-1, type=click.UNPROCESSED)
+def psql(psql_args: tuple[str, ...]) -> None:
+    """Open psql on the hippocampus (extra arguments go to psql)."""
+    target = _target()
+    exe = shutil.which("psql")
+    if target.embedded or exe is None:
+        from agent.db.embedded import psql_path
+
+        exe = str(psql_path())
+    os.execv(exe, [exe, target.url, *psql_args])
+
+
+@click.command()
+@click.option(
+    "--workers",
+    default=",".join(WORKERS),
+    show_default=True,
+    envvar="COGD_WORKERS",
+    show_envvar=True,
+    help="Comma-separated worker processes to supervise.",
+)
+@click.option(
+    "--migrate/--no-migrate", default=True, show_default=True, envvar="COGD_MIGRATE",
+    show_envvar=True, help="Upgrade the schema before starting workers.",
+)
+def up(workers: str, migrate: bool) -> int:
+    """Start the daemon: migrate, then run and supervise the worker processes.
+
+    Restarts a crashed worker with backoff; Ctrl-C (SIGINT) or SIGTERM stops all.
+    """
+    from agent.db import migrate as mig
+    from agent.db.connect import preflight, redact
+    from agent.supervisor import Supervisor
+
+    names = [w.strip() for w in workers.split(",") if w.strip()]
+    unknown = sorted(set(names) - set(WORKERS))
+    if unknown:
+        raise click.BadParameter(
+            f"unknown worker(s) {', '.join(unknown)}; choose from {', '.join(WORKERS)}",
+            param_hint="--workers",
+        )
+    settings = settings_from()
+    target = _target()
+    preflight(target.url)
+    if migrate:
+        mig.upgrade(target.url, settings)
+    sup = Supervisor(settings, target.url, names, on_event=lambda m: click.echo(f"cogd up: {m}"))
+    sup.install_signal_handlers()
+    click.echo(
+        f"cogd up: database {redact(target.url)} on {socket.gethostname()}; "
+        f"workers: {', '.join(names)}; Ctrl-C stops"
+    )
+    return sup.run()
+
+
+@click.command()
+def down() -> None:
+    """Stop the embedded Postgres server (running workers lose their database)."""
+    from agent.db.embedded import stop_server
+
+    settings = settings_from()
+    if settings.database_url:
+        raise DatabaseError(
+            "DATABASE_URL is set: cogd does not manage that server; stop it where it runs"
+        )
+    stopped = stop_server(settings.data_dir)
+    click.echo(
+        f"stopped the embedded Postgres in {settings.data_dir}"
+        if stopped
+        else f"no embedded Postgres running in {settings.data_dir}"
+    )
+
+
+COMMANDS = (migrate, status, db_url, psql, up, down)

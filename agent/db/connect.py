@@ -1,0 +1,107 @@
+"""Where the database is and how to reach it, with errors a user can act on."""
+
+from __future__ import annotations
+
+import re
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from agent.config import Settings
+from agent.errors import DatabaseError
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    embedded: bool
+
+
+def redact(url: str) -> str:
+    """A URL fit for a log line: the password replaced by ***."""
+    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+
+
+def resolve(settings: Settings, *, start: bool = True) -> Target:
+    """DATABASE_URL when set; otherwise the embedded server (started if needed)."""
+    if settings.database_url:
+        url = settings.database_url
+        if url.startswith("postgres://"):
+            url = "postgresql://" + url[len("postgres://") :]
+        url = url.replace("postgresql+psycopg://", "postgresql://", 1)
+        if not url.startswith("postgresql://"):
+            raise DatabaseError(
+                f"DATABASE_URL={redact(url)} is not a postgresql:// URL; "
+                "use postgresql://user:password@host:5432/dbname"
+            )
+        return Target(url=url, embedded=False)
+    from agent.db.embedded import ensure_server, server_running
+
+    if not start and server_running(settings.data_dir) is None:
+        raise DatabaseError(
+            f"the embedded Postgres in {settings.data_dir} is not running; "
+            "start it with `cogd up` (or any cogd command that needs it)"
+        )
+    return Target(url=ensure_server(settings.data_dir).uri, embedded=True)
+
+
+def sqlalchemy_url(url: str) -> str:
+    return "postgresql+psycopg://" + url[len("postgresql://") :]
+
+
+def application_name(settings: Settings, process: str) -> str:
+    # pg_stat_activity shows e.g. "cogd-loop@host"
+    return f"{settings.database.application_name_prefix}-{process}@{socket.gethostname()}"[:63]
+
+
+def connect(
+    url: str,
+    *,
+    app: str = "cogd",
+    autocommit: bool = False,
+    timeout_s: float = 5.0,
+    **kwargs: Any,
+) -> psycopg.Connection[Any]:
+    """A psycopg connection, or DatabaseError saying what is wrong and how to fix it."""
+    try:
+        return psycopg.connect(
+            url,
+            autocommit=autocommit,
+            application_name=app,
+            connect_timeout=max(1, int(timeout_s)),
+            **kwargs,
+        )
+    except psycopg.OperationalError as exc:
+        reason = " ".join(str(exc).split()).rstrip(".?") or exc.__class__.__name__
+        raise DatabaseError(
+            f"cannot connect to {redact(url)}: {reason}. Check DATABASE_URL (or unset it to "
+            "use the embedded server) and that the server is running"
+        ) from None
+    except psycopg.ProgrammingError as exc:  # malformed conninfo
+        raise DatabaseError(f"invalid DATABASE_URL {redact(url)}: {exc}") from None
+
+
+def pgvector_version(conn: psycopg.Connection[Any]) -> str | None:
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def preflight(url: str, *, app: str = "cogd") -> str:
+    """Check the server is reachable and offers pgvector; return the pgvector version
+    installed or available."""
+    with connect(url, app=app, autocommit=True) as conn:
+        installed = pgvector_version(conn)
+        if installed:
+            return installed
+        row = conn.execute(
+            "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+        ).fetchone()
+        if row is None:
+            raise DatabaseError(
+                f"the Postgres at {redact(url)} has no pgvector extension. Install pgvector "
+                "on that server (or use the pgvector/pgvector image), or unset DATABASE_URL "
+                "to use cogd's embedded Postgres, which ships it"
+            )
+        return str(row[0])

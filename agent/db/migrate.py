@@ -1,0 +1,57 @@
+"""Alembic, configured in code: `cogd migrate` and the test fixtures use this."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+
+import migrations
+from agent.config import Settings
+from agent.db.connect import connect
+
+MIGRATE_LOCK_KEY = 0x636F6764  # "cogd": one migration at a time per database
+
+
+def alembic_config(url: str, settings: Settings) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    cfg.attributes["settings"] = settings
+    cfg.attributes["url"] = url
+    return cfg
+
+
+def head_revision() -> str:
+    script = ScriptDirectory(str(Path(migrations.__file__).parent))
+    head = script.get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(conn: psycopg.Connection[Any]) -> str | None:
+    exists = conn.execute("SELECT to_regclass('public.alembic_version')").fetchone()
+    if exists is None or exists[0] is None:
+        return None
+    row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    return None if row is None else str(row[0])
+
+
+def _locked(url: str, action: Any) -> None:
+    with connect(url, app="cogd-migrate", autocommit=True) as lock_conn:
+        lock_conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATE_LOCK_KEY,))
+        try:
+            action()
+        finally:
+            lock_conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK_KEY,))
+
+
+def upgrade(url: str, settings: Settings, revision: str = "head") -> None:
+    _locked(url, lambda: command.upgrade(alembic_config(url, settings), revision))
+
+
+def downgrade(url: str, settings: Settings, revision: str = "base") -> None:
+    _locked(url, lambda: command.downgrade(alembic_config(url, settings), revision))

@@ -1,0 +1,579 @@
+"""The hippocampus schema as SQLAlchemy Core metadata.
+
+Used by `alembic check` to prove the revisions in migrations/ and this model agree.
+Embedding dimensions come from config, so the metadata is built by a function.
+Views, triggers and functions live only in the revisions (op.execute).
+"""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import HALFVEC, Vector
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    Computed,
+    DateTime,
+    Float,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
+
+# 'simple' is the language-agnostic text search configuration (no stemming, no stop words)
+TSV_EXPR = "to_tsvector('simple'::regconfig, coalesce(content, ''))"
+
+USER_TIERS = ("normal", "meso", "elder")
+ROLES = ("user", "assistant", "system")
+FLUX_STATES = ("baseline", "spike", "resolution", "stable")
+MESSAGE_TYPES = ("dialogue", "internal_monologue", "epiphany", "system")
+MEMORY_TYPES = (
+    "episodic",
+    "preference",
+    "decision",
+    "fact",
+    "insight",
+    "correction",
+    "instruction",
+    "reflection",
+    "intention",
+)
+MEMORY_STATUSES = ("active", "superseded", "archived")
+LINK_TYPES = ("supersedes", "contradicts", "related")
+
+
+def _in(col: str, values: tuple[str, ...]) -> str:
+    return f"{col} IN ({', '.join(repr(v) for v in values)})"
+
+
+def _uuid_pk(name: str) -> Column:
+    return Column(
+        name, UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+    )
+
+
+def _ts(name: str = "created_at", nullable: bool = False) -> Column:
+    return Column(
+        name,
+        DateTime(timezone=True),
+        nullable=nullable,
+        server_default=None if nullable else text("now()"),
+    )
+
+
+def _serial_pk(name: str = "id") -> Column:
+    return Column(name, BigInteger, Identity(always=False), primary_key=True)
+
+
+def _hnsw(table: str, column: str, ops: str) -> Index:
+    return Index(
+        f"ix_{table}_{column}_hnsw",
+        column,
+        postgresql_using="hnsw",
+        postgresql_ops={column: ops},
+    )
+
+
+def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
+    """Every hippocampus table, with embedding columns of the configured dimensions."""
+    md = MetaData()
+    universal = Vector(universal_dim)
+    native = HALFVEC(native_dim)
+
+    Table(
+        "users",
+        md,
+        _uuid_pk("user_id"),
+        Column("handle", Text, nullable=False, unique=True),
+        Column("display_name", Text),
+        Column("tier", Text, nullable=False, server_default="normal"),
+        _ts(),
+        CheckConstraint(_in("tier", USER_TIERS), name="ck_users_tier"),
+    )
+
+    Table(
+        "sessions",
+        md,
+        _uuid_pk("session_id"),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id"), nullable=False),
+        Column("channel", Text, nullable=False, server_default="cli"),
+        Column("started_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        _ts("ended_at", nullable=True),
+        Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Index("ix_sessions_user_id", "user_id"),
+    )
+
+    Table(
+        "day_table",
+        md,
+        _uuid_pk("entry_id"),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id"), nullable=False),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("user_tier", Text),
+        Column("role", Text, nullable=False),
+        Column("content", Text, nullable=False),
+        Column("native_embedding", native),
+        Column("native_model", Text),
+        Column("universal_embedding", universal),
+        _ts(),
+        Column("perplexity_score", Float),
+        Column("surprise", Float),
+        Column("flux_state", Text),
+        Column("turn_number", Integer),
+        Column("token_count", Integer),
+        Column("message_type", Text, nullable=False, server_default="dialogue"),
+        Column("epiphany_metadata", JSONB),
+        Column("inbox_id", BigInteger, ForeignKey("inbox.id")),
+        Column("content_tsv", TSVECTOR, Computed(TSV_EXPR, persisted=True)),
+        CheckConstraint(_in("role", ROLES), name="ck_day_table_role"),
+        CheckConstraint(
+            f"flux_state IS NULL OR {_in('flux_state', FLUX_STATES)}", name="ck_day_table_flux"
+        ),
+        CheckConstraint(_in("message_type", MESSAGE_TYPES), name="ck_day_table_message_type"),
+        CheckConstraint(
+            f"user_tier IS NULL OR {_in('user_tier', USER_TIERS)}", name="ck_day_table_tier"
+        ),
+        Index("ix_day_table_session_id", "session_id"),
+        Index("ix_day_table_created_at", "created_at"),
+        Index("ix_day_table_user_created", "user_id", "created_at"),
+        Index("ix_day_table_message_type", "message_type"),
+        Index("ix_day_table_content_tsv", "content_tsv", postgresql_using="gin"),
+        _hnsw("day_table", "universal_embedding", "vector_cosine_ops"),
+        _hnsw("day_table", "native_embedding", "halfvec_cosine_ops"),
+    )
+
+    Table(
+        "scratch_buffer",
+        md,
+        _serial_pk(),
+        Column(
+            "entry_id", UUID(as_uuid=True), ForeignKey("day_table.entry_id", ondelete="SET NULL")
+        ),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id")),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("content", Text, nullable=False),
+        Column("signals", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("status", Text, nullable=False, server_default="pending"),
+        Column("attempts", Integer, nullable=False, server_default="0"),
+        _ts(),
+        _ts("processed_at", nullable=True),
+        CheckConstraint(
+            _in("status", ("pending", "persisted", "dropped", "failed")), name="ck_scratch_status"
+        ),
+        Index("ix_scratch_buffer_status", "status", "created_at"),
+    )
+
+    Table(
+        "memories",
+        md,
+        _uuid_pk("memory_id"),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id")),
+        Column(
+            "source_entry_id",
+            UUID(as_uuid=True),
+            ForeignKey("day_table.entry_id", ondelete="SET NULL"),
+        ),
+        Column("memory_type", Text, nullable=False, server_default="episodic"),
+        Column("content", Text, nullable=False),
+        Column("universal_embedding", universal),
+        Column("native_embedding", native),
+        Column("native_model", Text),
+        Column("importance", Float, nullable=False, server_default="0.5"),
+        Column("confidence", Float, nullable=False, server_default="0.5"),
+        Column("access_count", Integer, nullable=False, server_default="0"),
+        _ts("last_accessed", nullable=True),
+        Column("evidence_count", Integer, nullable=False, server_default="1"),
+        Column("landmark", Boolean, nullable=False, server_default=text("false")),
+        Column("status", Text, nullable=False, server_default="active"),
+        Column("fails_when", Text),
+        Column("fine_when", Text),
+        Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        _ts(),
+        Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        Column("content_tsv", TSVECTOR, Computed(TSV_EXPR, persisted=True)),
+        CheckConstraint(_in("memory_type", MEMORY_TYPES), name="ck_memories_type"),
+        CheckConstraint(_in("status", MEMORY_STATUSES), name="ck_memories_status"),
+        CheckConstraint("importance >= 0 AND importance <= 1", name="ck_memories_importance"),
+        CheckConstraint("confidence >= 0 AND confidence <= 1", name="ck_memories_confidence"),
+        Index("ix_memories_user_status", "user_id", "status"),
+        Index("ix_memories_importance", "importance"),
+        Index("ix_memories_content_tsv", "content_tsv", postgresql_using="gin"),
+        _hnsw("memories", "universal_embedding", "vector_cosine_ops"),
+        _hnsw("memories", "native_embedding", "halfvec_cosine_ops"),
+    )
+
+    Table(
+        "memory_links",
+        md,
+        _serial_pk(),
+        Column("source_id", UUID(as_uuid=True), ForeignKey("memories.memory_id"), nullable=False),
+        Column("target_id", UUID(as_uuid=True), ForeignKey("memories.memory_id"), nullable=False),
+        Column("link_type", Text, nullable=False),
+        Column("strength", Float),
+        Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        _ts(),
+        CheckConstraint(_in("link_type", LINK_TYPES), name="ck_memory_links_type"),
+        UniqueConstraint("source_id", "target_id", "link_type", name="uq_memory_links"),
+        Index("ix_memory_links_target", "target_id"),
+    )
+
+    for layer, pk in (("identity", "trait_id"), ("goals", "goal_id")):
+        extra: list[Column] = (
+            [Column("is_boundary", Boolean, nullable=False, server_default=text("false"))]
+            if layer == "identity"
+            else [
+                Column("evidence_count", Integer, nullable=False, server_default="0"),
+                Column("status", Text, nullable=False, server_default="active"),
+                _ts("last_reinforced_at", nullable=True),
+            ]
+        )
+        Table(
+            layer,
+            md,
+            _uuid_pk(pk),
+            Column("name", Text, nullable=False, unique=True),
+            Column("description", Text, nullable=False, server_default=""),
+            Column("weight", Float, nullable=False),
+            Column("source", Text, nullable=False, server_default="config"),
+            *extra,
+            _ts(),
+            Column(
+                "updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")
+            ),
+            CheckConstraint("weight >= 0 AND weight <= 1", name=f"ck_{layer}_weight"),
+        )
+        Table(
+            f"{layer}_history",
+            md,
+            _serial_pk(),
+            Column(pk, UUID(as_uuid=True), ForeignKey(f"{layer}.{pk}"), nullable=False),
+            Column("old_weight", Float),
+            Column("new_weight", Float),
+            Column("reason", Text, nullable=False),
+            Column("proposal_id", UUID(as_uuid=True), ForeignKey("proposals.proposal_id")),
+            Column("details", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+            _ts("changed_at"),
+            Index(f"ix_{layer}_history_{pk}", pk),
+        )
+
+    Table(
+        "proposals",
+        md,
+        _uuid_pk("proposal_id"),
+        Column("target_layer", Integer, nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("payload", JSONB, nullable=False),
+        Column("evidence", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+        Column("status", Text, nullable=False, server_default="pending"),
+        _ts(),
+        _ts("decided_at", nullable=True),
+        Column("decided_by", Text),
+        CheckConstraint(
+            _in("status", ("pending", "approved", "rejected")), name="ck_proposals_status"
+        ),
+        CheckConstraint("target_layer IN (0, 1)", name="ck_proposals_layer"),
+    )
+
+    Table(
+        "intentions",
+        md,
+        _uuid_pk("intention_id"),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id")),
+        Column(
+            "source_entry_id",
+            UUID(as_uuid=True),
+            ForeignKey("day_table.entry_id", ondelete="SET NULL"),
+        ),
+        Column("kind", Text, nullable=False),
+        Column("content", Text, nullable=False),
+        _ts("due_at", nullable=True),
+        Column("carried_count", Integer, nullable=False, server_default="0"),
+        Column("urgency", Float, nullable=False, server_default="0.5"),
+        Column("status", Text, nullable=False, server_default="open"),
+        _ts(),
+        Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        CheckConstraint(
+            _in("kind", ("plan", "promise", "reminder", "unfinished")), name="ck_intentions_kind"
+        ),
+        CheckConstraint(
+            _in("status", ("open", "fulfilled", "dropped")), name="ck_intentions_status"
+        ),
+        Index("ix_intentions_user_status", "user_id", "status"),
+    )
+
+    Table(
+        "night_cycle_runs",
+        md,
+        _serial_pk("run_id"),
+        Column("started_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        _ts("finished_at", nullable=True),
+        Column("status", Text, nullable=False, server_default="running"),
+        Column("stage", Integer, nullable=False, server_default="0"),
+        Column("checkpoints", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("summary", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("error", Text),
+        CheckConstraint(
+            _in("status", ("running", "done", "failed")), name="ck_night_cycle_runs_status"
+        ),
+    )
+
+    Table(
+        "preoccupation_centroids",
+        md,
+        _uuid_pk("centroid_id"),
+        Column("label", Text, nullable=False),
+        Column("centroid", universal, nullable=False),
+        Column("kind", Text, nullable=False, server_default="founding"),
+        Column("status", Text, nullable=False, server_default="active"),
+        Column("weight", Float, nullable=False, server_default="1.0"),
+        Column("member_count", Integer, nullable=False, server_default="0"),
+        Column("parent_ids", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+        _ts(),
+        _ts("retired_at", nullable=True),
+        CheckConstraint(
+            _in("kind", ("founding", "satellite", "fused")), name="ck_centroids_kind"
+        ),
+        CheckConstraint(_in("status", ("active", "retired")), name="ck_centroids_status"),
+    )
+
+    Table(
+        "holographic_blocks",
+        md,
+        _uuid_pk("block_id"),
+        Column("prose", JSONB, nullable=False),
+        Column("native_embedding", native),
+        Column("native_model", Text),
+        Column("universal_embedding", universal),
+        Column("flux_metrics", JSONB, nullable=False),
+        Column("salience_scores", JSONB, nullable=False),
+        Column("coherence_gain", Float, nullable=False),
+        Column("ties_merge_weight", Float, nullable=False),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id"), nullable=False),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("user_tier", Text),
+        Column("run_id", BigInteger, ForeignKey("night_cycle_runs.run_id")),
+        Column("arc_start_time", DateTime(timezone=True), nullable=False),
+        Column("arc_end_time", DateTime(timezone=True), nullable=False),
+        _ts(),
+        _ts("last_accessed", nullable=True),
+        Column("vector_history", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+        Column(
+            "parent_metablock_id", UUID(as_uuid=True), ForeignKey("holographic_blocks.block_id")
+        ),
+        Column(
+            "session_continuity_flag", Boolean, nullable=False, server_default=text("false")
+        ),
+        Column("continues_from", UUID(as_uuid=True), ForeignKey("holographic_blocks.block_id")),
+        Column("continued_by", UUID(as_uuid=True), ForeignKey("holographic_blocks.block_id")),
+        Column("citations", JSONB),
+        Column(
+            "preoccupation_centroid_id",
+            UUID(as_uuid=True),
+            ForeignKey("preoccupation_centroids.centroid_id"),
+        ),
+        Column("derived_from", UUID(as_uuid=True), ForeignKey("holographic_blocks.block_id")),
+        Column("migrated_at", DateTime(timezone=True)),
+        Index("ix_holographic_blocks_session_id", "session_id"),
+        Index("ix_holographic_blocks_user_id", "user_id"),
+        Index("ix_holographic_blocks_coherence", "coherence_gain"),
+        Index("ix_holographic_blocks_centroid", "preoccupation_centroid_id"),
+        Index("ix_holographic_blocks_last_accessed", "last_accessed"),
+        _hnsw("holographic_blocks", "universal_embedding", "vector_cosine_ops"),
+        _hnsw("holographic_blocks", "native_embedding", "halfvec_cosine_ops"),
+    )
+
+    Table(
+        "block_relationships",
+        md,
+        _uuid_pk("relationship_id"),
+        Column(
+            "source_block_id",
+            UUID(as_uuid=True),
+            ForeignKey("holographic_blocks.block_id"),
+            nullable=False,
+        ),
+        Column(
+            "target_block_id",
+            UUID(as_uuid=True),
+            ForeignKey("holographic_blocks.block_id"),
+            nullable=False,
+        ),
+        Column("relationship_type", Text, nullable=False),
+        Column("strength", Float),
+        _ts(),
+        CheckConstraint(
+            _in("relationship_type", ("cites", "continues", "derived_from", "thematic")),
+            name="ck_block_relationships_type",
+        ),
+        Index("ix_block_relationships_source", "source_block_id"),
+        Index("ix_block_relationships_target", "target_block_id"),
+        Index("ix_block_relationships_type", "relationship_type"),
+    )
+
+    Table(
+        "gate_decisions",
+        md,
+        _uuid_pk("decision_id"),
+        Column("gate", Text, nullable=False),
+        Column(
+            "entry_id", UUID(as_uuid=True), ForeignKey("day_table.entry_id", ondelete="SET NULL")
+        ),
+        Column("scratch_id", BigInteger, ForeignKey("scratch_buffer.id")),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id")),
+        Column("decision", Text, nullable=False),
+        Column("score", Float),
+        Column("signals", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("reason", Text, nullable=False, server_default=""),
+        Column("memory_id", UUID(as_uuid=True), ForeignKey("memories.memory_id")),
+        Column("outcome", JSONB),
+        _ts("outcome_at", nullable=True),
+        _ts(),
+        CheckConstraint(_in("gate", ("entry", "exit")), name="ck_gate_decisions_gate"),
+        CheckConstraint(
+            _in("decision", ("keep", "drop", "flag", "scratch", "pass")),
+            name="ck_gate_decisions_decision",
+        ),
+        Index("ix_gate_decisions_created", "gate", "created_at"),
+    )
+
+    Table(
+        "recall_log",
+        md,
+        _serial_pk(),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id")),
+        Column(
+            "entry_id", UUID(as_uuid=True), ForeignKey("day_table.entry_id", ondelete="SET NULL")
+        ),
+        Column("query", Text, nullable=False),
+        Column("verdict", Text, nullable=False),
+        Column("items", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+        Column("latency_ms", Float),
+        _ts(),
+        CheckConstraint(
+            _in("verdict", ("strong_match", "weak_match", "no_match")), name="ck_recall_verdict"
+        ),
+        Index("ix_recall_log_created", "created_at"),
+    )
+
+    Table(
+        "consolidation_log",
+        md,
+        _serial_pk(),
+        Column("pass_id", UUID(as_uuid=True), nullable=False),
+        Column("operation", Text, nullable=False),
+        Column("inputs", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("outputs", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        _ts(),
+        Index("ix_consolidation_log_pass", "pass_id"),
+    )
+
+    Table(
+        "thoughts",
+        md,
+        _uuid_pk("thought_id"),
+        Column("kind", Text, nullable=False),
+        Column("content", Text, nullable=False),
+        Column("theme", Text),
+        Column("source_ids", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id")),
+        Column("status", Text, nullable=False, server_default="new"),
+        _ts(),
+        _ts("injected_at", nullable=True),
+        CheckConstraint(
+            _in(
+                "kind",
+                ("self_prompt", "creative_impulse", "proactive_recall", "discarded"),
+            ),
+            name="ck_thoughts_kind",
+        ),
+        Index("ix_thoughts_status", "status", "created_at"),
+    )
+
+    Table(
+        "inbox",
+        md,
+        _serial_pk(),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id"), nullable=False),
+        Column("content", Text, nullable=False),
+        Column("status", Text, nullable=False, server_default="pending"),
+        Column("claimed_by", Text),
+        _ts("claimed_at", nullable=True),
+        _ts("processed_at", nullable=True),
+        Column("error", Text),
+        _ts(),
+        CheckConstraint(
+            _in("status", ("pending", "processing", "done", "failed")), name="ck_inbox_status"
+        ),
+        Index("ix_inbox_pending", "status", "id"),
+    )
+
+    Table(
+        "outbox",
+        md,
+        _serial_pk(),
+        Column("inbox_id", BigInteger, ForeignKey("inbox.id")),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id"), nullable=False),
+        Column("content", Text, nullable=False),
+        Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        _ts(),
+        _ts("delivered_at", nullable=True),
+        Index("ix_outbox_session", "session_id", "id"),
+    )
+
+    Table(
+        "process_heartbeats",
+        md,
+        _serial_pk(),
+        Column("name", Text, nullable=False),
+        Column("pid", Integer, nullable=False),
+        Column("host", Text, nullable=False),
+        Column("started_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        Column("last_beat", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        Column("state", Text, nullable=False, server_default="starting"),
+        Column("info", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        UniqueConstraint("host", "pid", "name", name="uq_process_heartbeats"),
+    )
+
+    Table(
+        "audit_log",
+        md,
+        _serial_pk(),
+        _ts("at"),
+        Column("actor", Text, nullable=False),
+        Column("action", Text, nullable=False),
+        Column("target", Text),
+        Column("details", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    )
+
+    Table(
+        "llm_calls",
+        md,
+        _serial_pk(),
+        _ts(),
+        Column("provider", Text, nullable=False),
+        Column("model", Text, nullable=False),
+        Column("role", Text, nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("tokens_in", Integer, nullable=False, server_default="0"),
+        Column("tokens_out", Integer, nullable=False, server_default="0"),
+        Column("latency_ms", Float, nullable=False),
+        Column("ok", Boolean, nullable=False),
+        Column("error", Text),
+        Column("attempts", Integer, nullable=False, server_default="1"),
+        CheckConstraint(
+            _in("kind", ("chat", "stream", "embed", "rerank")), name="ck_llm_calls_kind"
+        ),
+        Index("ix_llm_calls_created", "created_at"),
+    )
+
+    return md

@@ -1,0 +1,165 @@
+"""`cogd up`: migrate, then run each worker as a child process and keep it running.
+
+A crashed child is restarted with exponential backoff (reset once it has stayed up
+for a minute). SIGINT/SIGTERM stop every child (SIGTERM, then SIGKILL after the
+grace period) and exit 0. One supervisor per database: an advisory lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from agent.config import Settings
+from agent.db.connect import application_name, connect
+from agent.errors import CogdError
+from agent.heartbeat import Heartbeat
+from agent.workers.base import advisory_key
+
+logger = logging.getLogger(__name__)
+
+STABLE_AFTER_S = 60.0  # a child up this long has its backoff reset
+
+
+@dataclass
+class Child:
+    name: str
+    argv: list[str]
+    proc: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+    backoff_s: float = 0.0
+    restart_at: float | None = None
+    exits: list[int] = field(default_factory=list)
+
+
+class Supervisor:
+    def __init__(
+        self,
+        settings: Settings,
+        url: str,
+        workers: Sequence[str],
+        *,
+        stop: threading.Event | None = None,
+        on_event: Callable[[str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.url = url
+        self.stop = stop or threading.Event()
+        self.say = on_event or (lambda msg: logger.info("%s", msg))
+        exe = [sys.executable, "-m", "agent.cli"]
+        self.children = [Child(name=w, argv=[*exe, w]) for w in workers]
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["DATABASE_URL"] = self.url  # children attach to the server we resolved
+        return env
+
+    def _spawn(self, child: Child) -> None:
+        child.proc = subprocess.Popen(child.argv, env=self._env())
+        child.started_at = time.monotonic()
+        child.restart_at = None
+        self.say(f"started {child.name} (pid {child.proc.pid})")
+
+    def install_signal_handlers(self) -> None:
+        def _stop(signum: int, frame: FrameType | None) -> None:
+            self.stop.set()
+
+        signal.signal(signal.SIGINT, _stop)
+        signal.signal(signal.SIGTERM, _stop)
+
+    def run(self) -> int:
+        proc_cfg = self.settings.process
+        lock_conn = connect(self.url, app=application_name(self.settings, "up"), autocommit=True)
+        got = lock_conn.execute(
+            "SELECT pg_try_advisory_lock(%s)", (advisory_key("up"),)
+        ).fetchone()
+        if not got or not got[0]:
+            row = lock_conn.execute(
+                "SELECT pid, host, started_at FROM process_heartbeats "
+                "WHERE name = 'up' AND state <> 'stopped' ORDER BY last_beat DESC LIMIT 1"
+            ).fetchone()
+            lock_conn.close()
+            where = f" (pid {row[0]} on {row[1]}, since {row[2]:%Y-%m-%d %H:%M:%S})" if row else ""
+            raise CogdError(
+                f"cogd up is already running on this database{where}; "
+                "stop it first (Ctrl-C or kill -TERM), or inspect it with `cogd status`"
+            )
+        beat = Heartbeat(lock_conn, "up")
+        beat.register(proc_cfg.prune_after_s)
+        try:
+            for child in self.children:
+                self._spawn(child)
+            next_beat = 0.0
+            while not self.stop.is_set():
+                self._reap_and_restart()
+                if time.monotonic() >= next_beat:
+                    beat.beat("running", self.info())
+                    next_beat = time.monotonic() + proc_cfg.heartbeat_interval_s
+                self.stop.wait(0.2)
+        finally:
+            self._stop_children()
+            beat.stopped()
+            lock_conn.close()
+        return 0
+
+    def info(self) -> dict[str, Any]:
+        return {
+            c.name: {
+                "pid": c.proc.pid if c.proc else None,
+                "alive": c.proc is not None and c.proc.poll() is None,
+                "restarts": c.restarts,
+                "last_exit": c.exits[-1] if c.exits else None,
+            }
+            for c in self.children
+        }
+
+    def _reap_and_restart(self) -> None:
+        cfg = self.settings.process
+        now = time.monotonic()
+        for child in self.children:
+            if child.proc is not None and child.restart_at is None:
+                code = child.proc.poll()
+                if code is None:
+                    if now - child.started_at > STABLE_AFTER_S:
+                        child.backoff_s = 0.0
+                    continue
+                child.exits.append(code)
+                child.backoff_s = (
+                    cfg.restart_backoff_initial_s
+                    if child.backoff_s == 0
+                    else min(child.backoff_s * 2, cfg.restart_backoff_max_s)
+                )
+                child.restart_at = now + child.backoff_s
+                self.say(
+                    f"{child.name} exited with {code}; restarting in {child.backoff_s:.1f}s"
+                )
+            if child.restart_at is not None and now >= child.restart_at:
+                child.restarts += 1
+                self._spawn(child)
+
+    def _stop_children(self) -> None:
+        grace = self.settings.process.shutdown_grace_s
+        live = [c for c in self.children if c.proc is not None and c.proc.poll() is None]
+        for child in live:
+            assert child.proc is not None
+            child.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for child in live:
+            assert child.proc is not None
+            try:
+                child.proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.say(f"{child.name} did not stop within {grace:.0f}s; killing it")
+                child.proc.kill()
+                child.proc.wait()
+        self.say("all workers stopped")

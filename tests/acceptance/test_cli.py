@@ -1,0 +1,173 @@
+"""The real `cogd` CLI in a subprocess, against real Postgres servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from agent.db.embedded import psql_path
+from tests.conftest import cogd_env
+
+COGD = str(Path(sys.executable).with_name("cogd"))
+
+
+def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> Any:
+    return subprocess.run(
+        [COGD, *args], env=env or cogd_env(), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def assert_clean_error(proc: Any, *fragments: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture
+def embedded_dir(tmp_path: Path) -> Any:
+    data = tmp_path / "cogd-home"
+    yield data
+    run("--data-dir", str(data), "down")
+
+
+def test_migrate_status_db_url_psql_on_embedded_defaults(embedded_dir: Path) -> None:
+    env = cogd_env(COGD_DATA_DIR=str(embedded_dir))
+    migrated = run("migrate", "--json", env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    status = run("status", "--json", env=env)
+    assert status.returncode == 0, status.stderr
+    data = json.loads(status.stdout)
+    assert data["revision"] == data["head_revision"] == "0002_views_and_guards"
+    assert data["pgvector"] == "0.8.5"
+    assert data["database"]["embedded"] is True
+    assert data["rows"]["day_table"] == 0
+    assert "reranker" in data
+
+    url = run("db-url", env=env).stdout.strip()
+    psql = shutil.which("psql") or str(psql_path())
+    views = subprocess.run(
+        [psql, url, "-c", "select * from v_processes"], capture_output=True, text=True,
+        timeout=60,
+    )
+    assert views.returncode == 0, views.stderr
+    assert "seconds_since_beat" in views.stdout
+    rejected = subprocess.run(
+        [psql, url, "-v", "ON_ERROR_STOP=1", "-c",
+         "INSERT INTO audit_log (actor, action) VALUES ('op', 'test')",
+         "-c", "UPDATE audit_log SET actor = 'x'"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert rejected.returncode != 0
+    assert "append-only" in rejected.stderr
+
+    # the server outlives the commands; `cogd down` stops it
+    assert (embedded_dir / "pg" / "postmaster.pid").exists()
+    down = run("down", env=env)
+    assert down.returncode == 0 and "stopped" in down.stdout
+    assert not (embedded_dir / "pg" / "postmaster.pid").exists()
+
+
+def test_database_url_that_points_nowhere(tmp_path: Path) -> None:
+    env = cogd_env(DATABASE_URL="postgresql://nobody@127.0.0.1:1/nothing",
+                   COGD_DATA_DIR=str(tmp_path))
+    for command in (["migrate"], ["up"], ["status"]):
+        proc = run(*command, env=env)
+        assert_clean_error(proc, "cannot connect to postgresql://nobody@127.0.0.1:1/nothing")
+
+
+def test_database_url_that_is_not_postgres(tmp_path: Path) -> None:
+    env = cogd_env(DATABASE_URL="mysql://root@localhost/x", COGD_DATA_DIR=str(tmp_path))
+    assert_clean_error(run("migrate", env=env), "is not a postgresql:// URL")
+
+
+def test_password_never_printed(tmp_path: Path) -> None:
+    env = cogd_env(DATABASE_URL="postgresql://u:s3cret@127.0.0.1:1/x",
+                   COGD_DATA_DIR=str(tmp_path))
+    proc = run("migrate", env=env)
+    assert proc.returncode == 2
+    assert "s3cret" not in proc.stderr + proc.stdout
+    assert "u:***@" in proc.stderr
+
+
+def test_foreign_data_dir_is_refused_untouched(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    proc = run("--data-dir", str(tmp_path), "migrate")
+    assert_clean_error(proc, "is not a cogd data directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_unknown_worker_name(db_url: str) -> None:
+    proc = run("up", "--workers", "loop,dreamer", env=cogd_env(DATABASE_URL=db_url))
+    assert proc.returncode == 2
+    assert "dreamer" in proc.stderr
+
+
+def _wait(predicate: Any, seconds: float = 60.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    return None
+
+
+def _alive(conn: Any) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT name, pid FROM v_processes WHERE alive AND state = 'running'"
+    ).fetchall()
+    return {name: pid for name, pid in rows}
+
+
+def test_up_supervises_restarts_and_stops(db_url: str) -> None:
+    env = cogd_env(DATABASE_URL=db_url, COGD_PROCESS__HEARTBEAT_INTERVAL_S="0.5")
+    up = subprocess.Popen(
+        [COGD, "up", "--workers", "consolidate,idle"], env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            alive = _wait(lambda: (a := _alive(conn)) and {"up", "consolidate", "idle"} <= set(a)
+                          and a)
+            assert alive, "workers did not come up"
+
+            second = run("up", "--workers", "idle", env=env, timeout=60)
+            assert_clean_error(second, "cogd up is already running")
+
+            # a crashed child is restarted with backoff
+            os.kill(alive["idle"], signal.SIGKILL)
+            killed_at = time.monotonic()
+            restarted = _wait(
+                lambda: (p := _alive(conn).get("idle")) and p != alive["idle"] and p
+            )
+            assert restarted, "idle was not restarted"
+            assert time.monotonic() - killed_at < 30
+
+            up.send_signal(signal.SIGINT)
+            assert up.wait(60) == 0
+            states = dict(conn.execute(
+                "SELECT name, state FROM process_heartbeats WHERE pid = ANY(%s)",
+                ([up.pid, alive["consolidate"], restarted],),
+            ).fetchall())
+            assert states == {"up": "stopped", "consolidate": "stopped", "idle": "stopped"}
+    finally:
+        if up.poll() is None:
+            up.kill()
+        up.wait(30)
+        output = up.stdout.read() if up.stdout else ""
+        if up.stdout:
+            up.stdout.close()
+    assert "idle exited with -9; restarting" in output

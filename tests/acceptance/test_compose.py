@@ -1,0 +1,62 @@
+"""docker-compose.yml stays correct for users who have Docker (no engine here)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agent.cli import cli
+
+COMPOSE = Path(__file__).resolve().parents[2] / "docker-compose.yml"
+
+
+def _services() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE.read_text())["services"]
+
+
+def _cogd_invocations(service: dict[str, Any]) -> list[list[str]]:
+    command = service.get("command")
+    parts = command if isinstance(command, list) else shlex.split(command or "")
+    text = " ".join(parts)
+    return [m.split() for m in re.findall(r"\bcogd(?: [a-z][a-z-]*)+", text)]
+
+
+def test_each_worker_and_the_night_cycle_have_a_service() -> None:
+    assert {"db", "migrate", "loop", "consolidate", "idle", "night-cycle"} <= set(_services())
+
+
+def test_every_service_command_is_a_real_cogd_subcommand() -> None:
+    checked = 0
+    for name, service in _services().items():
+        if name == "db":
+            continue
+        invocations = _cogd_invocations(service)
+        assert invocations, f"service {name} runs no cogd command"
+        for argv in invocations:
+            assert argv[1] in cli.commands, f"service {name}: `cogd {argv[1]}` does not exist"
+            checked += 1
+    assert checked >= 5
+
+
+def test_db_is_pgvector_with_volume_and_healthcheck() -> None:
+    db = _services()["db"]
+    assert db["image"].startswith("pgvector/pgvector:pg17")
+    assert db["volumes"] and "healthcheck" in db
+    assert "pg_isready" in " ".join(db["healthcheck"]["test"])
+
+
+def test_workers_wait_for_the_migration() -> None:
+    services = _services()
+    for name in ("loop", "consolidate", "idle", "night-cycle"):
+        dep = services[name]["depends_on"]["migrate"]["condition"]
+        assert dep == "service_completed_successfully"
+    assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
+
+
+def test_dockerfile_runs_as_non_root() -> None:
+    text = (COMPOSE.parent / "Dockerfile").read_text()
+    assert re.search(r"^USER (?!root)\w+", text, re.MULTILINE)

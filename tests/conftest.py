@@ -1,0 +1,126 @@
+"""Real Postgres for every test that needs one.
+
+One embedded PostgreSQL 18 + pgvector server per test session (or the server named
+by COGD_TEST_DATABASE_URL), a template database migrated once, and a fresh
+`CREATE DATABASE t_<uuid> TEMPLATE ...` per test, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+from agent.config import Settings, load_settings  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _with_db(url: str, dbname: str) -> str:
+    head, sep, query = url.partition("?")
+    base = head.rsplit("/", 1)[0]
+    return f"{base}/{dbname}{sep}{query}"
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A maintenance-database URL on a real Postgres with pgvector."""
+    external = os.environ.get("COGD_TEST_DATABASE_URL")
+    if external:
+        yield external
+        return
+    from agent.db.embedded import ensure_server, stop_server
+
+    data_dir = tmp_path_factory.mktemp("cogd-data")
+    server = ensure_server(data_dir)
+    yield server.admin_uri
+    stop_server(data_dir)
+
+
+@pytest.fixture(scope="session")
+def test_settings_base(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return load_settings(data_dir=tmp_path_factory.mktemp("cogd-settings"))
+
+
+@pytest.fixture(scope="session")
+def template_db(pg_admin_url: str, test_settings_base: Settings) -> str:
+    """Name of a database migrated to head once per session."""
+    from agent.db import migrate as mig
+
+    name = f"cogd_tpl_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = _with_db(pg_admin_url, name)
+    mig.upgrade(url, test_settings_base)
+    return name
+
+
+def create_db(pg_admin_url: str, template: str | None = None) -> tuple[str, str]:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    tpl = f' TEMPLATE "{template}"' if template else ""
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"{tpl}')
+    return name, _with_db(pg_admin_url, name)
+
+
+def drop_db(pg_admin_url: str, name: str) -> None:
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def db_url(pg_admin_url: str, template_db: str) -> Iterator[str]:
+    """A migrated database of its own for this test."""
+    name, url = create_db(pg_admin_url, template_db)
+    yield url
+    drop_db(pg_admin_url, name)
+
+
+@pytest.fixture
+def empty_db_url(pg_admin_url: str) -> Iterator[str]:
+    """An empty database (no schema) for migration tests."""
+    name, url = create_db(pg_admin_url)
+    yield url
+    drop_db(pg_admin_url, name)
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    return load_settings(data_dir=tmp_path / "data", database_url=db_url)
+
+
+@pytest.fixture
+def conn(db_url: str) -> Iterator[psycopg.Connection[Any]]:
+    with psycopg.connect(db_url, autocommit=True) as c:
+        yield c
+
+
+def make_session(conn: psycopg.Connection[Any], handle: str = "alice") -> Any:
+    """A user and a session; returns the session_id."""
+    user = conn.execute(
+        "INSERT INTO users (handle) VALUES (%s) ON CONFLICT (handle) DO UPDATE "
+        "SET handle = EXCLUDED.handle RETURNING user_id",
+        (handle,),
+    ).fetchone()
+    assert user is not None
+    row = conn.execute(
+        "INSERT INTO sessions (user_id) VALUES (%s) RETURNING session_id", (user[0],)
+    ).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def cogd_env(**extra: str) -> dict[str, str]:
+    """Environment for running the real `cogd` CLI in a subprocess."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGD_")}
+    env.pop("DATABASE_URL", None)
+    env.update(extra)
+    return env

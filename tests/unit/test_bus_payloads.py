@@ -1,0 +1,43 @@
+"""NOTIFY payloads: tiny {type, id} JSON; anything else is refused with a reason."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent.bus import Channel, Event, PayloadError, parse
+
+
+def test_round_trip() -> None:
+    event = Event(Channel.TURN, "day_table", "42")
+    assert parse(Channel.TURN.value, event.payload()) == event
+
+
+def test_channels_carry_a_version() -> None:
+    assert all(c.value.startswith("cogd_") and c.value.endswith("_v1") for c in Channel)
+
+
+@pytest.mark.parametrize(
+    ("channel", "payload", "reason"),
+    [
+        ("cogd_turn_v1", "not json", "not JSON"),
+        ("cogd_turn_v1", "[1, 2]", "not a JSON object"),
+        ("cogd_turn_v1", '{"type": "x"}', "needs a string 'type'"),
+        ("cogd_turn_v1", '{"type": 3, "id": 1}', "needs a string 'type'"),
+        ("cogd_turn_v9", '{"type": "x", "id": 1}', "unknown channel"),
+        ("cogd_turn_v1", '{"type": "x", "id": "' + "a" * 600 + '"}', "over 512 bytes"),
+    ],
+)
+def test_bad_payloads_are_refused(channel: str, payload: str, reason: str) -> None:
+    with pytest.raises(PayloadError, match=reason):
+        parse(channel, payload)
+
+
+@given(st.text(max_size=2000))
+def test_any_text_parses_or_is_refused_cleanly(payload: str) -> None:
+    try:
+        event = parse(Channel.INBOX.value, payload)
+    except PayloadError:
+        return
+    assert event.type and isinstance(event.id, str)

@@ -1,0 +1,58 @@
+"""A foreign or corrupt COGD_DATA_DIR is refused with a clear error, untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.db.embedded import validate_data_dir
+from agent.errors import DataDirError
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_new_and_empty_dirs_are_fine(tmp_path: Path) -> None:
+    validate_data_dir(tmp_path / "new")
+    validate_data_dir(tmp_path)
+
+
+def test_foreign_dir_is_refused_and_untouched(tmp_path: Path) -> None:
+    (tmp_path / "thesis.tex").write_text("precious")
+    before = _snapshot(tmp_path)
+    with pytest.raises(DataDirError, match="not a cogd data directory"):
+        validate_data_dir(tmp_path)
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_file_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(DataDirError, match="is a file"):
+        validate_data_dir(f)
+
+
+def test_corrupt_marker_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "cogd.json").write_text("{garbage")
+    with pytest.raises(DataDirError, match="corrupt"):
+        validate_data_dir(tmp_path)
+
+
+def test_pgdata_without_pg_version_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "cogd.json").write_text('{"format": 1}')
+    (tmp_path / "pg").mkdir()
+    (tmp_path / "pg" / "base").mkdir()
+    before = _snapshot(tmp_path)
+    with pytest.raises(DataDirError, match="no PG_VERSION"):
+        validate_data_dir(tmp_path)
+    assert _snapshot(tmp_path) == before
+
+
+def test_pgdata_of_another_major_version_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "cogd.json").write_text('{"format": 1}')
+    (tmp_path / "pg").mkdir()
+    (tmp_path / "pg" / "PG_VERSION").write_text("15\n")
+    with pytest.raises(DataDirError, match="PostgreSQL 15"):
+        validate_data_dir(tmp_path)
