@@ -28,8 +28,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 
-# 'simple' is the language-agnostic text search configuration (no stemming, no stop words)
-TSV_EXPR = "to_tsvector('simple'::regconfig, coalesce(content, ''))"
+# 'simple' is the language-agnostic text search configuration (no stemming, no stop words);
+# cogd_cjk_ngrams (revision 0003) adds CJK character bigrams so mixed-language text matches
+TSV_EXPR = (
+    "to_tsvector('simple'::regconfig, coalesce(content, '') || ' ' "
+    "|| coalesce(cogd_cjk_ngrams(content), ''))"
+)
 
 USER_TIERS = ("normal", "meso", "elder")
 ROLES = ("user", "assistant", "system")
@@ -108,7 +112,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("started_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
         _ts("ended_at", nullable=True),
         Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("external_id", Text),
         Index("ix_sessions_user_id", "user_id"),
+        Index("uq_sessions_external_id", "external_id", unique=True),
     )
 
     Table(
@@ -132,6 +138,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("message_type", Text, nullable=False, server_default="dialogue"),
         Column("epiphany_metadata", JSONB),
         Column("inbox_id", BigInteger, ForeignKey("inbox.id")),
+        Column("external_id", Text),
         Column("content_tsv", TSVECTOR, Computed(TSV_EXPR, persisted=True)),
         CheckConstraint(_in("role", ROLES), name="ck_day_table_role"),
         CheckConstraint(
@@ -145,6 +152,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_day_table_created_at", "created_at"),
         Index("ix_day_table_user_created", "user_id", "created_at"),
         Index("ix_day_table_message_type", "message_type"),
+        Index("uq_day_table_external_id", "external_id", unique=True),
         Index("ix_day_table_content_tsv", "content_tsv", postgresql_using="gin"),
         _hnsw("day_table", "universal_embedding", "vector_cosine_ops"),
         _hnsw("day_table", "native_embedding", "halfvec_cosine_ops"),

@@ -153,3 +153,22 @@ def test_alembic_check_can_fail(db_url: str, settings: Settings) -> None:
 def test_metadata_builds_for_other_dimensions() -> None:
     md = build_metadata(256, 3072)
     assert md.tables["memories"].c.native_embedding.type.dim == 3072
+
+
+@pytest.mark.parametrize(
+    ("content", "query"),
+    [("我喜欢猫, and I love cats", "喜欢"), ("明日は東京に行きます", "東京"),
+     ("제 이름은 민수입니다", "이름"), ("I live in 北京 now", "北京")],
+)
+def test_cjk_bigrams_make_mixed_language_text_searchable(
+    conn: psycopg.Connection[Any], content: str, query: str
+) -> None:
+    sid = make_session(conn)
+    conn.execute(
+        "INSERT INTO day_table (session_id, role, content) VALUES (%s, 'user', %s)", (sid, content)
+    )
+    hit = conn.execute(
+        "SELECT count(*) FROM day_table WHERE content_tsv @@ to_tsquery('simple', %s)", (query,)
+    ).fetchone()
+    assert hit == (1,)
+    assert conn.execute("SELECT cogd_cjk_ngrams('我喜欢猫')").fetchone() == ("我喜 喜欢 欢猫",)
