@@ -30,4 +30,4 @@ def test_day_table_vector_search_uses_the_hnsw_index(conn: Any) -> None:
     assert "Seq Scan on day_table" not in plan, plan
     rows = conn.execute(sql, params).fetchall()
     assert len(rows) == 10
-    assert [r[5] for r in rows] == sorted(r[5] for r in rows)
+    assert [r[-1] for r in rows] == sorted(r[-1] for r in rows)
