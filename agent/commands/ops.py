@@ -87,7 +87,7 @@ def collect_status(settings: Any, start: bool = True) -> dict[str, Any]:
         return status
     with conn:
         status["database"]["reachable"] = True
-        status["database"]["server_version"] = conn.execute("SHOW server_version").fetchone()[0]
+        status["database"]["server_version"] = _scalar(conn, "SHOW server_version")
         status["pgvector"] = pgvector_version(conn)
         current = mig.current_revision(conn)
         status["revision"] = current
@@ -104,10 +104,15 @@ def collect_status(settings: Any, start: bool = True) -> dict[str, Any]:
             ).fetchall()
         ]
         status["rows"] = {
-            t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in MAIN_TABLES
+            t: _scalar(conn, f"SELECT count(*) FROM {t}") for t in MAIN_TABLES
         }
     status["reranker"] = _reranker_status(settings)
     return status
+
+
+def _scalar(conn: Any, sql: str) -> Any:
+    row = conn.execute(sql).fetchone()
+    return None if row is None else row[0]
 
 
 def _reranker_status(settings: Any) -> str:

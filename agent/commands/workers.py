@@ -9,15 +9,16 @@ from agent.commands.context import settings_from
 
 def _run_worker(kind: str) -> int:
     from agent.db.connect import preflight, resolve
+    from agent.workers.base import Worker
     from agent.workers.stubs import ConsolidationWorker, IdleWorker
 
-    classes = {"consolidate": ConsolidationWorker, "idle": IdleWorker}
+    cls: type[Worker]
     if kind == "loop":
         from agent.workers.loop import LoopWorker
 
         cls = LoopWorker
     else:
-        cls = classes[kind]
+        cls = {"consolidate": ConsolidationWorker, "idle": IdleWorker}[kind]
     settings = settings_from()
     target = resolve(settings)
     preflight(target.url)

@@ -56,6 +56,9 @@ class Worker:
     def setup(self) -> None:
         """Open resources (models, ...) once, after the database is reachable."""
 
+    def teardown(self) -> None:
+        """Release what setup() opened (runs on every exit)."""
+
     def handle(self, events: list[Event]) -> None:
         """React to notifications (they are wake-ups; poll() finds the work)."""
         self.poll()
@@ -142,6 +145,10 @@ class Worker:
                 logger.warning("%s: still unreachable: %s", self.name, again)
 
     def _close(self, beat: Heartbeat) -> None:
+        try:
+            self.teardown()
+        except Exception as exc:  # teardown must not mask the shutdown
+            logger.warning("%s: teardown failed: %s", self.name, exc)
         try:
             if self.conn is not None and not self.conn.closed:
                 beat.conn = self.conn

@@ -73,6 +73,9 @@ class LoopWorker(Worker):
         self.native = factory.build_native_embedder(self.settings, self.recorder)
         self.llm = factory.build_llm(self.settings, "system1", self.recorder)
 
+    def teardown(self) -> None:
+        self.recorder.close()
+
     def poll(self) -> None:
         while not self.stop.is_set() and self.process_one():
             pass
