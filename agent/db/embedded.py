@@ -13,11 +13,15 @@ Layout of the data dir:
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import json
 import logging
 import os
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +84,10 @@ def validate_data_dir(data_dir: Path) -> None:
                 f"PostgreSQL {PG_MAJOR}"
             )
         if not (pgdata / "global" / "pg_control").exists():
-            raise DataDirError(f"{pgdata} is missing global/pg_control: corrupt data directory")
+            raise DataDirError(
+                f"{pgdata} is missing global/pg_control: corrupt data directory (an "
+                "interrupted first start leaves this; if it never held data, remove pg/)"
+            )
 
 
 def _init_data_dir(data_dir: Path) -> None:
@@ -102,8 +109,28 @@ def _database_uri(admin_uri: str, database: str) -> str:
     return f"{base}/{database}{sep}{query}"
 
 
+@contextlib.contextmanager
+def _data_dir_lock(data_dir: Path) -> Iterator[None]:
+    """Serialise validate + initdb + start across processes, so that no cogd process
+    sees another's half-initialised data dir. The lock file lives in the temp dir:
+    a foreign data dir must not be touched."""
+    key = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"cogd-datadir-{key}.lock"
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def ensure_server(data_dir: Path) -> EmbeddedServer:
     """Start (or attach to) the embedded server and make sure the cogd database exists."""
+    with _data_dir_lock(data_dir):
+        return _ensure_server_locked(data_dir)
+
+
+def _ensure_server_locked(data_dir: Path) -> EmbeddedServer:
     validate_data_dir(data_dir)
     _init_data_dir(data_dir)
     pgdata = data_dir / "pg"

@@ -171,3 +171,17 @@ def test_up_supervises_restarts_and_stops(db_url: str) -> None:
         if up.stdout:
             up.stdout.close()
     assert "idle exited with -9; restarting" in output
+
+
+def test_concurrent_first_start_of_the_embedded_server(embedded_dir: Path) -> None:
+    """Several commands racing to initialise a fresh data dir all attach to one server."""
+    env = cogd_env(COGD_DATA_DIR=str(embedded_dir))
+    procs = [
+        subprocess.Popen([COGD, "status", "--json"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outputs = [p.communicate(timeout=180) for p in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+        assert json.loads(out)["database"]["reachable"] is True

@@ -123,6 +123,12 @@ def test_polling_fallback_delivers_without_any_notification(
             "SELECT state, alive FROM v_processes WHERE name = 'inbox-marker'"
         ).fetchone()
         assert beat == ("running", True)
+        # pg_stat_activity names the process: the worker and its listener connection
+        named = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE %s",
+            ("cogd-inbox-marker@%",),
+        ).fetchone()
+        assert named is not None and named[0] >= 2
     finally:
         worker.stop.set()
         thread.join(10)
