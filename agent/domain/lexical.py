@@ -1,0 +1,85 @@
+"""Lexical evidence for the match verdict: IDF-weighted coverage of the query's terms.
+
+Cosine similarity alone cannot tell "What's my cat called?" from "My dog's name is
+Biscuit" (all-MiniLM-L6-v2 puts them at ~0.55, above true question→statement pairs
+such as "What am I allergic to?" → "I'm allergic to peanuts" at ~0.34). The
+verdict therefore also asks how much of the query's *informative* vocabulary the
+item contains, each term weighted by its inverse document frequency, so a missing
+rare word ("cat") costs more than a missing common one ("name").
+
+Terms are lower-cased words minus stopwords, cut to a 4-character prefix after a
+plural 's' (a crude stemmer: "lives"/"lived"/"live", "allergic"/"allergies") plus
+CJK bigrams.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+from agent.domain.cjk import cjk_ngrams
+
+_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
+STEM_CHARS = 4
+_STOPWORD_TEXT = """
+a an the and or but if of to in on at by for with from as is are was were be been being
+it its this that these those i you he she we they me my mine your yours our their his
+her him them do does did doing done what which who whom whose how when where why can
+could would should will shall may might must not no yes so than then there here about
+into over under again just also am s t d ll re ve m don didn doesn isn wasn tell
+remember know any some all one thing things something anything get got have has had
+having say said please ever still very really much many more most let lets like okay ok
+well now today
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def stem(word: str) -> str:
+    """A crude stemmer: drop a plural 's', keep a 4-character prefix (lives/lived -> live)."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:STEM_CHARS]
+
+
+def terms(text: str) -> list[str]:
+    """Informative terms of a text: stemmed non-stopwords and CJK bigrams, unique."""
+    out: list[str] = []
+    for w in _WORD.findall(text.lower()):
+        if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
+            continue
+        if cjk_ngrams(w):
+            continue  # CJK runs are counted as bigrams below
+        t = stem(w)
+        if t not in out:
+            out.append(t)
+    for g in cjk_ngrams(text).split():
+        if g not in out:
+            out.append(g)
+    return out
+
+
+def idf(doc_freq: int, n_docs: int) -> float:
+    """BM25's IDF, floored at a small positive weight."""
+    return max(0.05, math.log(1 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5)))
+
+
+def coverage(query_terms: list[str], content: str, weights: Mapping[str, float]) -> float:
+    """Share of the query's IDF weight whose terms appear in `content` (0..1)."""
+    if not query_terms:
+        return 0.0
+    have = set(terms(content))
+    total = sum(weights.get(t, 1.0) for t in query_terms)
+    hit = sum(weights.get(t, 1.0) for t in query_terms if t in have)
+    return hit / total if total else 0.0
+
+
+def match_score(
+    similarity: float | None, cover: float | None, lexical_weight: float
+) -> float | None:
+    """What the verdict thresholds judge: (1 - w)·cosine + w·coverage."""
+    if similarity is None:
+        return None
+    if cover is None:
+        return similarity
+    return (1 - lexical_weight) * similarity + lexical_weight * cover

@@ -1,0 +1,196 @@
+"""Identity and goals in every prompt (issue #4 step 4; seed 003 §Identity Injection).
+
+Layer 0 values are floats rendered as tendencies (> 0.8 strongly, > 0.5
+generally, else mildly); Layer 1 goals by weight. The identity *hash* (top values,
+top goals, the hard boundaries) goes into every prompt; the *full* identity only
+when a trigger fires (session start, topic shift, context > 40 % used, a boundary
+is relevant, after System 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.domain.tags import tag_for
+
+
+@dataclass(frozen=True)
+class Trait:
+    name: str
+    weight: float
+    description: str = ""
+    is_boundary: bool = False
+
+
+@dataclass(frozen=True)
+class Goal:
+    name: str
+    weight: float
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class IdentityConfig:
+    strongly_above: float = 0.8
+    generally_above: float = 0.5
+    hash_top_values: int = 5
+    hash_top_goals: int = 3
+    full_max_tokens: int = 2000
+    refresh_context_fraction: float = 0.4
+    topic_shift_max_similarity: float = 0.5
+    on_session_start: bool = True
+    after_system2: bool = True
+
+    @classmethod
+    def from_tables(
+        cls, identity: Mapping[str, Any], context: Mapping[str, Any], goals: Mapping[str, Any]
+    ) -> IdentityConfig:
+        return cls(
+            strongly_above=float(identity.get("render_strongly_above", 0.8)),
+            generally_above=float(identity.get("render_generally_above", 0.5)),
+            hash_top_values=int(identity.get("hash_top_values", 5)),
+            hash_top_goals=int(goals.get("max_in_prompt", identity.get("hash_top_goals", 3))),
+            full_max_tokens=int(identity.get("full_max_tokens", 2000)),
+            refresh_context_fraction=float(
+                context.get("identity_refresh_context_fraction", 0.4)
+            ),
+            topic_shift_max_similarity=float(context.get("topic_shift_max_similarity", 0.5)),
+            on_session_start=bool(context.get("full_identity_on_session_start", True)),
+            after_system2=bool(context.get("full_identity_after_system2", True)),
+        )
+
+
+def tendency(weight: float, cfg: IdentityConfig) -> str:
+    if weight > cfg.strongly_above:
+        return "You strongly tend toward"
+    if weight > cfg.generally_above:
+        return "You generally prefer"
+    return "You have a mild inclination toward"
+
+
+def _value_line(t: Trait, cfg: IdentityConfig) -> str:
+    what = t.description or t.name.replace("_", " ")
+    return f"- {tendency(t.weight, cfg)} {what} ({t.weight:.2f})"
+
+
+def identity_hash(traits: Sequence[Trait], goals: Sequence[Goal], cfg: IdentityConfig) -> str:
+    """The short identity block in every prompt."""
+    values = sorted((t for t in traits if not t.is_boundary), key=lambda t: -t.weight)
+    bounds = [t for t in traits if t.is_boundary]
+    lines = ["## Who you are"]
+    if values:
+        lines += [_value_line(t, cfg) for t in values[: cfg.hash_top_values]]
+    else:
+        lines.append("- No values learned yet (bootstrap): be helpful, honest and curious.")
+    top = sorted(goals, key=lambda g: -g.weight)[: cfg.hash_top_goals]
+    if top:
+        lines.append("## Current goals")
+        lines += [f"- {g.description or g.name} ({g.weight:.2f})" for g in top]
+    if bounds:
+        lines.append("## Hard boundaries (never crossed)")
+        lines += [f"- {b.description}" for b in bounds]
+    return "\n".join(lines)
+
+
+def full_identity(
+    traits: Sequence[Trait],
+    goals: Sequence[Goal],
+    cfg: IdentityConfig,
+    count_tokens: Callable[[str], int],
+) -> str:
+    """Every value and goal by weight, cut to the full-identity token budget."""
+    values = sorted((t for t in traits if not t.is_boundary), key=lambda t: -t.weight)
+    bounds = [t for t in traits if t.is_boundary]
+    lines = ["## Who you are (full identity)"]
+    lines += [_value_line(t, cfg) for t in values] or [
+        "- No values learned yet (bootstrap): identity grows from approved proposals only."
+    ]
+    if goals:
+        lines.append("## Goals")
+        lines += [f"- {g.description or g.name} ({g.weight:.2f})"
+                  for g in sorted(goals, key=lambda g: -g.weight)]
+    if bounds:
+        lines.append("## Hard boundaries (never crossed)")
+        lines += [f"- {b.description}" for b in bounds]
+    out: list[str] = []
+    for line in lines:
+        if count_tokens("\n".join([*out, line])) > cfg.full_max_tokens:
+            out.append("- … (cut to the full-identity budget)")
+            break
+        out.append(line)
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class IdentitySignals:
+    session_start: bool = False
+    topic_similarity: float | None = None
+    context_fraction: float = 0.0
+    boundary_relevant: bool = False
+    after_system2: bool = False
+
+
+def full_identity_triggers(sig: IdentitySignals, cfg: IdentityConfig) -> list[str]:
+    """Which triggers call for the full identity this turn (empty: the hash is enough)."""
+    fired: list[str] = []
+    if sig.session_start and cfg.on_session_start:
+        fired.append("session_start")
+    if sig.topic_similarity is not None and sig.topic_similarity < cfg.topic_shift_max_similarity:
+        fired.append("topic_shift")
+    if sig.context_fraction > cfg.refresh_context_fraction:
+        fired.append("context_used")
+    if sig.boundary_relevant:
+        fired.append("boundary_relevant")
+    if sig.after_system2 and cfg.after_system2:
+        fired.append("after_system2")
+    return fired
+
+
+@dataclass(frozen=True)
+class RecalledLine:
+    id: str
+    kind: str
+    content: str
+    verdict: str
+
+
+@dataclass
+class PromptParts:
+    identity: str
+    recalled: Sequence[RecalledLine] = field(default_factory=list)
+    thoughts: Sequence[str] = field(default_factory=list)
+    history: Sequence[tuple[str, str]] = field(default_factory=list)
+    user_message: str = ""
+    reflection: str | None = None
+
+
+SYSTEM_HEADER = (
+    "You are cogd, an assistant with a long-term memory. Answer the user directly and "
+    "briefly. When a remembered item below supports what you say, cite it with its tag, "
+    "e.g. [memory:<id>]. If memory has no match, say you do not know rather than guess."
+)
+
+
+def build_messages(parts: PromptParts) -> list[dict[str, str]]:
+    """The chat messages for System 1 (or System 2 with a reflection note)."""
+    system = [SYSTEM_HEADER, "", parts.identity]
+    if parts.recalled:
+        system.append("## Remembered (cite with the tag when you rely on it)")
+        for r in parts.recalled:
+            text = " ".join(r.content.split())
+            system.append(f"- {tag_for(r.id)} ({r.kind}, {r.verdict}) {text}")
+    if parts.thoughts:
+        system.append("## Recalled without being asked")
+        system += [f"- {t}" for t in parts.thoughts]
+    if parts.reflection:
+        system.append("## Reflect before answering")
+        system.append(parts.reflection)
+    messages = [{"role": "system", "content": "\n".join(system)}]
+    messages += [{"role": r, "content": c} for r, c in parts.history]
+    if parts.user_message and (
+        not parts.history or parts.history[-1] != ("user", parts.user_message)
+    ):
+        messages.append({"role": "user", "content": parts.user_message})
+    return messages

@@ -1,0 +1,113 @@
+"""The retrieval chain after the database: RRF, weighting, verdicts, dedup, budget."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from agent.config import load_settings
+from agent.domain import lexical
+from agent.domain.recall import Candidate, RecallConfig, recall_pipeline, recency, rrf, verdict_for
+
+CFG = RecallConfig.from_table(load_settings().recall)
+NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
+
+
+def cand(i: str, **kw: object) -> Candidate:
+    base: dict[str, object] = {"kind": "memory", "content": f"item {i}", "created_at": NOW}
+    base.update(kw)
+    return Candidate(id=f"memory:{i}", **base)  # type: ignore[arg-type]
+
+
+def test_config_comes_from_the_seed_table() -> None:
+    assert CFG.rrf_k == 60 and CFG.recency_half_life_days == 7 and CFG.token_budget == 2000
+
+
+def test_rrf_and_recency_formulas() -> None:
+    assert rrf([1, None, 3], 60) == 1 / 61 + 1 / 63
+    assert recency(NOW - timedelta(days=7), NOW, 7) == 0.5
+    assert recency(NOW - timedelta(days=14), NOW, 7) == 0.25
+
+
+def test_items_found_by_both_retrievers_rank_first() -> None:
+    both = cand("a", dense_rank=2, sparse_rank=2, similarity=0.7)
+    dense_only = cand("b", dense_rank=1, similarity=0.7)
+    out = recall_pipeline([dense_only, both], now=NOW, cfg=CFG, k=5)
+    assert [i.id for i in out.items] == ["memory:a", "memory:b"]
+
+
+def test_recency_and_importance_break_ties() -> None:
+    old = cand("old", dense_rank=1, created_at=NOW - timedelta(days=60), similarity=0.7)
+    new = cand("new", dense_rank=1, created_at=NOW, similarity=0.7)
+    assert recall_pipeline([old, new], now=NOW, cfg=CFG, k=5).items[0].id == "memory:new"
+    low = cand("low", dense_rank=1, importance=0.1)
+    high = cand("high", dense_rank=1, importance=0.9)
+    assert recall_pipeline([low, high], now=NOW, cfg=CFG, k=5).items[0].id == "memory:high"
+
+
+def test_rerank_scores_reorder() -> None:
+    a = cand("a", dense_rank=1)
+    b = cand("b", dense_rank=2)
+    out = recall_pipeline([a, b], now=NOW, cfg=CFG, k=5,
+                          rerank_scores={"memory:a": 0.0, "memory:b": 1.0})
+    assert out.reranked and out.items[0].id == "memory:b"
+
+
+def test_verdict_thresholds_and_verification_mode() -> None:
+    strong = CFG.strong_match_min_score
+    weak = CFG.weak_match_min_score
+    assert verdict_for(strong + 0.01, CFG) == "strong_match"
+    assert verdict_for((strong + weak) / 2, CFG) == "weak_match"
+    assert verdict_for(weak - 0.01, CFG) == "no_match"
+    assert verdict_for(None, CFG) == "no_match"
+    # verification needs the stricter threshold
+    between = (strong + CFG.verification_min_score) / 2
+    if CFG.verification_min_score > strong:
+        assert verdict_for(between, CFG, verify=True) == "weak_match"
+    assert verdict_for(CFG.verification_min_score + 0.01, CFG, verify=True) == "strong_match"
+
+
+def test_query_verdict_is_the_best_item_verdict() -> None:
+    hi = cand("hi", dense_rank=2, similarity=0.95, coverage=1.0)
+    lo = cand("lo", dense_rank=1, similarity=0.05, coverage=0.0)
+    out = recall_pipeline([hi, lo], now=NOW, cfg=CFG, k=5)
+    assert out.verdict == "strong_match"
+    assert {i.id: i.verdict for i in out.items}["memory:lo"] == "no_match"
+    none = recall_pipeline([lo], now=NOW, cfg=CFG, k=5)
+    assert none.verdict == "no_match"
+    assert recall_pipeline([], now=NOW, cfg=CFG, k=5).verdict == "no_match"
+
+
+def test_recently_injected_ids_are_dropped() -> None:
+    out = recall_pipeline([cand("a", dense_rank=1), cand("b", dense_rank=2)], now=NOW, cfg=CFG,
+                          k=5, recent_ids={"memory:a"})
+    assert [i.id for i in out.items] == ["memory:b"] and out.dropped_recent == ["memory:a"]
+
+
+def test_token_budget_is_respected() -> None:
+    cands = [cand(str(n), dense_rank=n, token_count=300) for n in range(1, 20)]
+    out = recall_pipeline(cands, now=NOW, cfg=CFG, k=20, budget_tokens=2000)
+    assert out.tokens <= 2000 and len(out.items) == 6
+    assert len(out.dropped_budget) == 13
+
+
+def test_merge_keeps_the_best_of_each_retriever() -> None:
+    a = cand("a", dense_rank=3, similarity=0.5, source_ids=("x",))
+    merged = a.merge(sparse_rank=1, dense_rank=5, similarity=0.4, source_ids=("y",))
+    assert merged.dense_rank == 3 and merged.sparse_rank == 1
+    assert merged.similarity == 0.5 and merged.source_ids == ("x", "y")
+
+
+def test_lexical_coverage_weighs_rare_terms() -> None:
+    q = lexical.terms("What's the name of my cat?")
+    assert q == ["name", "cat"]
+    weights = {"name": lexical.idf(500, 1000), "cat": lexical.idf(0, 1000)}
+    assert weights["cat"] > weights["name"]
+    dog = lexical.coverage(q, "My dog's name is Biscuit.", weights)
+    cat = lexical.coverage(q, "My cat is named Tom.", weights)
+    assert dog < 0.2 < 0.9 < cat  # the rare word decides
+    assert lexical.terms("Where does she live?") == ["live"]
+    assert lexical.coverage(["live"], "She lives in Lisbon", {}) == 1.0  # 4-char stems
+
+
+def test_lexical_terms_include_cjk_bigrams() -> None:
+    assert "喜欢" in lexical.terms("我喜欢猫")
