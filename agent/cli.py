@@ -102,6 +102,10 @@ def _register() -> None:
         return
     for command in getattr(models, "COMMANDS", ()):
         cli.add_command(command)
+    from agent.commands import chat, memory
+
+    for command in (*chat.COMMANDS, *memory.COMMANDS):
+        cli.add_command(command)
 
 
 _register()

@@ -17,3 +17,11 @@ def settings_from(ctx: click.Context | None = None) -> Any:
     if "settings" not in root.obj:
         root.obj["settings"] = load_settings(**root.obj.get("overrides", {}))
     return root.obj["settings"]
+
+
+def json_option(fn: Any) -> Any:
+    """The shared `--json` flag (also COGD_JSON=1)."""
+    return click.option(
+        "--json", "as_json", is_flag=True, envvar="COGD_JSON", show_envvar=True,
+        help="Machine-readable output.",
+    )(fn)

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from agent.commands.context import json_option
+
 
 def _settings() -> Any:
     """This invocation's Settings (the root group's), else freshly loaded ones."""
@@ -33,15 +35,9 @@ def _read_text(text: str) -> str:
     return text
 
 
-def _json_option(fn: Any) -> Any:
-    return click.option(
-        "--json", "as_json", is_flag=True, envvar="COGD_JSON", show_envvar=True,
-        help="Machine-readable output.",
-    )(fn)
-
 
 @click.command("models")
-@_json_option
+@json_option
 def models(as_json: bool) -> None:
     """Each role's LLM profile, provider and model, and whether it is reachable now."""
     from agent.providers.probe import route_roles
@@ -79,7 +75,7 @@ def models(as_json: bool) -> None:
     "--memory-type", default=None, envvar="COGD_EMBED_MEMORY_TYPE", show_envvar=True,
     help="Add this memory type's prefix (preference, episodic, fact, instruction, ...).",
 )
-@_json_option
+@json_option
 def embed(text: str, native: bool, memory_type: str | None, as_json: bool) -> None:
     """Embed TEXT ("-" reads stdin) and print its dimension, model id and first values."""
     from agent.providers import factory
@@ -119,7 +115,7 @@ def embed(text: str, native: bool, memory_type: str | None, as_json: bool) -> No
     "--max-tokens", type=int, default=None, envvar="COGD_ASK_MAX_TOKENS", show_envvar=True,
     help="Answer length limit [default: the profile's max_tokens].",
 )
-@_json_option
+@json_option
 def ask(question: str, role: str, stream: bool, max_tokens: int | None, as_json: bool) -> None:
     """Ask QUESTION ("-" reads stdin) of the LLM a role routes to, without memory."""
     from agent.providers import factory

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from agent.commands.context import settings_from
+from agent.commands.context import json_option, settings_from
 from agent.errors import DatabaseError
 
 WORKERS = ("loop", "consolidate", "idle")
@@ -37,12 +37,6 @@ MAIN_TABLES = (
 )
 
 
-def _json_opt(fn: Any) -> Any:
-    return click.option(
-        "--json", "as_json", is_flag=True, envvar="COGD_JSON", show_envvar=True,
-        help="Machine-readable output.",
-    )(fn)
-
 
 def _target(start: bool = True) -> Any:
     from agent.db.connect import resolve
@@ -52,7 +46,7 @@ def _target(start: bool = True) -> Any:
 
 @click.command()
 @click.option("--revision", default="head", show_default=True, help="Alembic revision to reach.")
-@_json_opt
+@json_option
 def migrate(revision: str, as_json: bool) -> None:
     """Create or upgrade the hippocampus schema (Alembic)."""
     from agent.db import migrate as mig
@@ -124,7 +118,7 @@ def _reranker_status(settings: Any) -> str:
 
 
 @click.command()
-@_json_opt
+@json_option
 def status(as_json: bool) -> int:
     """Database, migration head, pgvector, process heartbeats and row counts."""
     data = collect_status(settings_from())

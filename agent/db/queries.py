@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import Any
 
 SQL_DIR = Path(__file__).parent / "sql"
 _NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
@@ -30,3 +31,8 @@ def load() -> dict[str, str]:
 
 def query(name: str) -> str:
     return load()[name]
+
+
+def vector_text(values: Any) -> str:
+    """pgvector's text form ('[0.1,0.2,...]'); the SQL casts it to vector or halfvec."""
+    return "[" + ",".join(f"{float(v):.7g}" for v in values) + "]"

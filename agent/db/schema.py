@@ -519,6 +519,8 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         _ts("processed_at", nullable=True),
         Column("error", Text),
         _ts(),
+        Column("partial_reply", Text),  # revision 0004: streamed text so far
+        Column("stream", Boolean, nullable=False, server_default=text("false")),
         CheckConstraint(
             _in("status", ("pending", "processing", "done", "failed")), name="ck_inbox_status"
         ),
@@ -582,6 +584,37 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
             _in("kind", ("chat", "stream", "embed", "rerank")), name="ck_llm_calls_kind"
         ),
         Index("ix_llm_calls_created", "created_at"),
+    )
+
+    # revision 0004: the cognitive loop's records
+    Table(
+        "memory_citations",
+        md,
+        _serial_pk(),
+        Column("entry_id", UUID(as_uuid=True),
+               ForeignKey("day_table.entry_id", ondelete="SET NULL")),
+        Column("cited_id", UUID(as_uuid=True), nullable=False),
+        Column("cited_kind", Text),
+        Column("valid", Boolean, nullable=False),
+        _ts(),
+        UniqueConstraint("entry_id", "cited_id", name="uq_memory_citations"),
+        Index("ix_memory_citations_cited", "cited_id"),
+    )
+
+    Table(
+        "escalations",
+        md,
+        _serial_pk(),
+        Column("entry_id", UUID(as_uuid=True),
+               ForeignKey("day_table.entry_id", ondelete="SET NULL")),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id")),
+        Column("triggers", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+        Column("stakes", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+        Column("monitors", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("loops", Integer, nullable=False, server_default="0"),
+        Column("outcome", Text, nullable=False, server_default=""),
+        _ts(),
+        Index("ix_escalations_created", "created_at"),
     )
 
     return md

@@ -20,10 +20,11 @@ TABLES = {
     "holographic_blocks", "block_relationships", "preoccupation_centroids",
     "gate_decisions", "recall_log", "consolidation_log", "thoughts", "night_cycle_runs",
     "inbox", "outbox", "process_heartbeats", "audit_log", "llm_calls",
+    "memory_citations", "escalations",
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",
-    "v_night_cycle", "v_llm_calls",
+    "v_night_cycle", "v_llm_calls", "v_citations", "v_escalations",
 }
 SEARCHED_EMBEDDINGS = {
     ("day_table", "universal_embedding"), ("day_table", "native_embedding"),

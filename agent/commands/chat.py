@@ -1,0 +1,279 @@
+"""`cogd chat`: the REPL client. Writes inbox rows, waits on outbox through NOTIFY.
+
+When no loop process is alive it runs the loop in-process (and says so). With a
+non-TTY stdin it reads one message per line and prints one reply per message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import json
+import sys
+import threading
+import time
+from typing import Any
+
+import click
+
+from agent.bus import Channel, Listener, notify
+from agent.commands.context import settings_from
+from agent.errors import CogdError, InputError
+
+SLASH_HELP = """/identity            Layer 0 as the prompt renders it
+/goals               Layer 1 goals and their weights
+/recall <query>      what memory returns for a query, with verdicts
+/why <text>          where a belief comes from: matching memories and their turns
+/remember <text>     store a memory now (explicit)
+/forget <id>         archive a memory (never deleted; audit-logged)
+/status              processes and row counts
+/quit                leave (Ctrl-D works too)"""
+
+
+class ChatClient:
+    def __init__(self, settings: Any, url: str, user: str, session: str | None) -> None:
+        from agent.db.connect import connect
+        from agent.memory.sessions import ensure_session, ensure_user
+
+        self.settings = settings
+        self.url = url
+        self.conn = connect(url, app="cogd-chat", autocommit=True)
+        self.user_id = ensure_user(self.conn, user)
+        self.session_id = ensure_session(self.conn, self.user_id, session)
+        self.listener = Listener(
+            lambda: connect(url, app="cogd-chat-listen", autocommit=True), [Channel.OUTBOX]
+        )
+        self.listener.start()
+        self.local_loop: Any = None
+        self._recaller: Any = None
+        self._writer: Any = None
+
+    @property
+    def recaller(self) -> Any:
+        if self._recaller is None:
+            from agent.memory.recall import build_recaller
+
+            self._recaller = build_recaller(self.settings)
+        return self._recaller
+
+    @property
+    def writer(self) -> Any:
+        """A turn writer for /remember (same embedders and entry gate as the loop)."""
+        if self._writer is None:
+            from types import SimpleNamespace
+
+            from agent.domain.gates import EntryGateConfig
+            from agent.memory.turns import TurnWriter
+            from agent.providers import factory
+            from agent.providers.text import default_counter
+
+            self._writer = SimpleNamespace(writer=TurnWriter(
+                factory.build_universal_embedder(self.settings),
+                factory.build_native_embedder(self.settings),
+                default_counter().count, EntryGateConfig.from_table(self.settings.entry_gate),
+            ))
+        return self._writer
+
+    def ensure_loop(self, say: Any) -> None:
+        """Run the loop in this process when no loop worker is alive."""
+        alive = self.conn.execute(
+            "SELECT count(*) FROM v_processes WHERE name = 'loop' AND alive AND state = 'running'"
+        ).fetchone()
+        if alive and alive[0]:
+            return
+        from agent.workers.loop import LoopWorker
+
+        say("no loop process is running: answering in-process (start `cogd up` to share one)")
+        worker = LoopWorker(self.settings, self.url)
+        thread = threading.Thread(target=worker.run, name="in-process-loop", daemon=True)
+        thread.start()
+        self.local_loop = (worker, thread)
+
+    def send(
+        self, text: str, timeout_s: float = 600.0, on_partial: Any = None
+    ) -> dict[str, Any]:
+        """Queue a message and wait for its reply row (printing partial text if asked)."""
+        if not text.strip():
+            raise InputError("empty message: nothing sent")
+        with self.conn.transaction():
+            row = self.conn.execute(
+                "INSERT INTO inbox (session_id, content, stream) VALUES (%s, %s, %s) "
+                "RETURNING id",
+                (self.session_id, text.replace("\x00", "\ufffd"), on_partial is not None),
+            ).fetchone()
+            assert row is not None
+            notify(self.conn, Channel.INBOX, "inbox", row[0])
+        inbox_id = row[0]
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            reply = self.conn.execute(
+                "SELECT id, content, metadata FROM outbox WHERE inbox_id = %s ORDER BY id LIMIT 1",
+                (inbox_id,),
+            ).fetchone()
+            if reply:
+                self.conn.execute(
+                    "UPDATE outbox SET delivered_at = now() WHERE id = %s", (reply[0],)
+                )
+                return {"inbox_id": inbox_id, "reply": reply[1], "metadata": reply[2]}
+            if on_partial is not None:
+                part = self.conn.execute(
+                    "SELECT partial_reply FROM inbox WHERE id = %s", (inbox_id,)
+                ).fetchone()
+                if part and part[0]:
+                    on_partial(part[0])
+            self.listener.wait(0.25 if on_partial else 1.0)  # a wake-up; the query is the truth
+        raise CogdError(
+            f"no reply within {timeout_s:.0f}s (inbox id {inbox_id} is kept and will be "
+            "answered when a loop runs)"
+        )
+
+    def close(self) -> None:
+        if self.local_loop:
+            worker, thread = self.local_loop
+            worker.stop.set()
+            thread.join(30)
+        self.listener.close()
+        self.conn.close()
+
+
+def _slash(client: ChatClient, line: str, echo: Any) -> bool:
+    """Handle a slash command; False means quit."""
+    from agent.memory import introspect
+
+    cmd, _, arg = line[1:].partition(" ")
+    arg = arg.strip()
+    if cmd in ("quit", "exit", "q"):
+        return False
+    if cmd == "help":
+        echo(SLASH_HELP)
+    elif cmd == "identity":
+        echo(introspect.identity_text(client.conn, client.settings))
+    elif cmd == "goals":
+        echo(introspect.goals_text(client.conn))
+    elif cmd == "status":
+        echo(introspect.status_text(client.conn))
+    elif cmd in ("recall", "why"):
+        if not arg:
+            echo(f"usage: /{cmd} <text>")
+        else:
+            out = client.recaller.recall(client.conn, arg, session_id=client.session_id)
+            payload = introspect.recall_payload(out)
+            echo(introspect.why_text(client.conn, payload) if cmd == "why"
+                 else introspect.format_recall(payload))
+    elif cmd == "remember":
+        if not arg:
+            echo("usage: /remember <text>")
+        else:
+            mid = introspect.remember(client.conn, client.writer, client.session_id,
+                                      client.user_id, arg)
+            echo(f"remembered as memory {mid}")
+    elif cmd == "forget":
+        try:
+            echo(introspect.forget(client.conn, arg))
+        except InputError as exc:
+            echo(str(exc))
+    else:
+        echo(f"unknown command /{cmd}; try /help")
+    return True
+
+
+@click.command()
+@click.option("--user", default=lambda: getpass.getuser(), envvar="COGD_USER", show_envvar=True,
+              help="Who is talking (a user handle) [default: your login name].")
+@click.option("--session", envvar="COGD_SESSION", show_envvar=True,
+              help="Continue a session (its uuid or any key); default: a new session.")
+@click.option("--json", "as_json", is_flag=True, help="With piped input: one JSON line per reply.")
+@click.option("--timeout", "timeout_s", default=600.0, show_default=True,
+              help="Seconds to wait for each reply.")
+def chat(user: str, session: str | None, as_json: bool, timeout_s: float) -> int:
+    """Talk to the agent. Type /help for slash commands; Ctrl-D or /quit to leave.
+
+    With piped stdin: one message per line in, one reply per line out.
+    """
+    from agent.db.connect import preflight, resolve
+    from agent.db.migrate import upgrade
+
+    settings = settings_from()
+    target = resolve(settings)
+    preflight(target.url)
+    upgrade(target.url, settings)
+    interactive = sys.stdin.isatty()
+    err = sys.stderr
+
+    def say(msg: str) -> None:
+        click.echo(msg, err=not interactive)
+
+    client = ChatClient(settings, target.url, user, session)
+    client.ensure_loop(lambda m: click.echo(f"cogd: {m}", file=err))
+    try:
+        if interactive:
+            return _interactive(client, timeout_s)
+        for raw in sys.stdin:
+            line = raw.rstrip("\n")
+            if not line.strip():
+                continue
+            if line.startswith("/"):
+                if not _slash(client, line, say):
+                    break
+                continue
+            try:
+                result = client.send(line, timeout_s)
+            except InputError as exc:
+                click.echo(f"cogd: {exc}", file=err)
+                continue
+            if as_json:
+                click.echo(json.dumps(result, default=str))
+            else:
+                click.echo(" ".join(result["reply"].split("\n")))
+        return 0
+    finally:
+        client.close()
+
+
+def _interactive(client: ChatClient, timeout_s: float) -> int:
+    from rich.console import Console
+
+    console = Console()
+    with contextlib.suppress(ImportError):  # history and line editing
+        import readline  # noqa: F401
+    console.print(f"[dim]session {client.session_id} — /help for commands, Ctrl-D to quit[/dim]")
+    while True:
+        try:
+            line = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return 0
+        if not line.strip():
+            continue
+        if line.startswith("/"):
+            if not _slash(client, line, console.print):
+                return 0
+            continue
+        shown = {"n": 0}
+
+        def partial(text: str, shown: dict[str, int] = shown) -> None:
+            if shown["n"] == 0:
+                console.print("[bold]cogd>[/bold] ", end="")
+            console.print(text[shown["n"]:], end="", markup=False, highlight=False)
+            shown["n"] = len(text)
+
+        try:
+            result = client.send(line, timeout_s, on_partial=partial)
+        except InputError as exc:
+            console.print(f"[yellow]{exc}[/yellow]")
+            continue
+        reply = result["reply"]
+        if shown["n"] and reply.startswith(_streamed_prefix(reply, shown["n"])):
+            console.print(reply[shown["n"]:], markup=False, highlight=False)
+        elif shown["n"]:
+            console.print()
+            console.print(f"[bold]cogd> (revised after reflection)[/bold] {reply}")
+        else:
+            console.print(f"[bold]cogd>[/bold] {reply}", markup=False)
+
+
+def _streamed_prefix(reply: str, n: int) -> str:
+    return reply[:n]
+
+
+COMMANDS = (chat,)

@@ -1,0 +1,390 @@
+"""One turn of the cognitive loop (issue #4): write, roll over, recall, prompt, reply, monitor.
+
+    user turn → day_table (+ embeddings) → entry gate (+ scratch_buffer)
+    → rolled-out turns → exit gate → memories
+    → compound query → recall (verdict) → identity hash / full identity + goals
+    → System 1 reply → monitors → System 2 reflection when they call for it
+    → assistant turn → memory tags → outbox → NOTIFY
+
+Content is written before it is judged: the user turn is committed (its own
+transaction) before any model runs, so a crash later loses no acknowledged turn.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from agent.bus import Channel, notify
+from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
+from agent.domain.gates import EntryGateConfig, ExitGateConfig
+from agent.domain.monitors import MonitorConfig, MonitorReport, monitor
+from agent.domain.prompt import (
+    IdentityConfig,
+    IdentitySignals,
+    PromptParts,
+    RecalledLine,
+    build_messages,
+    full_identity,
+    full_identity_triggers,
+    identity_hash,
+)
+from agent.domain.recall import RecallConfig
+from agent.domain.tags import parse_memory_tags
+from agent.memory.identity import bootstrap_boundaries, load_goals, load_traits
+from agent.memory.recall import Recaller
+from agent.memory.rollover import RelevanceScorer, Rollover
+from agent.memory.turns import TurnInput, TurnWriter, WrittenTurn, clean_content
+
+logger = logging.getLogger(__name__)
+
+SESSION_USER = """
+SELECT s.user_id, u.tier FROM sessions s JOIN users u USING (user_id) WHERE s.session_id = %s
+"""
+
+WINDOW = """
+SELECT entry_id, role, content, coalesce(token_count, 0)
+FROM day_table
+WHERE session_id = %s AND message_type = 'dialogue'
+ORDER BY turn_number DESC
+LIMIT 400
+"""
+
+RECENT_INJECTED = """
+SELECT items FROM recall_log WHERE session_id = %s ORDER BY id DESC LIMIT %s
+"""
+
+LAST_OUTBOX_META = """
+SELECT metadata FROM outbox WHERE session_id = %s ORDER BY id DESC LIMIT 1
+"""
+
+PREVIOUS_USER_SIMILARITY = """
+SELECT 1 - (p.universal_embedding <=> c.universal_embedding)
+FROM day_table c, day_table p
+WHERE c.entry_id = %(entry_id)s AND p.session_id = c.session_id AND p.role = 'user'
+  AND p.turn_number < c.turn_number AND p.universal_embedding IS NOT NULL
+ORDER BY p.turn_number DESC LIMIT 1
+"""
+
+
+@dataclass
+class LoopConfig:
+    entry: EntryGateConfig
+    exit: ExitGateConfig
+    recall: RecallConfig
+    identity: IdentityConfig
+    monitors: MonitorConfig
+    window_tokens: int
+    boundaries: list[str]
+    recent_recall_turns: int = 3
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> LoopConfig:
+        return cls(
+            entry=EntryGateConfig.from_table(settings.entry_gate),
+            exit=ExitGateConfig.from_table(settings.exit_gate),
+            recall=RecallConfig.from_table(settings.recall),
+            identity=IdentityConfig.from_tables(
+                settings.identity, settings.context, settings.goals
+            ),
+            monitors=MonitorConfig.from_table(settings.monitors),
+            window_tokens=int(settings.context.get("window_tokens", 4000)),
+            boundaries=list(settings.identity.get("bootstrap_boundaries", [])),
+        )
+
+
+@dataclass
+class TurnResult:
+    reply: str
+    user_entry_id: Any
+    assistant_entry_id: Any
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class CognitiveLoop:
+    """Everything one turn needs, built once per process."""
+
+    def __init__(
+        self,
+        settings: Any,
+        recorder: Any = None,
+        *,
+        rng: random.Random | None = None,
+    ) -> None:
+        from agent.providers import factory
+
+        self.settings = settings
+        self.cfg = LoopConfig.from_settings(settings)
+        self.universal = factory.build_universal_embedder(settings)
+        self.native = factory.build_native_embedder(settings, recorder)
+        self.system1 = factory.build_llm(settings, "system1", recorder)
+        self.system2 = factory.build_llm(settings, "system2", recorder)
+        self.reranker = factory.build_reranker(settings, recorder)
+        self.count_tokens: Callable[[str], int] = self.system1.count_tokens
+        self.rng = rng or random.Random()
+        self.writer = TurnWriter(
+            self.universal, self.native, self.count_tokens, self.cfg.entry, self.rng
+        )
+        self.recaller = Recaller(
+            self.universal, self.reranker, self.cfg.recall, self.count_tokens
+        )
+        self.relevance = RelevanceScorer(lambda texts: self.universal.embed_documents(list(texts)))
+        self.rollover = Rollover(self.cfg.entry, self.cfg.exit, self.relevance, self.rng)
+        self._boundary_vectors: tuple[list[str], Any] | None = None
+        self._bootstrapped = False
+
+    # -- set-up ---------------------------------------------------------------
+
+    def bootstrap(self, conn: psycopg.Connection[Any]) -> None:
+        """Blank identity with only the configured hard safety boundaries (once)."""
+        if self._bootstrapped:
+            return
+        with conn.transaction():
+            bootstrap_boundaries(conn, self.cfg.boundaries)
+        self._bootstrapped = True
+
+    # -- the turn -------------------------------------------------------------
+
+    def write_user_turn(
+        self, conn: psycopg.Connection[Any], session_id: Any, content: str,
+        inbox_id: int | None = None,
+    ) -> WrittenTurn | None:
+        """Commit the user's message (with embeddings and the entry gate) before anything else."""
+        if inbox_id is not None:
+            row = conn.execute(
+                "SELECT entry_id FROM day_table WHERE inbox_id = %s AND role = 'user'", (inbox_id,)
+            ).fetchone()
+            if row:
+                return None  # written before a crash; the turn continues from here
+        user = conn.execute(SESSION_USER, (session_id,)).fetchone()
+        with conn.transaction():
+            written = self.writer.write(
+                conn,
+                [TurnInput(session_id=session_id, user_id=user[0] if user else None,
+                           user_tier=user[1] if user else None, role="user", content=content,
+                           inbox_id=inbox_id)],
+            )
+        return written[0]
+
+    def answer(
+        self,
+        conn: psycopg.Connection[Any],
+        session_id: Any,
+        content: str,
+        *,
+        inbox_id: int | None = None,
+        on_partial: Callable[[str], None] | None = None,
+    ) -> TurnResult:
+        started = time.perf_counter()
+        raw = content  # the writer cleans it again and records what it changed
+        content, _ = clean_content(content)  # InputError for an empty message
+        self.bootstrap(conn)
+        self.write_user_turn(conn, session_id, raw, inbox_id)
+        user_entry = self._user_entry(conn, session_id, inbox_id)
+        traits = load_traits(conn)
+        goals = load_goals(conn)
+        self.relevance.set_targets(
+            [t.description or t.name for t in traits if not t.is_boundary]
+            + [g.description or g.name for g in goals]
+        )
+        # 2. rolling window; what rolled out goes through the exit gate
+        exits = self.rollover.run(conn, session_id, self.cfg.window_tokens)
+        rows = conn.execute(WINDOW, (session_id,)).fetchall()
+        newest_first = [WindowTurn(r[0], r[1], r[2], int(r[3])) for r in rows]
+        inside, _ = split_window(newest_first, self.cfg.window_tokens)
+        user_msgs = [t.content for t in inside if t.role == "user"]
+        last_assistant = next((t.content for t in reversed(inside) if t.role == "assistant"), "")
+        # 3. recall on the compound query; the verdict judges the message itself
+        query_text = compound_query(
+            content, user_msgs[:-1], frame=last_assistant[:300],
+            max_messages=self.cfg.recall.compound_query_messages,
+        )
+        recent = self._recent_injected(conn, session_id) | {f"day_table:{t.entry_id}"
+                                                            for t in inside}
+        outcome = self.recaller.recall(
+            conn, query_text, verdict_text=content, recent_ids=recent, session_id=session_id,
+            entry_id=user_entry,
+        )
+        recalled = [i for i in outcome.result.items if i.verdict != "no_match"]
+        # 4. identity: the hash always, the full identity on a trigger
+        boundary_sims = self._boundary_similarities(content, traits)
+        last_meta = conn.execute(LAST_OUTBOX_META, (session_id,)).fetchone()
+        topic = conn.execute(PREVIOUS_USER_SIMILARITY, {"entry_id": user_entry}).fetchone()
+        signals = IdentitySignals(
+            session_start=len(user_msgs) <= 1 and not last_meta,
+            topic_similarity=None if topic is None else float(topic[0]),
+            context_fraction=window_fraction(inside, self.cfg.window_tokens),
+            boundary_relevant=any(
+                s >= self.cfg.monitors.boundary_min_similarity for s in boundary_sims.values()
+            ),
+            after_system2=bool(last_meta and (last_meta[0] or {}).get("escalated")),
+        )
+        fired = full_identity_triggers(signals, self.cfg.identity)
+        identity_block = (
+            full_identity(traits, goals, self.cfg.identity, self.count_tokens)
+            if fired else identity_hash(traits, goals, self.cfg.identity)
+        )
+        history = [(t.role, t.content) for t in inside]
+        parts = PromptParts(
+            identity=identity_block,
+            recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict) for i in recalled],
+            thoughts=self._thoughts(conn, session_id),
+            history=history,
+            user_message=content,
+        )
+        # 5. System 1, then the monitors; System 2 when they call for it
+        reply, logprobs, fallback = self._system1(parts, on_partial)
+        report = monitor(content, reply, outcome.result.best_match, logprobs, boundary_sims,
+                         self.cfg.monitors)
+        loops = 0
+        escalated = report.escalate
+        first_report = report
+        again = report.escalate
+        while again and loops < self.cfg.monitors.max_reflection_loops:
+            loops += 1
+            parts.reflection = _reflection_note(reply, report)
+            result = self.system2.chat(build_messages(parts), want_logprobs=True)
+            reply = result.text
+            fallback = fallback or result.fallback
+            lps = [t.logprob for t in result.logprobs] if result.logprobs else None
+            report = monitor(content, reply, outcome.result.best_match, lps, boundary_sims,
+                             self.cfg.monitors)
+            # stakes belong to the request and fire again on every pass: one reflection
+            # answers them; further loops only while two or more other triggers remain
+            again = len(report.triggers) >= self.cfg.monitors.escalation_min_triggers
+        cited = parse_memory_tags(reply)
+        valid_ids = {i.id.split(":", 1)[1]: i.kind for i in recalled}
+        metadata = {
+            "fallback": fallback,
+            "model": {"system1": self.system1.model, "system2": self.system2.model},
+            "recall": {"verdict": outcome.result.verdict, "log_id": outcome.log_id,
+                       "items": [i.id for i in recalled],
+                       "latency_ms": round(outcome.latency_ms, 1)},
+            "identity": {"mode": "full" if fired else "hash", "triggers": fired},
+            "monitors": first_report.as_dict(),
+            "escalated": escalated,
+            "reflection_loops": loops,
+            "citations": cited,
+            "exit_gate": [{"entry_id": str(e.entry_id), "action": e.action} for e in exits],
+        }
+        # 6-7. the assistant turn, citations, escalation record, outbox, NOTIFY
+        with conn.transaction():
+            user = conn.execute(SESSION_USER, (session_id,)).fetchone()
+            written = self.writer.write(
+                conn,
+                [TurnInput(session_id=session_id, user_id=user[0] if user else None,
+                           user_tier=user[1] if user else None, role="assistant",
+                           content=reply if reply.strip() else "(no reply)")],
+                notify_turn=False,
+            )
+            assistant_entry = written[0].entry_id if written[0] else None
+            for cid in cited:
+                conn.execute(
+                    "INSERT INTO memory_citations (entry_id, cited_id, cited_kind, valid) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    (assistant_entry, cid, valid_ids.get(cid), cid in valid_ids),
+                )
+            if escalated:
+                conn.execute(
+                    "INSERT INTO escalations (entry_id, session_id, triggers, stakes, monitors,"
+                    " loops, outcome) VALUES (%s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s)",
+                    (user_entry, session_id, json.dumps(first_report.triggers),
+                     json.dumps(first_report.stakes), json.dumps(report.as_dict()), loops,
+                     "max_loops_reached" if again else "reflected"),
+                )
+            metadata["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+            if inbox_id is not None:
+                out = conn.execute(
+                    "INSERT INTO outbox (inbox_id, session_id, content, metadata) "
+                    "VALUES (%s, %s, %s, %s::jsonb) RETURNING id",
+                    (inbox_id, session_id, reply, json.dumps(metadata, default=str)),
+                ).fetchone()
+                conn.execute(
+                    "UPDATE inbox SET status = 'done', processed_at = now() WHERE id = %s",
+                    (inbox_id,),
+                )
+                assert out is not None
+                notify(conn, Channel.OUTBOX, "outbox", out[0])
+            notify(conn, Channel.TURN, "day_table", str(assistant_entry))
+        return TurnResult(reply, user_entry, assistant_entry, metadata)
+
+    # -- helpers --------------------------------------------------------------
+
+    def _user_entry(
+        self, conn: psycopg.Connection[Any], session_id: Any, inbox_id: int | None
+    ) -> Any:
+        if inbox_id is not None:
+            row = conn.execute(
+                "SELECT entry_id FROM day_table WHERE inbox_id = %s AND role = 'user'", (inbox_id,)
+            ).fetchone()
+        else:
+            row = conn.execute(
+                "SELECT entry_id FROM day_table WHERE session_id = %s AND role = 'user' "
+                "ORDER BY turn_number DESC LIMIT 1", (session_id,)
+            ).fetchone()
+        return row[0] if row else None
+
+    def _recent_injected(self, conn: psycopg.Connection[Any], session_id: Any) -> set[str]:
+        ids: list[str] = []
+        for (items,) in conn.execute(
+            RECENT_INJECTED, (session_id, self.cfg.recent_recall_turns)
+        ):
+            ids += [i["id"] for i in items or [] if i.get("verdict") != "no_match"]
+        return set(ids[: self.cfg.recall.injected_dedup_size])
+
+    def _boundary_similarities(self, text: str, traits: list[Any]) -> dict[str, float]:
+        bounds = [t for t in traits if t.is_boundary]
+        if not bounds:
+            return {}
+        names = [t.name for t in bounds]
+        if self._boundary_vectors is None or self._boundary_vectors[0] != names:
+            vecs = self.universal.embed_documents([t.description for t in bounds])
+            self._boundary_vectors = (names, np.asarray(vecs))
+        q = np.asarray(self.universal.embed_query(text))
+        sims = self._boundary_vectors[1] @ q
+        return {n: float(s) for n, s in zip(names, sims, strict=True)}
+
+    def _thoughts(self, conn: psycopg.Connection[Any], session_id: Any) -> list[str]:
+        """'Recalled without being asked' (written by the idle DMN, issue #5): at most 3."""
+        rows = conn.execute(
+            "UPDATE thoughts SET status = 'injected', injected_at = now() WHERE thought_id IN ("
+            " SELECT thought_id FROM thoughts WHERE status = 'new' AND kind = 'proactive_recall'"
+            " AND (session_id = %s OR session_id IS NULL) ORDER BY created_at DESC LIMIT 3)"
+            " RETURNING content",
+            (session_id,),
+        ).fetchall()
+        return list(dict.fromkeys(r[0] for r in rows))
+
+    def _system1(
+        self, parts: PromptParts, on_partial: Callable[[str], None] | None
+    ) -> tuple[str, list[float] | None, bool]:
+        messages = build_messages(parts)
+        if on_partial is None:
+            result = self.system1.chat(messages, want_logprobs=True)
+            lps = [t.logprob for t in result.logprobs] if result.logprobs else None
+            return result.text, lps, result.fallback
+        # streamed: no logprobs, so the confidence monitor has nothing to judge
+        chunks: list[str] = []
+        for chunk in self.system1.stream(messages):
+            chunks.append(chunk)
+            on_partial("".join(chunks))
+        text = "".join(chunks)
+        return text, None, text.startswith("[heuristic fallback]")
+
+
+def _reflection_note(draft: str, report: MonitorReport) -> str:
+    concerns = ", ".join(report.triggers + report.stakes) or "none"
+    return (
+        f"A first draft was: {draft[:1500]!r}. Monitors raised: {concerns}. "
+        "Reconsider carefully: if memory does not support a claim, say so; if the request "
+        "is irreversible or asks you to change your identity or goals, do not comply "
+        "without explicit operator approval; then give the final answer only."
+    )

@@ -1,0 +1,179 @@
+"""`cogd import FILE.jsonl`: conversation history through the live write path.
+
+One message per line: {"session", "speaker", "role", "content", "timestamp",
+"external_id"}. Idempotent on external_id (a line without one gets a stable id
+derived from its session, speaker, role, timestamp and content). A bad line is
+reported with its line number and skipped, or stops the import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, Any
+
+import psycopg
+
+from agent.errors import InputError
+from agent.memory.sessions import ensure_session, ensure_user
+from agent.memory.turns import ROLES, TurnInput, TurnWriter
+
+
+@dataclass(frozen=True)
+class ImportLine:
+    lineno: int
+    session: str
+    speaker: str
+    role: str
+    content: str
+    timestamp: datetime | None
+    external_id: str
+
+
+@dataclass
+class ImportReport:
+    lines: int = 0
+    inserted: int = 0
+    duplicates: int = 0
+    errors: list[str] = field(default_factory=list)
+    scratched: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "lines": self.lines, "inserted": self.inserted, "duplicates": self.duplicates,
+            "errors": len(self.errors), "scratched": self.scratched,
+            "error_lines": self.errors[:50],
+        }
+
+
+def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
+    """One JSONL line, validated; InputError naming the line and the problem."""
+    where = f"line {lineno}"
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(f"{where}: not JSON ({exc.__class__.__name__}: {exc})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    content = data.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise InputError(f"{where}: 'content' must be a non-empty string")
+    role = data.get("role", "user")
+    if role not in ROLES:
+        raise InputError(f"{where}: 'role' must be one of {', '.join(ROLES)}, got {role!r}")
+    session = data.get("session")
+    if session is None or not str(session).strip():
+        raise InputError(f"{where}: 'session' is required")
+    speaker = data.get("speaker") or (default_user if role == "user" else role)
+    if not isinstance(speaker, str):
+        raise InputError(f"{where}: 'speaker' must be a string")
+    stamp = data.get("timestamp")
+    when: datetime | None = None
+    if stamp is not None:
+        if not isinstance(stamp, str):
+            raise InputError(f"{where}: 'timestamp' must be an ISO 8601 string")
+        try:
+            when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        except ValueError:
+            raise InputError(f"{where}: 'timestamp' {stamp!r} is not ISO 8601") from None
+        if when.tzinfo is None:
+            raise InputError(f"{where}: 'timestamp' {stamp!r} has no time zone")
+    ext = data.get("external_id")
+    if ext is None:
+        digest = hashlib.sha256(
+            json.dumps([str(session), speaker, role, stamp, content]).encode()
+        ).hexdigest()[:32]
+        ext = f"sha256:{digest}"
+    elif not isinstance(ext, str | int) or not str(ext).strip():
+        raise InputError(f"{where}: 'external_id' must be a non-empty string")
+    return ImportLine(lineno, str(session), speaker, role, content, when, str(ext))
+
+
+def read_lines(
+    stream: IO[str], default_user: str, report: ImportReport, stop_on_error: bool
+) -> Iterator[ImportLine]:
+    for lineno, raw in enumerate(stream, start=1):
+        if not raw.strip():
+            continue
+        report.lines += 1
+        try:
+            yield parse_line(lineno, raw, default_user)
+        except InputError as exc:
+            if stop_on_error:
+                raise
+            report.errors.append(str(exc))
+
+
+class Importer:
+    def __init__(
+        self, conn: psycopg.Connection[Any], writer: TurnWriter, default_user: str,
+        batch_size: int = 64,
+    ) -> None:
+        self.conn = conn
+        self.writer = writer
+        self.default_user = default_user
+        self.batch_size = batch_size
+        self._sessions: dict[str, tuple[Any, Any, str]] = {}
+
+    def _session(self, line: ImportLine) -> tuple[Any, Any, str]:
+        if line.session not in self._sessions:
+            handle = line.speaker if line.role == "user" else self.default_user
+            user_id = ensure_user(self.conn, handle)
+            tier = self.conn.execute(
+                "SELECT tier FROM users WHERE user_id = %s", (user_id,)
+            ).fetchone()
+            sid = ensure_session(self.conn, user_id, line.session, channel="import")
+            self._sessions[line.session] = (sid, user_id, tier[0] if tier else "normal")
+        return self._sessions[line.session]
+
+    def run(
+        self,
+        lines: Iterator[ImportLine],
+        report: ImportReport,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportReport:
+        batch: list[ImportLine] = []
+        for line in lines:
+            batch.append(line)
+            if len(batch) >= self.batch_size:
+                self._flush(batch, report, progress)
+                batch = []
+        if batch:
+            self._flush(batch, report, progress)
+        return report
+
+    def _flush(
+        self, batch: list[ImportLine], report: ImportReport,
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        with self.conn.transaction():
+            # lines imported before are counted without embedding them again
+            seen = {r[0] for r in self.conn.execute(
+                "SELECT external_id FROM day_table WHERE external_id = ANY(%s)",
+                ([line.external_id for line in batch],),
+            )}
+            fresh = [line for line in batch if line.external_id not in seen]
+            report.duplicates += len(batch) - len(fresh)
+            turns = []
+            for line in fresh:
+                sid, uid, tier = self._session(line)
+                turns.append(
+                    TurnInput(
+                        session_id=sid, user_id=uid, user_tier=tier, role=line.role,
+                        content=line.content, external_id=line.external_id,
+                        created_at=line.timestamp,
+                    )
+                )
+            # one NOTIFY per batch, never per row
+            written = self.writer.write(self.conn, turns, notify_turn=True)
+        for turn in written:
+            if turn is None:
+                report.duplicates += 1
+            else:
+                report.inserted += 1
+                report.scratched += int(turn.scratched)
+        if progress:
+            progress(len(batch))

@@ -1,0 +1,145 @@
+"""What the REPL's slash commands and the memory commands show: plain text from rows.
+
+/identity /goals /status /recall /why /remember /forget (agent/commands/chat.py)
+and `cogd recall` share these, so both read the same tables the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import psycopg
+
+from agent.domain.prompt import IdentityConfig, identity_hash
+from agent.errors import InputError
+from agent.memory.identity import load_goals, load_traits
+
+
+def identity_text(conn: psycopg.Connection[Any], settings: Any = None) -> str:
+    cfg = (IdentityConfig.from_tables(settings.identity, settings.context, settings.goals)
+           if settings is not None else IdentityConfig())
+    traits = load_traits(conn)
+    if not traits:
+        return "identity is blank (no boundaries yet: the loop adds them on its first turn)"
+    return identity_hash(traits, [], cfg)
+
+
+def goals_text(conn: psycopg.Connection[Any]) -> str:
+    goals = load_goals(conn)
+    if not goals:
+        return "no active goals yet (consolidation promotes them from evidence, issue #5)"
+    return "\n".join(f"{g.weight:.2f}  {g.name}: {g.description}" for g in goals)
+
+
+def status_text(conn: psycopg.Connection[Any]) -> str:
+    procs = conn.execute(
+        "SELECT name, pid, state, alive FROM v_processes ORDER BY name"
+    ).fetchall()
+    counts = {
+        t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[index]
+        for t in ("day_table", "scratch_buffer", "memories", "gate_decisions", "recall_log")
+    }
+    lines = [f"{n} pid {p}: {s}{'' if a else ' (stale)'}" for n, p, s, a in procs] or [
+        "no worker processes (answering in-process)"
+    ]
+    lines.append("  ".join(f"{t}={c}" for t, c in counts.items()))
+    return "\n".join(lines)
+
+
+def format_recall(payload: dict[str, Any]) -> str:
+    lines = [f"verdict: {payload['verdict']}  ({payload['latency_ms']:.0f} ms, "
+             f"{payload['candidates']} candidates)"]
+    for i in payload["items"]:
+        text = " ".join(i["content"].split())
+        if len(text) > 160:
+            text = text[:157] + "..."
+        lines.append(f"  {i['verdict']:<12} {i['score']:.3f}  {i['id']}  {text}")
+        ext = i["sources"]["external"]
+        if ext:
+            lines.append(f"  {'':<12} sources: {', '.join(ext)}")
+    return "\n".join(lines)
+
+
+def recall_payload(outcome: Any) -> dict[str, Any]:
+    r = outcome.result
+    return {
+        "query": outcome.query_text,
+        "verdict": r.verdict,
+        "latency_ms": round(outcome.latency_ms, 2),
+        "candidates": r.candidates,
+        "reranked": r.reranked,
+        "items": [i.as_dict() for i in r.items],
+    }
+
+
+def why_text(conn: psycopg.Connection[Any], payload: dict[str, Any]) -> str:
+    """Where the matching memories come from: their source turns."""
+    lines = [format_recall(payload)]
+    for item in payload["items"][:5]:
+        for entry in item["sources"]["day_table"]:
+            row = conn.execute(
+                "SELECT created_at, role, left(content, 200) FROM day_table WHERE entry_id = %s",
+                (entry,),
+            ).fetchone()
+            if row:
+                lines.append(f"  <- {item['id']} from turn {entry} ({row[1]}, "
+                             f"{row[0]:%Y-%m-%d %H:%M}): {' '.join(row[2].split())}")
+    return "\n".join(lines)
+
+
+def remember(
+    conn: psycopg.Connection[Any], loop: Any, session_id: Any, user_id: Any, text: str
+) -> Any:
+    """An explicit memory: written as a day_table turn first, then persisted."""
+    from agent.memory.turns import TurnInput
+
+    with conn.transaction():
+        written = loop.writer.write(
+            conn, [TurnInput(session_id=session_id, user_id=user_id, role="user",
+                             content=text, message_type="system")],
+        )
+        entry = written[0]
+        assert entry is not None
+        row = conn.execute(
+            "INSERT INTO memories (user_id, session_id, source_entry_id, memory_type, content,"
+            " universal_embedding, native_embedding, native_model, importance, metadata)"
+            " SELECT user_id, session_id, entry_id, %s, content, universal_embedding,"
+            " native_embedding, native_model, 0.8, %s::jsonb FROM day_table WHERE entry_id = %s"
+            " RETURNING memory_id",
+            (loop_hint(text), json.dumps({"gate": "explicit /remember"}), entry.entry_id),
+        ).fetchone()
+        assert row is not None
+        conn.execute(
+            "INSERT INTO audit_log (actor, action, target, details) "
+            "VALUES ('user', 'remember', %s, %s::jsonb)",
+            (str(row[0]), json.dumps({"entry_id": str(entry.entry_id)})),
+        )
+    return row[0]
+
+
+def loop_hint(text: str) -> str:
+    from agent.domain.gates import EntryGateConfig, memory_type_hint, rule_signals
+
+    return memory_type_hint(text, rule_signals(text, "user", EntryGateConfig()))
+
+
+def forget(conn: psycopg.Connection[Any], arg: str) -> str:
+    """Archive a memory: never deleted, still queryable, audit-logged."""
+    try:
+        mid = uuid.UUID(arg.strip().removeprefix("memory:"))
+    except ValueError:
+        raise InputError(f"/forget needs a memory id (a uuid), got {arg!r}") from None
+    with conn.transaction():
+        row = conn.execute(
+            "UPDATE memories SET status = 'archived', updated_at = now() WHERE memory_id = %s "
+            "RETURNING memory_id", (mid,),
+        ).fetchone()
+        if row is None:
+            raise InputError(f"no memory {mid}")
+        conn.execute(
+            "INSERT INTO audit_log (actor, action, target, details) "
+            "VALUES ('user', 'forget', %s, '{\"status\": \"archived\"}'::jsonb)", (str(mid),),
+        )
+    return f"memory {mid} archived (kept, still searchable; see audit_log)"

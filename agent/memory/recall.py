@@ -1,0 +1,223 @@
+"""Recall (issue #4, step 3): the database side of the retrieval chain.
+
+dense (HNSW over day_table, memories, holographic_blocks) | sparse (full text with
+CJK bigrams) | cortex port → the domain pipeline (RRF, recency x importance x goal
+boost, rerank, verdict, recently-injected filter, token budget) → recall_log.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import psycopg
+
+from agent.db.queries import query, vector_text
+from agent.domain import lexical
+from agent.domain import recall as domain
+from agent.providers.ports import Embedder, Reranker
+
+MAX_QUERY_TERMS = 64
+DOC_FREQ_CAP = 5000
+
+
+class CortexStore(Protocol):
+    """Long-term blocks in LanceDB (issue #6); returns (id, content, similarity)."""
+
+    def search(self, vector: Sequence[float], k: int) -> list[tuple[str, str, float]]: ...
+
+
+class EmptyCortex:
+    """The cortex before the night cycle has migrated anything (issue #6)."""
+
+    def search(self, vector: Sequence[float], k: int) -> list[tuple[str, str, float]]:
+        return []
+
+
+def tsquery_text(terms: list[str]) -> str | None:
+    """An OR of quoted prefix lexemes for to_tsquery('simple', ...): 'allerg':* | '喜欢':*."""
+    if not terms:
+        return None
+    return " | ".join("'" + t.replace("'", "''") + "':*" for t in terms[:MAX_QUERY_TERMS])
+
+
+
+@dataclass
+class RecallOutcome:
+    result: domain.RecallResult
+    query_text: str
+    latency_ms: float
+    log_id: int | None
+
+
+class Recaller:
+    def __init__(
+        self,
+        embedder: Embedder,
+        reranker: Reranker | None,
+        cfg: domain.RecallConfig,
+        count_tokens: Callable[[str], int],
+        cortex: CortexStore | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.reranker = reranker
+        self.cfg = cfg
+        self.count_tokens = count_tokens
+        self.cortex = cortex or EmptyCortex()
+
+    def candidates(
+        self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None
+    ) -> list[domain.Candidate]:
+        """Dense | sparse | cortex candidates, each with similarity and term coverage.
+
+        `text` is what is searched (the compound query in the loop); `verdict_text`
+        (default: `text`) is what the verdict judges: the question actually asked.
+        """
+        qvec_raw = self.embedder.embed_query(text)
+        qvec = vector_text(qvec_raw)
+        judge = verdict_text or text
+        jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
+        pool = k * max(1, int(self.cfg.rerank_candidate_multiplier))
+        found: dict[str, domain.Candidate] = {}
+
+        def add(key: str, **fields: Any) -> None:
+            if key in found:
+                found[key] = found[key].merge(**fields)
+            else:
+                found[key] = domain.Candidate(id=key, **fields)
+
+        params = {"query": qvec, "k": pool}
+        for rank, r in enumerate(conn.execute(query("recall_dense_day_table"), params), 1):
+            add(f"day_table:{r[0]}", kind="day_table", content=r[3], created_at=r[4],
+                importance=0.5, dense_rank=rank, source_ids=(str(r[0]),),
+                external_ids=(r[5],) if r[5] else (), token_count=r[6])
+        for rank, r in enumerate(conn.execute(query("recall_dense_memories"), params), 1):
+            add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
+                importance=r[4], dense_rank=rank, status=r[6],
+                source_ids=(str(r[5]),) if r[5] else (), external_ids=(r[8],) if r[8] else ())
+        for rank, r in enumerate(conn.execute(query("recall_dense_blocks"), params), 1):
+            add(f"block:{r[0]}", kind="block", content=json.dumps(r[2])[:4000],
+                created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)),
+                similarity=1 - r[5], dense_rank=rank, source_ids=())
+        qterms = lexical.terms(judge)
+        ts = tsquery_text(lexical.terms(text))
+        if ts:
+            sparse = {"tsquery": ts, "k": pool}
+            rank = 0
+            for r in conn.execute(query("recall_sparse_day_table"), sparse):
+                rank += 1
+                add(f"day_table:{r[0]}", kind="day_table", content=r[3], created_at=r[4],
+                    importance=0.5, sparse_rank=rank, source_ids=(str(r[0]),),
+                    external_ids=(r[5],) if r[5] else (), token_count=r[6])
+            for r in conn.execute(query("recall_sparse_memories"), sparse):
+                rank += 1
+                add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
+                    importance=r[4], sparse_rank=rank, status=r[6],
+                    source_ids=(str(r[5]),) if r[5] else (),
+                    external_ids=(r[8],) if r[8] else ())
+        for rank, (cid, content, sim) in enumerate(
+            self.cortex.search([float(x) for x in qvec_raw], pool), 1
+        ):
+            add(f"cortex:{cid}", kind="cortex", content=content, created_at=None,
+                importance=0.5, similarity=sim, cortex_rank=rank, source_ids=())
+        self._fill_similarity(conn, jvec, found)
+        weights = self.term_weights(conn, qterms)
+        for key, cand in found.items():
+            found[key] = replace(cand, coverage=lexical.coverage(qterms, cand.content, weights))
+        return list(found.values())
+
+    def term_weights(self, conn: psycopg.Connection[Any], qterms: list[str]) -> dict[str, float]:
+        """IDF of each query term over day_table (document frequencies capped)."""
+        if not qterms:
+            return {}
+        size = conn.execute(query("day_table_size")).fetchone()
+        n_docs = max(1, int(size[0])) if size else 1
+        rows = conn.execute(query("term_doc_freq"), {"terms": qterms, "cap": DOC_FREQ_CAP})
+        return {t: lexical.idf(int(df), n_docs) for t, df in rows}
+
+    def _fill_similarity(
+        self, conn: psycopg.Connection[Any], qvec: str, found: dict[str, domain.Candidate]
+    ) -> None:
+        """Cosine of every database candidate to the judged query (one query per table)."""
+        for kind, name in (("day_table", "similarity_by_ids_day_table"),
+                           ("memory", "similarity_by_ids_memories")):
+            ids = [c.id.split(":", 1)[1] for c in found.values() if c.kind == kind]
+            if not ids:
+                continue
+            for rid, sim in conn.execute(query(name), {"query": qvec, "ids": ids}):
+                key = f"{kind}:{rid}"
+                found[key] = replace(found[key], similarity=float(sim))
+
+    def recall(
+        self,
+        conn: psycopg.Connection[Any],
+        text: str,
+        *,
+        verdict_text: str | None = None,
+        k: int | None = None,
+        verify: bool = False,
+        recent_ids: set[str] | None = None,
+        session_id: Any = None,
+        entry_id: Any = None,
+        budget_tokens: int | None = None,
+        now: datetime | None = None,
+        log: bool = True,
+    ) -> RecallOutcome:
+        started = time.perf_counter()
+        k = k or int(self.cfg.top_k)
+        cands = self.candidates(conn, text, k, verdict_text)
+        rerank_scores = self._rerank(text, cands)
+        result = domain.recall_pipeline(
+            cands,
+            now=now or datetime.now(UTC),
+            cfg=self.cfg,
+            k=k,
+            rerank_scores=rerank_scores,
+            verify=verify,
+            recent_ids=recent_ids or set(),
+            budget_tokens=budget_tokens if budget_tokens is not None else self.cfg.token_budget,
+            count_tokens=self.count_tokens,
+        )
+        latency = (time.perf_counter() - started) * 1000
+        log_id = self._log(conn, text, result, latency, session_id, entry_id) if log else None
+        return RecallOutcome(result=result, query_text=text, latency_ms=latency, log_id=log_id)
+
+    def _rerank(self, text: str, cands: list[domain.Candidate]) -> dict[str, float] | None:
+        if self.reranker is None or not getattr(self.reranker, "enabled", False) or not cands:
+            return None
+        ranked = self.reranker.rerank(text, [c.content for c in cands])
+        return {cands[r.index].id: float(r.score) for r in ranked}
+
+    def _log(
+        self, conn: psycopg.Connection[Any], text: str, result: domain.RecallResult,
+        latency: float, session_id: Any, entry_id: Any,
+    ) -> int | None:
+        items = [
+            {"id": i.id, "kind": i.kind, "score": round(i.score, 5), "verdict": i.verdict,
+             "similarity": None if i.similarity is None else round(i.similarity, 5),
+             "match": None if i.match is None else round(i.match, 5)}
+            for i in result.items
+        ]
+        row = conn.execute(
+            "INSERT INTO recall_log (session_id, entry_id, query, verdict, items, latency_ms) "
+            "VALUES (%s, %s, %s, %s, %s::jsonb, %s) RETURNING id",
+            (session_id, entry_id, text, result.verdict, json.dumps(items), latency),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+
+def build_recaller(settings: Any, recorder: Any = None) -> Recaller:
+    """The recall pipeline as the loop builds it (same embedder, reranker and config)."""
+    from agent.providers import factory
+    from agent.providers.text import default_counter
+
+    return Recaller(
+        factory.build_universal_embedder(settings),
+        factory.build_reranker(settings, recorder),
+        domain.RecallConfig.from_table(settings.recall),
+        default_counter().count,
+    )

@@ -1,0 +1,266 @@
+"""Rolling context window and the exit gate (issue #4 step 2).
+
+Turns of a session that no longer fit the context window's token budget "roll
+out". Each is scored once by the exit gate (agent/domain/gates.py) and then:
+persisted to memories (typed), persisted and flagged (contradiction: a
+`contradicts` link to the memory it conflicts with), reinforcing an existing
+memory, left in scratch_buffer for consolidation, or dropped. Every outcome is a
+gate_decisions row (gate = 'exit') with its signals and reason. If scoring fails,
+the content is put in scratch_buffer (status pending) so consolidation retries it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from agent.domain.gates import (
+    EntryGateConfig,
+    ExitDecision,
+    ExitGateConfig,
+    ExitInput,
+    exit_gate,
+    memory_type_hint,
+    rule_signals,
+)
+
+logger = logging.getLogger(__name__)
+
+ROLLED_OUT = """
+SELECT entry_id, role, content, token_count, session_id, user_id
+FROM (
+    SELECT entry_id, role, content, token_count, session_id, user_id, turn_number,
+           sum(coalesce(token_count, 0)) OVER (ORDER BY turn_number DESC) AS newer_tokens,
+           row_number() OVER (ORDER BY turn_number DESC) AS age
+    FROM day_table
+    WHERE session_id = %(session_id)s AND message_type = 'dialogue'
+) t
+WHERE age > 1 AND newer_tokens > %(budget)s
+  AND NOT EXISTS (SELECT 1 FROM gate_decisions g
+                  WHERE g.gate = 'exit' AND g.entry_id = t.entry_id)
+ORDER BY turn_number
+LIMIT %(limit)s
+"""
+
+NEAREST_MEMORY = """
+SELECT m.memory_id, m.content, 1 - (m.universal_embedding <=> d.universal_embedding) AS sim
+FROM day_table d, memories m
+WHERE d.entry_id = %s AND m.universal_embedding IS NOT NULL AND m.status <> 'archived'
+ORDER BY m.universal_embedding <=> d.universal_embedding
+LIMIT 1
+"""
+
+INSERT_MEMORY = """
+INSERT INTO memories (user_id, session_id, source_entry_id, memory_type, content,
+                      universal_embedding, native_embedding, native_model, importance,
+                      confidence, landmark, metadata, created_at)
+SELECT d.user_id, d.session_id, d.entry_id, %(type)s, d.content, d.universal_embedding,
+       d.native_embedding, d.native_model, %(importance)s, %(confidence)s, %(importance)s >= 0.9,
+       %(metadata)s::jsonb, d.created_at
+FROM day_table d WHERE d.entry_id = %(entry_id)s
+RETURNING memory_id
+"""
+
+REINFORCE = """
+UPDATE memories
+SET evidence_count = evidence_count + 1,
+    importance = least(1.0, importance + %(gain)s / log(2, evidence_count + 2)),
+    updated_at = now()
+WHERE memory_id = %(memory_id)s
+"""
+
+INSERT_EXIT = """
+INSERT INTO gate_decisions (gate, entry_id, scratch_id, session_id, decision, score, signals,
+                            reason, memory_id)
+VALUES ('exit', %s, %s, %s, %s, %s, %s::jsonb, %s, %s)
+"""
+
+DECISION_FOR = {"persist": "keep", "persist_flag": "flag", "reinforce": "keep",
+                "buffer": "scratch", "drop": "drop"}
+REINFORCE_GAIN = 0.05  # seed 000 §10.2 supporting evidence +0.05, diminishing (log2)
+
+
+@dataclass(frozen=True)
+class ExitOutcome:
+    entry_id: Any
+    action: str
+    memory_id: Any
+    reason: str
+
+
+class Rollover:
+    def __init__(
+        self,
+        entry_cfg: EntryGateConfig,
+        exit_cfg: ExitGateConfig,
+        relevance: Callable[[str], float | None],
+        rng: random.Random | None = None,
+    ) -> None:
+        self.entry_cfg = entry_cfg
+        self.exit_cfg = exit_cfg
+        self.relevance = relevance
+        self.rng = rng or random.Random()
+
+    def rolled_out(
+        self, conn: psycopg.Connection[Any], session_id: Any, budget_tokens: int, limit: int = 200
+    ) -> list[tuple[Any, ...]]:
+        return conn.execute(
+            ROLLED_OUT, {"session_id": session_id, "budget": budget_tokens, "limit": limit}
+        ).fetchall()
+
+    def run(
+        self, conn: psycopg.Connection[Any], session_id: Any, budget_tokens: int
+    ) -> list[ExitOutcome]:
+        """Exit-gate every turn of the session that left the window (each once)."""
+        out: list[ExitOutcome] = []
+        for row in self.rolled_out(conn, session_id, budget_tokens):
+            entry_id, role, content = row[0], row[1], row[2]
+            try:
+                with conn.transaction():
+                    out.append(self.judge(conn, entry_id, role, content, row[4], row[5]))
+            except psycopg.OperationalError:
+                raise
+            except Exception as exc:  # scoring failed: the scratch buffer keeps the content
+                logger.exception("exit gate failed for %s", entry_id)
+                with conn.transaction():
+                    self._failed(conn, entry_id, content, row[4], row[5], exc)
+                out.append(ExitOutcome(entry_id, "buffer", None, f"exit gate failed: {exc}"))
+        return out
+
+    def judge(
+        self, conn: psycopg.Connection[Any], entry_id: Any, role: str, content: str,
+        session_id: Any, user_id: Any,
+    ) -> ExitOutcome:
+        signals = rule_signals(content, role, self.entry_cfg)
+        nearest = conn.execute(NEAREST_MEMORY, (entry_id,)).fetchone()
+        decision = exit_gate(
+            ExitInput(
+                text=content,
+                rule_score=round(sum(signals.values()), 4),
+                nearest_similarity=None if nearest is None else float(nearest[2]),
+                nearest_text=None if nearest is None else nearest[1],
+                relevance=self.relevance(content),
+                explicit="explicit_marker" in signals,
+            ),
+            self.exit_cfg,
+            self.rng,
+        )
+        scratch = conn.execute(
+            "SELECT id FROM scratch_buffer WHERE entry_id = %s ORDER BY id LIMIT 1", (entry_id,)
+        ).fetchone()
+        scratch_id = scratch[0] if scratch else None
+        memory_id = None
+        if decision.persists:
+            memory_id = self._persist(conn, entry_id, content, signals, decision)
+            if decision.action == "persist_flag" and nearest is not None:
+                conn.execute(
+                    "INSERT INTO memory_links (source_id, target_id, link_type, strength, metadata)"
+                    " VALUES (%s, %s, 'contradicts', %s, %s::jsonb) ON CONFLICT DO NOTHING",
+                    (memory_id, nearest[0], float(nearest[2]),
+                     json.dumps({"detector": "negation/value heuristic", "resolved": False})),
+                )
+        elif decision.action == "reinforce" and nearest is not None:
+            memory_id = nearest[0]
+            conn.execute(REINFORCE, {"gain": REINFORCE_GAIN, "memory_id": memory_id})
+        elif decision.action == "buffer" and scratch_id is None:
+            row = conn.execute(
+                "INSERT INTO scratch_buffer (entry_id, session_id, user_id, content, signals) "
+                "VALUES (%s, %s, %s, %s, %s::jsonb) RETURNING id",
+                (entry_id, session_id, user_id, content,
+                 json.dumps({"exit_gate": "buffer", **decision.signals})),
+            ).fetchone()
+            scratch_id = row[0] if row else None
+        if scratch_id is not None and decision.action != "buffer":
+            status = "persisted" if memory_id is not None else "dropped"
+            conn.execute(
+                "UPDATE scratch_buffer SET status = %s, processed_at = now(), "
+                "attempts = attempts + 1 WHERE entry_id = %s AND status = 'pending'",
+                (status, entry_id),
+            )
+        conn.execute(
+            INSERT_EXIT,
+            (entry_id, scratch_id, session_id, DECISION_FOR[decision.action], decision.score,
+             json.dumps({"action": decision.action, "column": decision.column,
+                         "row": decision.row, **decision.signals}, default=str),
+             decision.reason, memory_id),
+        )
+        return ExitOutcome(entry_id, decision.action, memory_id, decision.reason)
+
+    def _persist(
+        self, conn: psycopg.Connection[Any], entry_id: Any, content: str,
+        signals: dict[str, float], decision: ExitDecision,
+    ) -> Any:
+        kind = memory_type_hint(content, signals)
+        cell = float(decision.signals.get("cell_weight") or 0.0)
+        importance = max(0.3, cell)  # the matrix cell's priority; floor for stochastic keeps
+        if "explicit_marker" in signals:
+            importance = max(importance, 0.8)
+        metadata = {"gate": decision.action, "cell": decision.signals.get("cell")}
+        if decision.action == "persist_flag":
+            metadata["flag"] = "contradiction"
+        row = conn.execute(
+            INSERT_MEMORY,
+            {"type": kind, "importance": min(1.0, importance),
+             "confidence": 0.5, "metadata": json.dumps(metadata), "entry_id": entry_id},
+        ).fetchone()
+        assert row is not None
+        return row[0]
+
+    def _failed(
+        self, conn: psycopg.Connection[Any], entry_id: Any, content: str, session_id: Any,
+        user_id: Any, exc: Exception,
+    ) -> None:
+        exists = conn.execute(
+            "SELECT id FROM scratch_buffer WHERE entry_id = %s AND status = 'pending'", (entry_id,)
+        ).fetchone()
+        scratch_id = exists[0] if exists else None
+        if scratch_id is None:
+            row = conn.execute(
+                "INSERT INTO scratch_buffer (entry_id, session_id, user_id, content, signals) "
+                "VALUES (%s, %s, %s, %s, %s::jsonb) RETURNING id",
+                (entry_id, session_id, user_id, content,
+                 json.dumps({"exit_gate_error": str(exc)[:500]})),
+            ).fetchone()
+            scratch_id = row[0] if row else None
+        conn.execute(
+            INSERT_EXIT,
+            (entry_id, scratch_id, session_id, "scratch", None,
+             json.dumps({"error": f"{exc.__class__.__name__}: {exc}"[:500]}),
+             "exit gate failed: kept in scratch_buffer for consolidation", None),
+        )
+
+
+class RelevanceScorer:
+    """Max cosine similarity of a text to Layer 0 values and Layer 1 goals.
+
+    None when there are no values or goals yet (bootstrap: the exit gate is then
+    permissive). Descriptions are embedded once and cached by text.
+    """
+
+    def __init__(self, embed: Callable[[Sequence[str]], Any]) -> None:
+        self.embed = embed
+        self.texts: list[str] = []
+        self.matrix: Any = None
+
+    def set_targets(self, texts: Sequence[str]) -> None:
+        texts = [t for t in texts if t.strip()]
+        if texts == self.texts:
+            return
+        self.texts = list(texts)
+        self.matrix = np.asarray(self.embed(self.texts)) if texts else None
+
+    def __call__(self, text: str) -> float | None:
+        if self.matrix is None:
+            return None
+        vec = np.asarray(self.embed([text]))[0]
+        sims = self.matrix @ vec
+        return float(np.max(sims)) if len(sims) else None
+
+

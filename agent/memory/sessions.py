@@ -1,0 +1,60 @@
+"""Users and sessions: found or created by handle / external id."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import psycopg
+
+from agent.errors import InputError
+
+USER_TIERS = ("normal", "meso", "elder")
+
+
+def ensure_user(conn: psycopg.Connection[Any], handle: str, tier: str | None = None) -> Any:
+    handle = handle.strip()
+    if not handle:
+        raise InputError("a user handle cannot be empty")
+    if tier is not None and tier not in USER_TIERS:
+        raise InputError(f"unknown user tier {tier!r}; valid tiers: {', '.join(USER_TIERS)}")
+    row = conn.execute(
+        "INSERT INTO users (handle, tier) VALUES (%s, coalesce(%s, 'normal')) "
+        "ON CONFLICT (handle) DO UPDATE SET tier = coalesce(%s, users.tier) RETURNING user_id",
+        (handle, tier, tier),
+    ).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def ensure_session(
+    conn: psycopg.Connection[Any],
+    user_id: Any,
+    session: str | None = None,
+    channel: str = "cli",
+) -> Any:
+    """A session by uuid or external key; a new one when `session` is None."""
+    if session:
+        try:
+            sid = uuid.UUID(session)
+        except ValueError:
+            sid = None
+        if sid is not None:
+            row = conn.execute(
+                "SELECT session_id FROM sessions WHERE session_id = %s", (sid,)
+            ).fetchone()
+            if row:
+                return row[0]
+        row = conn.execute(
+            "INSERT INTO sessions (user_id, channel, external_id) VALUES (%s, %s, %s) "
+            "ON CONFLICT (external_id) DO UPDATE SET external_id = EXCLUDED.external_id "
+            "RETURNING session_id",
+            (user_id, channel, session),
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "INSERT INTO sessions (user_id, channel) VALUES (%s, %s) RETURNING session_id",
+            (user_id, channel),
+        ).fetchone()
+    assert row is not None
+    return row[0]

@@ -1,0 +1,195 @@
+"""The one write path for turns, live or imported (issue #4, step 1).
+
+Content is written before it is judged: each turn goes to day_table with its
+universal (and native) embedding; the entry gate's decision is logged in
+gate_decisions; flagged content is also copied to scratch_buffer. Imports use the
+same path (idempotent on external_id) and NOTIFY once per batch.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from agent.bus import Channel, notify
+from agent.db.queries import vector_text
+from agent.domain.gates import EntryGateConfig, detects_identity_rewrite, entry_gate
+from agent.errors import InputError
+from agent.providers.ports import Embedder
+
+ROLES = ("user", "assistant", "system")
+
+INSERT_TURN = """
+INSERT INTO day_table (session_id, user_id, user_tier, role, content, universal_embedding,
+                       native_embedding, native_model, turn_number, token_count, inbox_id,
+                       external_id, message_type, created_at)
+VALUES (%(session_id)s, %(user_id)s, %(user_tier)s, %(role)s, %(content)s,
+        %(universal)s::vector, %(native)s::halfvec, %(native_model)s,
+        (SELECT coalesce(max(turn_number), 0) + 1 FROM day_table
+          WHERE session_id = %(session_id)s),
+        %(tokens)s, %(inbox_id)s, %(external_id)s, %(message_type)s,
+        coalesce(%(created_at)s, now()))
+ON CONFLICT (external_id) DO NOTHING
+RETURNING entry_id, turn_number
+"""
+
+INSERT_GATE = """
+INSERT INTO gate_decisions (gate, entry_id, session_id, decision, score, signals, reason)
+VALUES ('entry', %s, %s, %s, %s, %s::jsonb, %s)
+RETURNING decision_id
+"""
+
+INSERT_SCRATCH = """
+INSERT INTO scratch_buffer (entry_id, session_id, user_id, content, signals)
+VALUES (%s, %s, %s, %s, %s::jsonb)
+RETURNING id
+"""
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    session_id: Any
+    user_id: Any
+    role: str
+    content: str
+    user_tier: str | None = None
+    external_id: str | None = None
+    inbox_id: int | None = None
+    created_at: datetime | None = None
+    message_type: str = "dialogue"
+
+
+@dataclass(frozen=True)
+class WrittenTurn:
+    entry_id: Any
+    turn_number: int
+    decision: str
+    scratched: bool
+    flags: tuple[str, ...]
+    content: str
+    tokens: int
+
+
+def clean_content(raw: str | bytes) -> tuple[str, list[str]]:
+    """Text Postgres can store, and what was changed; empty content is refused."""
+    notes: list[str] = []
+    if isinstance(raw, bytes):
+        text = raw.decode("utf-8", errors="replace")
+        if "\ufffd" in text:
+            notes.append("invalid_utf8_replaced")
+    else:
+        text = raw
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")  # Postgres text cannot hold NUL
+        notes.append("nul_bytes_replaced")
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        text = text.encode("utf-8", "replace").decode("utf-8")
+        notes.append("surrogates_replaced")
+    if not text.strip():
+        raise InputError("empty message: nothing to store (send some text)")
+    return text, notes
+
+
+
+class TurnWriter:
+    def __init__(
+        self,
+        universal: Embedder,
+        native: Embedder,
+        count_tokens: Any,
+        gate_cfg: EntryGateConfig,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.universal = universal
+        self.native = native
+        self.count_tokens = count_tokens
+        self.gate_cfg = gate_cfg
+        self.rng = rng or random.Random()
+
+    def _embed(self, texts: Sequence[str]) -> tuple[list[str], list[str]]:
+        uni = self.universal.embed_documents(list(texts))
+        if self.native.model_id == self.universal.model_id:
+            nat = uni
+        else:
+            nat = self.native.embed_documents(list(texts))
+        return [vector_text(v) for v in uni], [vector_text(v) for v in nat]
+
+    def write(
+        self, conn: psycopg.Connection[Any], turns: Sequence[TurnInput], *, notify_turn: bool = True
+    ) -> list[WrittenTurn | None]:
+        """Write turns in the caller's transaction; None for a duplicate external_id."""
+        if not turns:
+            return []
+        cleaned: list[tuple[str, list[str]]] = []
+        for turn in turns:
+            if turn.role not in ROLES:
+                raise InputError(f"unknown role {turn.role!r}; valid roles: {', '.join(ROLES)}")
+            cleaned.append(clean_content(turn.content))
+        universal, native = self._embed([c for c, _ in cleaned])
+        out: list[WrittenTurn | None] = []
+        for turn, (content, notes), uvec, nvec in zip(
+            turns, cleaned, universal, native, strict=True
+        ):
+            tokens = int(self.count_tokens(content))
+            row = conn.execute(
+                INSERT_TURN,
+                {
+                    "session_id": turn.session_id, "user_id": turn.user_id,
+                    "user_tier": turn.user_tier, "role": turn.role, "content": content,
+                    "universal": uvec, "native": nvec, "native_model": self.native.model_id,
+                    "tokens": tokens, "inbox_id": turn.inbox_id, "external_id": turn.external_id,
+                    "message_type": turn.message_type, "created_at": turn.created_at,
+                },
+            ).fetchone()
+            if row is None:  # this external_id was imported before
+                out.append(None)
+                continue
+            entry_id, turn_number = row
+            out.append(self._gate(conn, turn, entry_id, turn_number, content, notes, tokens))
+        if notify_turn and any(out):
+            last = next(t for t in reversed(out) if t is not None)
+            notify(conn, Channel.TURN, "day_table", str(last.entry_id))
+        return out
+
+    def _gate(
+        self,
+        conn: psycopg.Connection[Any],
+        turn: TurnInput,
+        entry_id: Any,
+        turn_number: int,
+        content: str,
+        notes: list[str],
+        tokens: int,
+    ) -> WrittenTurn:
+        decision = entry_gate(content, turn.role, self.gate_cfg, self.rng)
+        signals: dict[str, Any] = dict(decision.signals)
+        flags: list[str] = list(notes)
+        if turn.role == "user" and detects_identity_rewrite(content):
+            # recorded and flagged; Layer 0 changes only through approved proposals
+            flags.append("identity_rewrite_attempt")
+        signals["flags"] = flags
+        signals["memory_type_hint"] = decision.memory_type_hint
+        scratched = decision.decision == "scratch" or "identity_rewrite_attempt" in flags
+        conn.execute(
+            INSERT_GATE,
+            (
+                entry_id, turn.session_id, "scratch" if scratched else "pass", decision.score,
+                json.dumps(signals), decision.reason,
+            ),
+        )
+        if scratched:
+            conn.execute(
+                INSERT_SCRATCH,
+                (entry_id, turn.session_id, turn.user_id, content, json.dumps(signals)),
+            )
+        return WrittenTurn(
+            entry_id=entry_id, turn_number=turn_number,
+            decision="scratch" if scratched else "pass", scratched=scratched,
+            flags=tuple(flags), content=content, tokens=tokens,
+        )

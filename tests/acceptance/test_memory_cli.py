@@ -1,0 +1,145 @@
+"""`cogd chat` (piped), `cogd import` and `cogd recall` as a user runs them (issue #4)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import psycopg
+
+from tests.acceptance.test_cli import COGD, assert_clean_error, run
+from tests.conftest import cogd_env
+
+
+def env_for(db_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
+    return cogd_env(COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(tmp_path / "data"),
+                    COGD_LLM__ROLES__SYSTEM1="heuristic", COGD_LLM__ROLES__SYSTEM2="heuristic",
+                    **extra)
+
+
+def counts(db_url: str, *tables: str) -> dict[str, int]:
+    with psycopg.connect(db_url) as conn:
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[index]
+                for t in tables}
+
+
+CHAT = """hi
+Remember this: my gym locker code is 4512.
+I decided to move the project database from MySQL to Postgres.
+
+/identity
+   
+ok
+I really prefer green tea over coffee in the morning.
+The weather was grey and windy all afternoon today.
+What was my locker code again?
+"""
+
+
+def test_scripted_chat_through_stdin(db_url: str, tmp_path: Path) -> None:
+    env = env_for(db_url, tmp_path, COGD_CONTEXT__WINDOW_TOKENS="60")
+    proc = subprocess.run([COGD, "chat", "--user", "bob", "--json"], input=CHAT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    messages = [m for m in CHAT.splitlines() if m.strip() and not m.startswith("/")]
+    assert len(replies) == len(messages)  # one reply per message, blank lines skipped
+    assert "answering in-process" in proc.stderr  # no loop process was running
+    assert "Hard boundaries" in proc.stderr  # /identity went to stderr, not to the replies
+    assert "4512" in replies[-1]["reply"]
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute("SELECT count(*), count(universal_embedding), count(native_embedding)"
+                            " FROM day_table").fetchone()
+        assert rows == (2 * len(messages),) * 3
+        gates = conn.execute("SELECT gate, count(*) FROM gate_decisions GROUP BY gate").fetchall()
+        assert dict(gates)["entry"] == 2 * len(messages) and dict(gates)["exit"] > 0
+        scratch = {r[0] for r in conn.execute("SELECT content FROM scratch_buffer")}
+        assert messages[1] in scratch and messages[2] in scratch
+        mems = {r[0] for r in conn.execute("SELECT content FROM memories")}
+        assert messages[1] in mems and messages[2] in mems
+
+
+def test_chat_plain_output_is_one_line_per_reply(db_url: str, tmp_path: Path) -> None:
+    proc = subprocess.run([COGD, "chat"], input="first message\nsecond\n",
+                          env=env_for(db_url, tmp_path), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) == 2
+    assert all(line.startswith("[heuristic fallback]") for line in proc.stdout.splitlines())
+
+
+def write_jsonl(path: Path, n: int) -> Path:
+    topics = ["the garden", "a React bug", "the weekend hike", "pasta recipes", "the budget",
+              "a novel by Le Guin", "the rain", "the new laptop", "the dentist", "Lisbon"]
+    with path.open("w") as f:
+        for i in range(n):
+            role = "user" if i % 2 == 0 else "assistant"
+            f.write(json.dumps({
+                "session": f"s{i // 50}", "speaker": "ana" if role == "user" else "cogd",
+                "role": role, "content": f"Turn {i}: let's talk about {topics[i % 10]} ({i * 7})",
+                "timestamp": f"2026-10-{1 + (i // 200) % 28:02d}T{(i // 10) % 24:02d}:00:00Z",
+                "external_id": f"imp-{i}",
+            }) + "\n")
+    return path
+
+
+TABLES = ("day_table", "gate_decisions", "scratch_buffer", "sessions", "users")
+
+
+def test_importing_5000_lines_twice_leaves_the_same_counts(db_url: str, tmp_path: Path) -> None:
+    src = write_jsonl(tmp_path / "conv.jsonl", 5000)
+    env = env_for(db_url, tmp_path)
+    first = run("import", str(src), "--json", env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["inserted"] == 5000 and report["duplicates"] == 0 and report["errors"] == 0
+    after_first = counts(db_url, *TABLES)
+    assert after_first["day_table"] == 5000 and after_first["sessions"] == 100
+    second = run("import", str(src), "--json", env=env, timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["inserted"] == 0
+    assert json.loads(second.stdout)["duplicates"] == 5000
+    assert counts(db_url, *TABLES) == after_first
+    with psycopg.connect(db_url) as conn:
+        # imported turns went through the live write path: embeddings and gate decisions
+        assert conn.execute("SELECT count(*) FROM day_table WHERE universal_embedding IS NULL"
+                            ).fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM gate_decisions WHERE gate = 'entry'"
+                            ).fetchone() == (5000,)
+        first_ts = conn.execute("SELECT created_at FROM day_table WHERE external_id = 'imp-0'"
+                                ).fetchone()
+        assert first_ts is not None and first_ts[0].isoformat().startswith("2026-10-01T00:00")
+
+
+def test_bad_import_lines_are_reported_with_their_numbers(db_url: str, tmp_path: Path) -> None:
+    src = tmp_path / "bad.jsonl"
+    src.write_text("\n".join([
+        json.dumps({"session": "a", "role": "user", "content": "fine", "external_id": "ok-1"}),
+        "{not json",
+        json.dumps({"session": "a", "role": "user", "content": "   "}),
+        json.dumps({"session": "a", "role": "robot", "content": "x"}),
+        json.dumps(["a", "list"]),
+        json.dumps({"session": "a", "role": "user", "content": "late", "timestamp": "yesterday"}),
+        json.dumps({"session": "a", "role": "user", "content": "also fine", "external_id": "ok-2"}),
+    ]) + "\n")
+    env = env_for(db_url, tmp_path)
+    proc = run("import", str(src), env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    for n, what in [(2, "not JSON"), (3, "'content'"), (4, "'role'"), (5, "JSON object"),
+                    (6, "ISO 8601")]:
+        assert f"line {n}: " in proc.stderr and what in proc.stderr, proc.stderr
+    assert "imported 2 turns" in proc.stdout and "5 bad lines" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    stop = run("import", str(src), "--stop-on-error", env=env, timeout=300)
+    assert_clean_error(stop, "line 2: not JSON")
+    missing = run("import", str(tmp_path / "nope.jsonl"), env=env)
+    assert missing.returncode == 2 and "no such file" in missing.stderr.lower()
+
+
+def test_recall_needs_a_query(db_url: str, tmp_path: Path) -> None:
+    env = env_for(db_url, tmp_path)
+    assert_clean_error(run("recall", env=env), "give a query")
+    assert_clean_error(run("recall", "  ", env=env), "empty")
+
+
