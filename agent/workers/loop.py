@@ -65,37 +65,21 @@ class LoopWorker(Worker):
         if row is None:
             return False
         inbox_id, session_id, content, stream = row
+        publisher = PartialPublisher(self.url, self.app, inbox_id) if stream else None
         try:
-            self.loop.answer(
-                self.conn, session_id, content, inbox_id=inbox_id,
-                on_partial=self._partial_writer(inbox_id) if stream else None,
-            )
+            self.loop.answer(self.conn, session_id, content, inbox_id=inbox_id,
+                             on_partial=publisher)
         except psycopg.OperationalError:
             raise  # the row stays claimed and is reclaimed later
         except Exception as exc:
             if not isinstance(exc, InputError):
                 logger.exception("loop: inbox %s failed", inbox_id)
             self._fail(inbox_id, session_id, exc)
+        finally:
+            if publisher is not None:
+                publisher.close()
         self.items_done += 1
         return True
-
-    def _partial_writer(self, inbox_id: int) -> Any:
-        """Publish the streamed text at most every PARTIAL_EVERY_S (own connection)."""
-        from agent.db.connect import connect
-
-        state = {"last": 0.0}
-        conn = connect(self.url, app=f"{self.app}-stream", autocommit=True)
-        self._stream_conns = [*getattr(self, "_stream_conns", []), conn]
-
-        def write(text: str) -> None:
-            now = time.monotonic()
-            if now - state["last"] < PARTIAL_EVERY_S:
-                return
-            state["last"] = now
-            conn.execute("UPDATE inbox SET partial_reply = %s WHERE id = %s", (text, inbox_id))
-            notify(conn, Channel.OUTBOX, "partial", inbox_id)
-
-        return write
 
     def _fail(self, inbox_id: int, session_id: Any, exc: Exception) -> None:
         assert self.conn is not None
@@ -117,3 +101,36 @@ class LoopWorker(Worker):
             ).fetchone()
             assert out is not None
             notify(self.conn, Channel.OUTBOX, "outbox", out[0])
+
+
+class PartialPublisher:
+    """Publishes a streamed reply as it grows, at most every PARTIAL_EVERY_S.
+
+    Its own autocommit connection, so a reader sees the text before the turn's
+    transaction commits.
+    """
+
+    def __init__(self, url: str, app: str, inbox_id: int) -> None:
+        self.url = url
+        self.app = f"{app}-stream"
+        self.inbox_id = inbox_id
+        self.last = 0.0
+        self.conn: psycopg.Connection[Any] | None = None
+
+    def __call__(self, text: str) -> None:
+        now = time.monotonic()
+        if now - self.last < PARTIAL_EVERY_S:
+            return
+        self.last = now
+        if self.conn is None:
+            from agent.db.connect import connect
+
+            self.conn = connect(self.url, app=self.app, autocommit=True)
+        self.conn.execute("UPDATE inbox SET partial_reply = %s WHERE id = %s",
+                          (text, self.inbox_id))
+        notify(self.conn, Channel.OUTBOX, "partial", self.inbox_id)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None

@@ -180,3 +180,26 @@ def test_memory_tags_become_citations(settings: Settings, db_url: str, conn: Any
     # logprobs from the provider reached the confidence monitor
     assert result.metadata["monitors"]["confidence"] is not None
     assert json.dumps(result.metadata)  # serialisable as stored in outbox
+
+
+def test_a_streamed_reply_is_published_as_it_grows(loop: LoopWorker, conn: Any) -> None:
+    sid = make_session(conn)
+    row = conn.execute("INSERT INTO inbox (session_id, content, stream) VALUES (%s, %s, true) "
+                       "RETURNING id", (sid, "Remember this: my locker code is 4512.")).fetchone()
+    assert loop.process_one() is True
+    partial, status = conn.execute("SELECT partial_reply, status FROM inbox WHERE id = %s",
+                                   (row[0],)).fetchone()
+    final = conn.execute("SELECT content FROM outbox WHERE inbox_id = %s", (row[0],)).fetchone()
+    assert status == "done" and partial and final[0].startswith(partial)
+
+
+def test_the_offline_default_model_answers_a_turn(settings: Settings, db_url: str,
+                                                  conn: Any) -> None:
+    # no role overrides: system1/system2 are the local SmolLM2 model from the wheel
+    assert settings.llm.roles["system1"] == "local"
+    cog = CognitiveLoop(settings, rng=NoFloor())
+    result = cog.answer(conn, make_session(conn), "Say hello in five words.")
+    assert result.reply.strip() and not result.metadata["fallback"]
+    assert result.metadata["model"]["system1"].startswith("SmolLM2-135M-Instruct")
+    # the local model gives token logprobs, so the confidence monitor had something to judge
+    assert result.metadata["monitors"]["confidence"] is not None
