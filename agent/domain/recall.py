@@ -99,6 +99,7 @@ class RecallItem:
     score: float
     verdict: str
     similarity: float | None
+    coverage: float | None
     match: float | None
     created_at: datetime | None
     source_ids: tuple[str, ...]
@@ -110,6 +111,7 @@ class RecallItem:
             "id": self.id, "kind": self.kind, "content": self.content,
             "score": round(self.score, 5), "verdict": self.verdict,
             "similarity": None if self.similarity is None else round(self.similarity, 5),
+            "coverage": None if self.coverage is None else round(self.coverage, 5),
             "match": None if self.match is None else round(self.match, 5),
             "created_at": None if self.created_at is None else self.created_at.isoformat(),
             "sources": {"day_table": list(self.source_ids), "external": list(self.external_ids)},
@@ -231,7 +233,8 @@ def recall_pipeline(
         match = match_score(c.similarity, c.coverage, cfg.lexical_weight)
         items.append(RecallItem(
             id=c.id, kind=c.kind, content=c.content, score=score,
-            verdict=verdict_for(match, cfg, verify), similarity=c.similarity, match=match,
+            verdict=verdict_for(match, cfg, verify), similarity=c.similarity,
+            coverage=c.coverage, match=match,
             created_at=c.created_at, source_ids=c.source_ids, external_ids=c.external_ids,
             components=parts,
         ))

@@ -68,6 +68,9 @@ class Recaller:
         self.cfg = cfg
         self.count_tokens = count_tokens
         self.cortex = cortex or EmptyCortex()
+        # term coverage costs one capped doc-frequency query; skipped when the verdict
+        # does not use it (lexical_weight 0), unless a caller asks (bench/calibrate.py)
+        self.compute_coverage = cfg.lexical_weight > 0
 
     def candidates(
         self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None
@@ -125,9 +128,11 @@ class Recaller:
             add(f"cortex:{cid}", kind="cortex", content=content, created_at=None,
                 importance=0.5, similarity=sim, cortex_rank=rank, source_ids=())
         self._fill_similarity(conn, jvec, found)
-        weights = self.term_weights(conn, qterms)
-        for key, cand in found.items():
-            found[key] = replace(cand, coverage=lexical.coverage(qterms, cand.content, weights))
+        if self.compute_coverage:
+            weights = self.term_weights(conn, qterms)
+            for key, cand in found.items():
+                found[key] = replace(
+                    cand, coverage=lexical.coverage(qterms, cand.content, weights))
         return list(found.values())
 
     def term_weights(self, conn: psycopg.Connection[Any], qterms: list[str]) -> dict[str, float]:
