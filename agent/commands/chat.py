@@ -234,9 +234,34 @@ def _interactive(client: ChatClient, timeout_s: float) -> int:
     from rich.console import Console
 
     console = Console()
-    with contextlib.suppress(ImportError):  # history and line editing
-        import readline  # noqa: F401
+    history = _load_history(client.settings.data_dir / "chat_history")
     console.print(f"[dim]session {client.session_id} — /help for commands, Ctrl-D to quit[/dim]")
+    try:
+        return _repl(client, console, timeout_s)
+    finally:
+        if history is not None:
+            with contextlib.suppress(OSError):
+                history()
+
+
+def _load_history(path: Any) -> Any:
+    """Line editing and a history kept across sessions (readline); returns its saver."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - platforms without readline
+        return None
+    with contextlib.suppress(OSError):
+        readline.read_history_file(path)
+    readline.set_history_length(1000)
+
+    def save() -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        readline.write_history_file(path)
+
+    return save
+
+
+def _repl(client: ChatClient, console: Any, timeout_s: float) -> int:
     while True:
         try:
             line = input("you> ")

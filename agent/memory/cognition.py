@@ -139,6 +139,7 @@ class CognitiveLoop:
         self.relevance = RelevanceScorer(lambda texts: self.universal.embed_documents(list(texts)))
         self.rollover = Rollover(self.cfg.entry, self.cfg.exit, self.relevance, self.rng)
         self._boundary_vectors: tuple[list[str], Any] | None = None
+        self._goal_cache: tuple[tuple[str, ...], Any] | None = None
         self._bootstrapped = False
 
     # -- set-up ---------------------------------------------------------------
@@ -211,7 +212,7 @@ class CognitiveLoop:
                                                             for t in inside}
         outcome = self.recaller.recall(
             conn, query_text, verdict_text=content, recent_ids=recent, session_id=session_id,
-            entry_id=user_entry,
+            entry_id=user_entry, goal_vector=self._goal_centroid(goals),
         )
         recalled = [i for i in outcome.result.items if i.verdict != "no_match"]
         # 4. identity: the hash always, the full identity on a trigger
@@ -331,6 +332,18 @@ class CognitiveLoop:
                 "ORDER BY turn_number DESC LIMIT 1", (session_id,)
             ).fetchone()
         return row[0] if row else None
+
+    def _goal_centroid(self, goals: list[Any]) -> Any:
+        """The normalised mean embedding of the active goals (None without goals)."""
+        texts = tuple(g.description or g.name for g in goals)
+        if not texts:
+            return None
+        if self._goal_cache is None or self._goal_cache[0] != texts:
+            vecs = np.asarray(self.universal.embed_documents(list(texts)))
+            centroid = vecs.mean(axis=0)
+            norm = float(np.linalg.norm(centroid)) or 1.0
+            self._goal_cache = (texts, centroid / norm)
+        return self._goal_cache[1]
 
     def _recent_injected(self, conn: psycopg.Connection[Any], session_id: Any) -> set[str]:
         ids: list[str] = []

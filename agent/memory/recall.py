@@ -73,7 +73,8 @@ class Recaller:
         self.compute_coverage = cfg.lexical_weight > 0
 
     def candidates(
-        self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None
+        self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None,
+        goal_vector: Sequence[float] | None = None,
     ) -> list[domain.Candidate]:
         """Dense | sparse | cortex candidates, each with similarity and term coverage.
 
@@ -128,12 +129,27 @@ class Recaller:
             add(f"cortex:{cid}", kind="cortex", content=content, created_at=None,
                 importance=0.5, similarity=sim, cortex_rank=rank, source_ids=())
         self._fill_similarity(conn, jvec, found)
+        if goal_vector is not None:
+            self._fill_goal_similarity(conn, vector_text(goal_vector), found)
         if self.compute_coverage:
             weights = self.term_weights(conn, qterms)
             for key, cand in found.items():
                 found[key] = replace(
                     cand, coverage=lexical.coverage(qterms, cand.content, weights))
         return list(found.values())
+
+    def _fill_goal_similarity(
+        self, conn: psycopg.Connection[Any], goal: str, found: dict[str, domain.Candidate]
+    ) -> None:
+        """How close each candidate is to the active goals (Layer 1): the goal boost."""
+        for kind, name in (("day_table", "goal_similarity_day_table"),
+                           ("memory", "goal_similarity_memories")):
+            ids = [c.id.split(":", 1)[1] for c in found.values() if c.kind == kind]
+            if not ids:
+                continue
+            for rid, sim in conn.execute(query(name), {"goal": goal, "ids": ids}):
+                key = f"{kind}:{rid}"
+                found[key] = replace(found[key], goal_similarity=float(sim))
 
     def term_weights(self, conn: psycopg.Connection[Any], qterms: list[str]) -> dict[str, float]:
         """IDF of each query term over day_table (document frequencies capped)."""
@@ -163,6 +179,7 @@ class Recaller:
         text: str,
         *,
         verdict_text: str | None = None,
+        goal_vector: Sequence[float] | None = None,
         k: int | None = None,
         verify: bool = False,
         recent_ids: set[str] | None = None,
@@ -174,7 +191,7 @@ class Recaller:
     ) -> RecallOutcome:
         started = time.perf_counter()
         k = k or int(self.cfg.top_k)
-        cands = self.candidates(conn, text, k, verdict_text)
+        cands = self.candidates(conn, text, k, verdict_text, goal_vector)
         rerank_scores = self._rerank(text, cands)
         result = domain.recall_pipeline(
             cands,

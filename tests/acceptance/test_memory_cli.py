@@ -185,3 +185,49 @@ def test_recall_finds_old_facts_and_says_no_match_for_the_never_said(
     assert data["verdict"] == "strong_match"
     item = data["items"][0]
     assert {"id", "kind", "content", "score", "verdict", "sources"} <= set(item)
+
+
+def test_interactive_repl_streams_replies_and_keeps_history(db_url: str, tmp_path: Path) -> None:
+    import os
+    import pty
+    import select
+    import time
+
+    env = env_for(db_url, tmp_path, TERM="dumb", COLUMNS="200")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([COGD, "chat", "--user", "tty"], stdin=slave, stdout=slave,
+                            stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    seen = b""
+
+    def read_until(marker: bytes, timeout: float = 120, count: int = 1) -> bytes:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while seen.count(marker) < count and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    break
+        return seen
+
+    try:
+        assert b"you> " in read_until(b"you> ")
+        os.write(master, b"Remember this: my bike lock code is 7781.\n")
+        out = read_until(b"you> ", 120, count=2)  # the reply, then the next prompt
+        assert b"cogd> " in out and b"[heuristic fallback]" in out
+        os.write(master, b"/goals\n")
+        assert b"no active goals yet" in read_until(b"no active goals yet")
+        os.write(master, b"/quit\n")
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    history = (tmp_path / "data" / "chat_history").read_text()
+    assert "Remember this: my bike lock code is 7781." in history
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute("SELECT stream, partial_reply IS NOT NULL FROM inbox").fetchone()
+        assert row == (True, True)  # a terminal asks for a streamed reply

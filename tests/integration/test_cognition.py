@@ -203,3 +203,52 @@ def test_the_offline_default_model_answers_a_turn(settings: Settings, db_url: st
     assert result.metadata["model"]["system1"].startswith("SmolLM2-135M-Instruct")
     # the local model gives token logprobs, so the confidence monitor had something to judge
     assert result.metadata["monitors"]["confidence"] is not None
+
+
+def test_goal_boost_lifts_items_near_an_active_goal(loop: LoopWorker, conn: Any) -> None:
+    sid = make_session(conn)
+    cog = loop.loop
+    for text in ("I booked a pottery class for next Tuesday evening.",
+                 "I booked a Rust programming workshop for next Tuesday evening."):
+        cog.write_user_turn(conn, sid, text)
+    conn.execute("INSERT INTO goals (name, description, weight) VALUES "
+                 "('learn_rust', 'learn the Rust programming language', 0.8)")
+    goal = cog._goal_centroid(cog_goals(conn))
+    plain = cog.recaller.recall(conn, "what did I book for Tuesday?", log=False)
+    boosted = cog.recaller.recall(conn, "what did I book for Tuesday?", log=False,
+                                  goal_vector=goal)
+    score = {i.content: i.score for i in plain.result.items}
+    lifted = {i.content: i.score for i in boosted.result.items}
+    rust = "I booked a Rust programming workshop for next Tuesday evening."
+    pottery = "I booked a pottery class for next Tuesday evening."
+    assert lifted[rust] - score[rust] > lifted[pottery] - score[pottery]
+    assert next(i for i in boosted.result.items if i.content == rust).components["goal"] > 0.3
+
+
+def cog_goals(conn: Any) -> list[Any]:
+    from agent.memory.identity import load_goals
+
+    return load_goals(conn)
+
+
+def test_when_exit_scoring_fails_the_scratch_buffer_keeps_the_content(
+    loop: LoopWorker, conn: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sid = make_session(conn)
+
+    def broken(text: str) -> float:
+        raise RuntimeError("relevance model unavailable")
+
+    monkeypatch.setattr(loop.loop.rollover, "relevance", broken)
+    for line in ("The weather was grey and windy all afternoon today.",
+                 "My neighbour repainted his fence a strange shade of green.",
+                 "The train was twenty minutes late again this morning.",
+                 "I read two chapters of a detective novel before bed."):
+        say(loop, conn, sid, line)
+    failed = conn.execute(
+        "SELECT g.decision, g.reason, s.status, s.content FROM gate_decisions g "
+        "JOIN scratch_buffer s ON s.id = g.scratch_id WHERE g.gate = 'exit'").fetchall()
+    assert failed, "some turns rolled out"
+    assert all(r[0] == "scratch" and "exit gate failed" in r[1] and r[2] == "pending"
+               for r in failed)
+    assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)

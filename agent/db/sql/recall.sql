@@ -78,3 +78,12 @@ FROM unnest(%(terms)s::text[]) AS t;
 SELECT CASE WHEN reltuples < 10000 THEN (SELECT count(*) FROM day_table)
             ELSE reltuples::bigint END
 FROM pg_class WHERE relname = 'day_table';
+
+-- name: goal_similarity_day_table
+-- Cosine similarity of given entries to the active goals' centroid (the goal boost).
+SELECT entry_id, 1 - (universal_embedding <=> %(goal)s::vector)
+FROM day_table WHERE entry_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL;
+
+-- name: goal_similarity_memories
+SELECT memory_id, 1 - (universal_embedding <=> %(goal)s::vector)
+FROM memories WHERE memory_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL;
