@@ -99,12 +99,16 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
 @click.option("--verify", is_flag=True,
               help="Verification mode: the stricter threshold for claims a reply relies on.")
 @click.option("--no-log", is_flag=True, help="Do not write recall_log rows.")
+@click.option("--level", type=click.IntRange(0, 3), default=None,
+              help="Search the cortex at one RAPTOR level instead (seed 001 §5.4): 0 = blocks, "
+              "1 branch, 2 trunk, 3 canopy cluster nodes.")
 @json_option
 def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
-           no_log: bool, as_json: bool) -> int:
+           no_log: bool, level: int | None, as_json: bool) -> int:
     """What memory returns for a query: items with id, kind, content, score, a verdict
     (strong_match / weak_match / no_match) and their sources (day_table entry ids and
-    external ids). The same pipeline the loop uses.
+    external ids). The same pipeline the loop uses. With --level N: the cortex's blocks
+    (0) or cluster nodes (1-3) nearest the query.
     """
     from agent.db.connect import connect
     from agent.memory.introspect import format_recall, recall_payload
@@ -116,11 +120,15 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
         raise InputError("the query is empty")
     settings = settings_from()
     url = _ready_url(settings)
+    if level is not None:
+        return _recall_level(settings, url, query, queries, level, k, as_json)
     recaller = build_recaller(settings)
     with connect(url, app="cogd-recall", autocommit=True) as conn:
         if query is not None:
             out = recaller.recall(conn, query, k=k, verify=verify, log=not no_log)
             payload = recall_payload(out)
+            if out.cortex_events:
+                payload["reconsolidation"] = out.cortex_events
             click.echo(json.dumps(payload, default=str) if as_json else format_recall(payload))
             return 0
         assert queries is not None
@@ -135,4 +143,214 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
     return 0
 
 
-COMMANDS = (import_, recall)
+def _recall_level(settings: Any, url: str, query: str | None, queries: Path | None, level: int,
+                  k: int | None, as_json: bool) -> int:
+    """`cogd recall --level N`: nearest cortex blocks (0) or RAPTOR nodes (1-3)."""
+    from agent.cortex.lance import cortex_uri
+    from agent.cortex.store import CortexWhenPresent
+    from agent.db.connect import connect
+    from agent.providers import factory
+
+    universal = factory.build_universal_embedder(settings)
+    store = CortexWhenPresent(settings, universal).store()
+    if store is None:
+        raise InputError(f"no cortex at {cortex_uri(settings)} yet: `cogd night-cycle` builds "
+                         "it (cortex blocks, then cluster levels 1-3)")
+    texts: list[tuple[int, str]] = [(0, query)] if query is not None else []
+    if queries is not None:
+        src = sys.stdin if str(queries) == "-" else queries.open(encoding="utf-8",
+                                                                 errors="replace")
+        texts = [(n, line.strip()) for n, line in enumerate(src, start=1) if line.strip()]
+    with connect(url, app="cogd-recall", autocommit=True) as conn:
+        for lineno, text in texts:
+            items = store.search_level(universal.embed_query(text), level, k or 10)
+            events = (store.reconsolidate(conn, [i["id"] for i in items]) if level == 0
+                      else [])
+            payload: dict[str, Any] = {"query": text, "level": level, "items": items}
+            if events:
+                payload["reconsolidation"] = events
+            if queries is not None:
+                payload = {"line": lineno, **payload}
+            if as_json or queries is not None:
+                click.echo(json.dumps(payload, default=str))
+                continue
+            click.echo(f"level {level}: {len(items)} item(s)")
+            for i in items:
+                extra = (f" ({i['leaf_count']} blocks, parent {i['parent'] or '-'})"
+                         if level else "")
+                text_ = " ".join(str(i["content"]).split())
+                click.echo(f"  {i['similarity']:.3f}  {i['id']}{extra}  "
+                           f"{text_[:157] + '...' if len(text_) > 160 else text_}")
+    return 0
+
+
+@click.command()
+@click.argument("target")
+@json_option
+def why(target: str, as_json: bool) -> int:
+    """Where a memory comes from: TARGET is a memory id, or text (its best-matching
+    memory). Walks `supersedes` links from insights to their sources and down to the
+    day_table turns they were made from.
+    """
+    import uuid
+
+    from agent.db.connect import connect
+    from agent.memory.consolidation import why as chain
+    from agent.memory.recall import build_recaller
+
+    if not target.strip():
+        raise InputError("give a memory id or some text")
+    settings = settings_from()
+    url = _ready_url(settings)
+    with connect(url, app="cogd-why", autocommit=True) as conn:
+        try:
+            memory_id: Any = uuid.UUID(target.strip().removeprefix("memory:"))
+        except ValueError:
+            out = build_recaller(settings).recall(conn, target, log=False)
+            mems = [i for i in out.result.items if i.kind == "memory"]
+            if not mems:
+                raise InputError(f"no memory matches {target!r}") from None
+            memory_id = mems[0].id.split(":", 1)[1]
+        nodes = chain(conn, memory_id)
+    if not nodes:
+        raise InputError(f"no memory {target}")
+    if as_json:
+        click.echo(json.dumps(nodes, default=str))
+        return 0
+    for n in nodes:
+        pad = "  " * n["depth"]
+        click.echo(f"{pad}{n['type']} {n['memory_id']} ({n['status']}, importance "
+                   f"{n['importance']:.2f}): {' '.join(n['content'].split())[:160]}")
+        if n["turn"]:
+            t = n["turn"]
+            click.echo(f"{pad}  <- turn {t['entry_id']} ({t['role']}, {t['at']:%Y-%m-%d %H:%M}"
+                       f"{', ' + t['external_id'] if t['external_id'] else ''})")
+    return 0
+
+
+@click.command()
+@click.option("--all", "show_all", is_flag=True, help="Include decided proposals.")
+@json_option
+def proposals(show_all: bool, as_json: bool) -> int:
+    """Layer 0 (identity) proposals from consolidation, waiting for approval."""
+    from agent.db.connect import connect
+
+    url = _ready_url(settings_from())
+    with connect(url, app="cogd-proposals", autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT proposal_id, target_layer, kind, payload, evidence, status, created_at "
+            "FROM proposals " + ("" if show_all else "WHERE status = 'pending' ")
+            + "ORDER BY created_at").fetchall()
+    items = [{"id": str(r[0]), "layer": r[1], "kind": r[2], "payload": r[3], "evidence": r[4],
+              "status": r[5], "created_at": r[6]} for r in rows]
+    if as_json:
+        click.echo(json.dumps(items, default=str))
+    elif not items:
+        click.echo("no pending proposals")
+    for p in items if not as_json else []:
+        click.echo(f"{p['id']}  L{p['layer']} {p['kind']} [{p['status']}] "
+                   f"{p['payload'].get('description', '')[:120]}  evidence: {p['evidence']}")
+    return 0
+
+
+def _decide(proposal_id: str, approve: bool) -> str:
+    import getpass
+    import uuid
+
+    from agent.db.connect import connect
+
+    try:
+        pid = uuid.UUID(proposal_id)
+    except ValueError:
+        raise InputError(f"{proposal_id!r} is not a proposal id (see `cogd proposals`)") from None
+    who = getpass.getuser()
+    url = _ready_url(settings_from())
+    with connect(url, app="cogd-proposals", autocommit=True) as conn, conn.transaction():
+        row = conn.execute("SELECT status, target_layer, payload FROM proposals "
+                           "WHERE proposal_id = %s FOR UPDATE", (pid,)).fetchone()
+        if row is None:
+            raise InputError(f"no proposal {pid}")
+        if row[0] != "pending":
+            raise InputError(f"proposal {pid} is already {row[0]}")
+        status = "approved" if approve else "rejected"
+        conn.execute("UPDATE proposals SET status = %s, decided_at = now(), decided_by = %s "
+                     "WHERE proposal_id = %s", (status, who, pid))
+        payload = row[2]
+        if approve and row[1] == 0:
+            trait = conn.execute(
+                "INSERT INTO identity (name, description, weight, source) VALUES "
+                "(%s, %s, %s, 'proposal') ON CONFLICT (name) DO UPDATE SET weight = "
+                "EXCLUDED.weight, description = EXCLUDED.description, updated_at = now() "
+                "RETURNING trait_id", (payload["name"], payload.get("description", ""),
+                                       float(payload.get("weight", 0.5)))).fetchone()
+            assert trait is not None
+            conn.execute("INSERT INTO identity_history (trait_id, old_weight, new_weight, "
+                         "reason, proposal_id) VALUES (%s, NULL, %s, 'approved proposal', %s)",
+                         (trait[0], float(payload.get("weight", 0.5)), pid))
+        conn.execute("INSERT INTO audit_log (actor, action, target, details) VALUES "
+                     "(%s, %s, %s, %s::jsonb)",
+                     (who, f"proposal_{status}", str(pid), json.dumps(payload)))
+    return status
+
+
+@click.command()
+@click.argument("proposal_id")
+def approve(proposal_id: str) -> int:
+    """Approve a Layer 0 proposal: the value enters identity (audit-logged)."""
+    click.echo(f"proposal {proposal_id} {_decide(proposal_id, True)}")
+    return 0
+
+
+@click.command()
+@click.argument("proposal_id")
+def reject(proposal_id: str) -> int:
+    """Reject a Layer 0 proposal (kept, marked rejected, audit-logged)."""
+    click.echo(f"proposal {proposal_id} {_decide(proposal_id, False)}")
+    return 0
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def goals(ctx: click.Context) -> None:
+    """Layer 1 goals and their weights; `cogd goals reset` undoes runaway weights."""
+    if ctx.invoked_subcommand is None:
+        from agent.db.connect import connect
+        from agent.memory.introspect import goals_text
+
+        url = _ready_url(settings_from())
+        with connect(url, app="cogd-goals", autocommit=True) as conn:
+            click.echo(goals_text(conn))
+
+
+@goals.command("reset")
+@click.argument("name", required=False)
+def goals_reset(name: str | None) -> int:
+    """Reset goal weights (all, or NAME) to the promoted initial weight (compulsion safety's
+    manual reset). Logged in goals_history and audit_log."""
+    import getpass
+
+    from agent.db.connect import connect
+
+    settings = settings_from()
+    weight = float(settings.goals.get("promoted_initial_weight", 0.5))
+    url = _ready_url(settings)
+    with connect(url, app="cogd-goals", autocommit=True) as conn, conn.transaction():
+        rows = conn.execute(
+            "SELECT goal_id, name, weight FROM goals WHERE status = 'active' "
+            "AND (%s::text IS NULL OR name = %s)", (name, name)).fetchall()
+        if name and not rows:
+            raise InputError(f"no active goal named {name!r} (see `cogd goals`)")
+        for gid, _gname, old in rows:
+            conn.execute("UPDATE goals SET weight = %s, updated_at = now() WHERE goal_id = %s",
+                         (weight, gid))
+            conn.execute("INSERT INTO goals_history (goal_id, old_weight, new_weight, reason) "
+                         "VALUES (%s, %s, %s, 'manual reset')", (gid, old, weight))
+        conn.execute("INSERT INTO audit_log (actor, action, target, details) VALUES "
+                     "(%s, 'goals_reset', %s, %s::jsonb)",
+                     (getpass.getuser(), name or "*", json.dumps({"weight": weight,
+                                                                  "goals": len(rows)})))
+    click.echo(f"reset {len(rows)} goal(s) to {weight}")
+    return 0
+
+
+COMMANDS = (import_, recall, why, proposals, approve, reject, goals)

@@ -242,6 +242,10 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
                 Column("evidence_count", Integer, nullable=False, server_default="0"),
                 Column("status", Text, nullable=False, server_default="active"),
                 _ts("last_reinforced_at", nullable=True),
+                # revision 0005: compulsion safety's utility check, and provenance
+                Column("actions", Integer, nullable=False, server_default="0"),
+                Column("useful_actions", Integer, nullable=False, server_default="0"),
+                Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
             ]
         )
         Table(
@@ -310,9 +314,11 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("status", Text, nullable=False, server_default="open"),
         _ts(),
         Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        Column("last_carried_session", UUID(as_uuid=True)),  # revision 0005
         CheckConstraint(
             _in("kind", ("plan", "promise", "reminder", "unfinished")), name="ck_intentions_kind"
         ),
+        Index("uq_intentions_source_entry", "source_entry_id", unique=True),
         CheckConstraint(
             _in("status", ("open", "fulfilled", "dropped")), name="ck_intentions_status"
         ),
@@ -584,6 +590,29 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
             _in("kind", ("chat", "stream", "embed", "rerank")), name="ck_llm_calls_kind"
         ),
         Index("ix_llm_calls_created", "created_at"),
+    )
+
+    # revision 0005: consolidation and DMN state
+    Table(
+        "worker_state",
+        md,
+        Column("key", Text, primary_key=True),
+        Column("value", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+    )
+
+    Table(
+        "gut_signals",
+        md,
+        _serial_pk(),
+        _ts(),
+        Column("delta_norm", Float, nullable=False),
+        Column("delta", universal, nullable=False),
+        Column("layers", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("action", Text, nullable=False),
+        Column("outcome", JSONB),
+        _ts("outcome_at", nullable=True),
+        Index("ix_gut_signals_created", "created_at"),
     )
 
     # revision 0004: the cognitive loop's records

@@ -15,7 +15,7 @@ import json
 import logging
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -115,10 +115,19 @@ class Rollover:
             ROLLED_OUT, {"session_id": session_id, "budget": budget_tokens, "limit": limit}
         ).fetchall()
 
+    def apply_tuning(self, conn: psycopg.Connection[Any]) -> None:
+        """Use the persist threshold consolidation tuned from evidence (issue #5), if any."""
+        row = conn.execute(
+            "SELECT value->>'persist_threshold' FROM worker_state WHERE key = 'gate_tuning'"
+        ).fetchone()
+        if row and row[0] is not None:
+            self.exit_cfg = replace(self.exit_cfg, persist_threshold=float(row[0]))
+
     def run(
         self, conn: psycopg.Connection[Any], session_id: Any, budget_tokens: int
     ) -> list[ExitOutcome]:
         """Exit-gate every turn of the session that left the window (each once)."""
+        self.apply_tuning(conn)
         out: list[ExitOutcome] = []
         for row in self.rolled_out(conn, session_id, budget_tokens):
             entry_id, role, content = row[0], row[1], row[2]

@@ -81,19 +81,42 @@ class Worker:
         signal.signal(signal.SIGINT, _stop)
         signal.signal(signal.SIGTERM, _stop)
 
+    def once(self) -> Any:
+        """One pass of the worker's job (`--once`); workers with passes override it."""
+        raise NotImplementedError(f"`cogd {self.name}` has no --once pass")
+
+    def _lock(self) -> None:
+        assert self.conn is not None
+        if not self.singleton:
+            return
+        got = self.conn.execute(
+            "SELECT pg_try_advisory_lock(%s)", (advisory_key(self.name),)
+        ).fetchone()
+        if not got or not got[0]:
+            self.conn.close()
+            raise AlreadyRunning(
+                f"another `cogd {self.name}` holds the lock on this database "
+                "(see `cogd status`); only one may run at a time"
+            )
+
+    def run_once(self) -> Any:
+        """Connect, take the singleton lock, set up, run one pass, release everything."""
+        self.conn = self._connect()
+        try:
+            self._lock()
+            self.setup()
+            try:
+                return self.once()
+            finally:
+                self.teardown()
+        finally:
+            if not self.conn.closed:
+                self.conn.close()
+
     def run(self) -> int:
         proc = self.settings.process
         self.conn = self._connect()
-        if self.singleton:
-            got = self.conn.execute(
-                "SELECT pg_try_advisory_lock(%s)", (advisory_key(self.name),)
-            ).fetchone()
-            if not got or not got[0]:
-                self.conn.close()
-                raise AlreadyRunning(
-                    f"another `cogd {self.name}` holds the lock on this database "
-                    "(see `cogd status`); only one may run at a time"
-                )
+        self._lock()
         beat = self.beat = Heartbeat(self.conn, self.name)
         beat.register(proc.prune_after_s, state="starting")
         self.setup()

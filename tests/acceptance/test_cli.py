@@ -50,7 +50,7 @@ def test_migrate_status_db_url_psql_on_embedded_defaults(embedded_dir: Path) -> 
     status = run("status", "--json", env=env)
     assert status.returncode == 0, status.stderr
     data = json.loads(status.stdout)
-    assert data["revision"] == data["head_revision"] == "0004_loop_records"
+    assert data["revision"] == data["head_revision"] == "0005_consolidation_dmn"
     assert data["pgvector"] == "0.8.5"
     assert data["database"]["embedded"] is True
     assert data["rows"]["day_table"] == 0
@@ -132,8 +132,36 @@ def _alive(conn: Any) -> dict[str, int]:
     return {name: pid for name, pid in rows}
 
 
+def _seed_mergeable_memories(db_url: str) -> None:
+    """Three related memories, so the consolidate worker has one merge to do."""
+    from types import SimpleNamespace
+
+    from agent.config import load_settings
+    from agent.domain.gates import EntryGateConfig
+    from agent.memory import introspect
+    from agent.memory.turns import TurnWriter
+    from agent.providers.local import LocalEmbedder
+    from agent.providers.text import default_counter
+    from tests.conftest import make_session
+
+    emb = LocalEmbedder()
+    holder = SimpleNamespace(writer=TurnWriter(emb, emb, default_counter().count,
+                                               EntryGateConfig.from_table(
+                                                   load_settings().entry_gate)))
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        for text in ("I love hiking in the Alps every summer.",
+                     "Hiking in the Swiss Alps is my favourite summer holiday.",
+                     "Every summer I go hiking in the Alps with my friends."):
+            sid = make_session(conn)
+            user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                                (sid,)).fetchone()
+            introspect.remember(conn, holder, sid, user[0], text)
+
+
 def test_up_supervises_restarts_and_stops(db_url: str) -> None:
-    env = cogd_env(DATABASE_URL=db_url, COGD_PROCESS__HEARTBEAT_INTERVAL_S="0.5")
+    _seed_mergeable_memories(db_url)
+    env = cogd_env(DATABASE_URL=db_url, COGD_PROCESS__HEARTBEAT_INTERVAL_S="0.5",
+                   COGD_LLM__ROLES__CONSOLIDATION="heuristic")
     up = subprocess.Popen(
         [COGD, "up", "--workers", "consolidate,idle"], env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -156,11 +184,27 @@ def test_up_supervises_restarts_and_stops(db_url: str) -> None:
             assert restarted, "idle was not restarted"
             assert time.monotonic() - killed_at < 30
 
+            # the consolidate worker's first pass merged; killed and restarted, it
+            # finds nothing left to do: the work is not done twice
+            merged = _wait(lambda: conn.execute(
+                "SELECT count(*) FROM consolidation_log WHERE operation = 'merge'"
+            ).fetchone()[0], seconds=60)
+            assert merged == 1
+            os.kill(alive["consolidate"], signal.SIGKILL)
+            again = _wait(lambda: (p := _alive(conn).get("consolidate"))
+                          and p != alive["consolidate"] and p)
+            assert again, "consolidate was not restarted"
+            time.sleep(2)  # its first pass after the restart
+            assert conn.execute("SELECT count(*) FROM memories WHERE memory_type = 'insight'"
+                                ).fetchone() == (1,)
+            assert conn.execute("SELECT count(*) FROM consolidation_log WHERE operation = "
+                                "'merge'").fetchone() == (1,)
+
             up.send_signal(signal.SIGINT)
             assert up.wait(60) == 0
             states = dict(conn.execute(
                 "SELECT name, state FROM process_heartbeats WHERE pid = ANY(%s)",
-                ([up.pid, alive["consolidate"], restarted],),
+                ([up.pid, again, restarted],),
             ).fetchall())
             assert states == {"up": "stopped", "consolidate": "stopped", "idle": "stopped"}
     finally:
@@ -171,6 +215,7 @@ def test_up_supervises_restarts_and_stops(db_url: str) -> None:
         if up.stdout:
             up.stdout.close()
     assert "idle exited with -9; restarting" in output
+    assert "consolidate exited with -9; restarting" in output
 
 
 def test_concurrent_first_start_of_the_embedded_server(embedded_dir: Path) -> None:

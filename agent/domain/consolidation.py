@@ -1,0 +1,274 @@
+"""Consolidation rules (issue #5; seed 003 §Consolidation, seed 000 §4.5, §5.2, §7, §10).
+
+Pure functions: which memories merge into an insight, how importance decays and is
+strengthened, when evidence promotes a goal or proposes a value, how goal weights
+are kept safe from compulsion, how intentions are found and age, how corrections
+are parsed, and how gate weights move with evidence. The adapter
+(agent/memory/consolidation.py) reads rows, calls these, writes the results and
+logs every operation in consolidation_log.
+
+Heuristics, named as such where their output is stored: intention detection and
+the fails_when / fine_when parse are regular expressions; the extractive insight
+text (when no LLM is configured) is the heuristic LLM's output.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+
+@dataclass(frozen=True)
+class ConsolidationConfig:
+    decay_after_days: float = 90
+    decay_max_access_count: int = 3
+    decay_factor: float = 0.5
+    landmark_min_importance: float = 0.9
+    archive_below_importance: float = 0.15
+    strengthen_per_recall: float = 0.05
+    strengthen_max_per_run: float = 0.15
+    importance_max: float = 1.0
+    duplicate_min_similarity: float = 0.85
+    contradiction_band: tuple[float, float] = (0.5, 0.85)
+    insight_min_similarity: float = 0.65
+    insight_min_sources: int = 3
+    insight_importance: float = 0.8
+    source_importance_after_merge: float = 0.3
+    promote_l1_min_signals: int = 5
+    promote_l1_min_days: float = 14
+    promote_l0_min_signals: int = 10
+    promote_l0_min_days: float = 30
+    interval_minutes: float = 60
+
+    @classmethod
+    def from_table(cls, t: Mapping[str, Any]) -> ConsolidationConfig:
+        out: dict[str, Any] = {}
+        for name, f in cls.__dataclass_fields__.items():
+            if name not in t:
+                continue
+            value = t[name]
+            if name == "contradiction_band":
+                out[name] = (float(value[0]), float(value[1]))
+            else:
+                out[name] = int(value) if f.type == "int" else float(value)
+        return cls(**out)
+
+
+# --- merging into insights ---------------------------------------------------------
+
+
+def similar_groups(
+    vectors: npt.NDArray[np.float32], min_similarity: float, min_size: int
+) -> list[list[int]]:
+    """Groups of rows whose members are all within `min_similarity` of the group's seed.
+
+    Greedy and deterministic: rows in the given order (callers pass oldest first)
+    seed a group and absorb every later unassigned row close enough to the seed.
+    Only groups of at least `min_size` are returned.
+    """
+    n = len(vectors)
+    if n == 0:
+        return []
+    sims = vectors @ vectors.T
+    taken = np.zeros(n, dtype=bool)
+    groups: list[list[int]] = []
+    for i in range(n):
+        if taken[i]:
+            continue
+        members = [j for j in range(i, n) if not taken[j] and sims[i, j] >= min_similarity]
+        if len(members) >= min_size:
+            groups.append(members)
+            taken[members] = True
+    return groups
+
+
+def pairs_in_band(
+    vectors: npt.NDArray[np.float32], band: tuple[float, float]
+) -> list[tuple[int, int, float]]:
+    """Index pairs whose similarity lies in [low, high): contradiction candidates."""
+    lo, hi = band
+    sims = vectors @ vectors.T
+    out = []
+    for i in range(len(vectors)):
+        for j in range(i + 1, len(vectors)):
+            s = float(sims[i, j])
+            if lo <= s < hi:
+                out.append((i, j, s))
+    return out
+
+
+def insight_prompt(contents: Sequence[str]) -> list[dict[str, str]]:
+    listed = "\n".join(f"- {c}" for c in contents)
+    return [
+        {"role": "system", "content": "You consolidate memories. Write ONE sentence that "
+         "states what these related memories have in common, as a durable insight."},
+        {"role": "user", "content": f"Memories:\n{listed}\nInsight:"},
+    ]
+
+
+# --- decay and strengthening ------------------------------------------------------
+
+
+def should_decay(
+    importance: float, access_count: int, last_touched: datetime, memory_type: str,
+    last_decayed: datetime | None, now: datetime, cfg: ConsolidationConfig,
+) -> bool:
+    """Not accessed for 90+ days and accessed < 3 times; landmarks and corrections never.
+
+    A memory decays at most once per decay period, so a second pass finds nothing.
+    """
+    if importance >= cfg.landmark_min_importance or memory_type == "correction":
+        return False
+    period = timedelta(days=cfg.decay_after_days)
+    if now - last_touched < period or access_count >= cfg.decay_max_access_count:
+        return False
+    return last_decayed is None or now - last_decayed >= period
+
+
+def strengthen(importance: float, recalls: int, cfg: ConsolidationConfig) -> float:
+    """seed 000 §4.5.4: + min(0.05 x recalls, 0.15), capped at 1.0."""
+    if recalls <= 0:
+        return importance
+    boost = min(cfg.strengthen_per_recall * recalls, cfg.strengthen_max_per_run)
+    return min(cfg.importance_max, importance + boost)
+
+
+# --- promotion and compulsion safety ---------------------------------------------
+
+
+def promotion_level(evidence: int, span_days: float, cfg: ConsolidationConfig) -> int | None:
+    """0 (a Layer 0 proposal), 1 (a Layer 1 goal) or None."""
+    if evidence >= cfg.promote_l0_min_signals and span_days >= cfg.promote_l0_min_days:
+        return 0
+    if evidence >= cfg.promote_l1_min_signals and span_days >= cfg.promote_l1_min_days:
+        return 1
+    return None
+
+
+@dataclass(frozen=True)
+class SafetyConfig:
+    cap: float = 0.92
+    log_base: float = 2.0
+    offset: float = 1.0
+    dominance_share: float = 0.4
+    dominance_damping: float = 0.95
+    utility_min_actions: int = 20
+    utility_min_useful_ratio: float = 0.2
+    utility_damping: float = 0.95
+
+    @classmethod
+    def from_table(cls, t: Mapping[str, Any]) -> SafetyConfig:
+        return cls(
+            cap=float(t.get("goal_weight_cap", 0.92)),
+            log_base=float(t.get("diminishing_log_base", 2)),
+            offset=float(t.get("diminishing_offset", 1)),
+            dominance_share=float(t.get("dominance_share", 0.4)),
+            dominance_damping=float(t.get("dominance_damping", 0.95)),
+            utility_min_actions=int(t.get("utility_min_actions", 20)),
+            utility_min_useful_ratio=float(t.get("utility_min_useful_ratio", 0.2)),
+            utility_damping=float(t.get("utility_damping", 0.95)),
+        )
+
+
+def diminished_gain(gain: float, evidence: int, cfg: SafetyConfig) -> float:
+    """Each gain is divided by log2(evidence + 1) (seed 003 §Compulsion Safety)."""
+    return gain / max(1.0, math.log(evidence + cfg.offset, cfg.log_base))
+
+
+def capped(weight: float, cfg: SafetyConfig) -> float:
+    return max(0.0, min(cfg.cap, weight))
+
+
+def dominance_damped(weights: Mapping[str, float], cfg: SafetyConfig) -> dict[str, float]:
+    """The top goal, when it holds more than 40 % of the total weight and is strictly
+    ahead of the next one, is damped x0.95 (one cycle). Equal leaders are left alone:
+    damping them all would change nothing but the scale."""
+    total = sum(weights.values())
+    if total <= 0 or len(weights) < 2:
+        return {}
+    ranked = sorted(weights.items(), key=lambda kv: -kv[1])
+    (name, top), (_, second) = ranked[0], ranked[1]
+    if top / total > cfg.dominance_share and top > second:
+        return {name: top * cfg.dominance_damping}
+    return {}
+
+
+def utility_damped(weight: float, actions: int, useful: int, cfg: SafetyConfig) -> float | None:
+    """20+ actions with < 20 % useful outcomes: damp (None when the check passes)."""
+    if actions >= cfg.utility_min_actions and useful / actions < cfg.utility_min_useful_ratio:
+        return weight * cfg.utility_damping
+    return None
+
+
+# --- intentions and corrections --------------------------------------------------
+
+INTENTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("reminder", re.compile(r"\b(remind me|don'?t let me forget|reminder)\b", re.I)),
+    ("promise", re.compile(r"\b(i promise|i'?ll make sure|you have my word)\b", re.I)),
+    ("plan", re.compile(r"\b(i (will|plan to|am going to|'m going to|intend to|need to|have to)|"
+                        r"i'?ll|tomorrow i|next week i|todo|to-do)\b", re.I)),
+    ("unfinished", re.compile(r"\b(let'?s (continue|finish|pick (this|it) up)|"
+                              r"(we|i) didn'?t finish|unfinished|come back to (this|it))\b",
+                              re.I)),
+)
+
+
+def intention_kind(text: str) -> str | None:
+    """plan / promise / reminder / unfinished, or None (keyword heuristic)."""
+    for kind, rx in INTENTION_PATTERNS:
+        if rx.search(text):
+            return kind
+    return None
+
+
+def intention_urgency(base: float, created_at: datetime, now: datetime, after_days: float,
+                      per_day: float) -> float:
+    """Urgency decays linearly after `after_days` (computed from age: idempotent)."""
+    age = (now - created_at).total_seconds() / 86400
+    if age <= after_days:
+        return base
+    return max(0.0, base - per_day * (age - after_days))
+
+
+_FAILS = re.compile(r"\b(?:fails?|breaks?|doesn'?t work|goes wrong)\s+(?:when|if)\s+([^.;]+)",
+                    re.I)
+_FINE = re.compile(r"\b(?:(?:is|works?|it'?s)\s+fine|is ok(?:ay)?|works)\s+(?:when|if)\s+"
+                   r"([^.;]+)", re.I)
+
+
+def correction_conditions(text: str) -> tuple[str | None, str | None]:
+    """(fails_when, fine_when) parsed from a correction's text (regex heuristic)."""
+    fails = _FAILS.search(text)
+    fine = _FINE.search(text)
+    return (fails.group(1).strip() if fails else None, fine.group(1).strip() if fine else None)
+
+
+# --- gate tuning ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateTuning:
+    step: float = 0.01
+    min_threshold: float = 0.1
+    max_threshold: float = 0.6
+
+
+def tuned_threshold(current: float, needed_drops: int, unused_persists: int,
+                    evaluated_persists: int, t: GateTuning) -> float:
+    """Move the exit gate's persist threshold slowly with evidence.
+
+    Drops that were later needed lower it one step each; when more than half of
+    the evaluated persisted memories were never retrieved, it rises one step.
+    Bounded; the stochastic floor is never tuned.
+    """
+    value = current - t.step * needed_drops
+    if evaluated_persists and unused_persists / evaluated_persists > 0.5:
+        value += t.step
+    return round(max(t.min_threshold, min(t.max_threshold, value)), 4)

@@ -1,0 +1,175 @@
+"""The idle default-mode network (issue #5; seed 003 §Idle Loop, seed 002 Overwatch, §17d).
+
+Pure rules: the adaptive heartbeat, stochastic surfacing with evolving weights,
+what a surfaced item becomes (self-prompt, creative impulse, discard), the
+rumination cap, the proactive-recall triggers, and the gut signal.
+
+The task-completion and winding-down triggers are keyword heuristics (named
+`trigger_detector = "keyword-heuristic"` in the thoughts they produce).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FEATURES = ("recency", "gut_intensity", "association", "access")
+
+
+@dataclass(frozen=True)
+class DmnConfig:
+    idle_after_minutes: tuple[float, ...] = (0, 10, 60, 240)
+    interval_minutes: tuple[float, ...] = (1, 5, 15, 30)
+    seconds_per_minute: float = 60.0  # tests run the DMN on a fast clock
+    rumination_cap: int = 3
+    weights: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(FEATURES, 0.25))
+    noise: float = 0.1
+    max_injected: int = 3
+    topic_cooldown_minutes: float = 10
+    match_max_distance: float = 0.35
+    topic_shift_min_distance: float = 0.6
+    search_results: int = 5
+    connection_min_similarity: float = 0.5
+    weight_step: float = 0.02
+
+    @classmethod
+    def from_table(cls, t: Mapping[str, Any]) -> DmnConfig:
+        return cls(
+            idle_after_minutes=tuple(float(x) for x in t.get("heartbeat_idle_after_minutes",
+                                                             (0, 10, 60, 240))),
+            interval_minutes=tuple(float(x) for x in t.get("heartbeat_interval_minutes",
+                                                           (1, 5, 15, 30))),
+            seconds_per_minute=float(t.get("seconds_per_minute", 60.0)),
+            rumination_cap=int(t.get("rumination_cap", 3)),
+            weights={f: float(t.get(f"surfacing_weight_{f}", 0.25)) for f in FEATURES},
+            noise=float(t.get("surfacing_noise", 0.1)),
+            max_injected=int(t.get("max_injected_thoughts", 3)),
+            topic_cooldown_minutes=float(t.get("topic_cooldown_minutes", 10)),
+            match_max_distance=float(t.get("match_max_distance", 0.35)),
+            topic_shift_min_distance=float(t.get("topic_shift_min_distance", 0.6)),
+            search_results=int(t.get("search_results", 5)),
+            connection_min_similarity=float(t.get("connection_min_similarity", 0.5)),
+            weight_step=float(t.get("surfacing_weight_step", 0.02)),
+        )
+
+
+def heartbeat_seconds(idle_seconds: float, cfg: DmnConfig) -> float:
+    """The DMN's interval for how long the agent has been idle (on the configured clock)."""
+    idle_minutes = idle_seconds / cfg.seconds_per_minute
+    interval = cfg.interval_minutes[0]
+    for after, every in zip(cfg.idle_after_minutes, cfg.interval_minutes, strict=True):
+        if idle_minutes >= after:
+            interval = every
+    return interval * cfg.seconds_per_minute
+
+
+@dataclass(frozen=True)
+class Surfaceable:
+    id: str  # "memory:<uuid>", "identity:<name>", "goal:<name>"
+    layer: int  # 0 identity, 1 goals, 2 memories
+    content: str
+    recency: float  # 0..1
+    gut_intensity: float  # importance or weight, 0..1
+    association: float  # similarity to the current attention, 0..1
+    access: float  # normalised access frequency, 0..1
+
+
+def surface(
+    items: Sequence[Surfaceable], weights: Mapping[str, float], noise: float, rng: random.Random
+) -> tuple[Surfaceable, dict[str, float]] | None:
+    """One item drawn by weighted features plus genuine noise; and what each feature gave."""
+    best: tuple[float, Surfaceable, dict[str, float]] | None = None
+    for item in items:
+        parts = {f: weights.get(f, 0.0) * float(getattr(item, f)) for f in FEATURES}
+        score = sum(parts.values()) + rng.gauss(0.0, noise)
+        if best is None or score > best[0]:
+            best = (score, item, parts)
+    return None if best is None else (best[1], best[2])
+
+
+def evolve_weights(weights: Mapping[str, float], contributions: Mapping[str, float],
+                   useful: bool, step: float) -> dict[str, float]:
+    """Nudge the feature that contributed most toward (useful) or away from an outcome."""
+    if not contributions:
+        return dict(weights)
+    lead = max(contributions, key=lambda f: contributions[f])
+    out = dict(weights)
+    out[lead] = max(0.01, out.get(lead, 0.0) + (step if useful else -step))
+    total = sum(out.values())
+    return {f: round(w / total, 5) for f, w in out.items()}
+
+
+def classify(goal_similarity: float, value_similarity: float, pressing: bool,
+             min_similarity: float) -> str:
+    """Goal connection → self-prompt; value connection and nothing pressing → creative
+    impulse; otherwise discard."""
+    if goal_similarity >= min_similarity:
+        return "self_prompt"
+    if value_similarity >= min_similarity and not pressing:
+        return "creative_impulse"
+    return "discarded"
+
+
+def ruminating(theme_count: int, cfg: DmnConfig) -> bool:
+    """The same theme at most `rumination_cap` times."""
+    return theme_count >= cfg.rumination_cap
+
+
+_DONE = re.compile(r"\b(done|finished|that works|it works now|solved|fixed it|all set|"
+                   r"completed|shipped|merged)\b", re.I)
+_WINDING = re.compile(r"\b(bye|good ?night|see you|talk (to you )?later|that'?s all|"
+                      r"signing off|gotta go|i'?m off|wrap(ping)? up)\b", re.I)
+
+
+def triggers(previous: npt.NDArray[np.float32] | None, current: npt.NDArray[np.float32],
+             text: str, cfg: DmnConfig) -> list[str]:
+    """Proactive-recall triggers for one user message."""
+    fired = []
+    if previous is not None:
+        distance = 1.0 - float(np.dot(previous, current))
+        if distance > cfg.topic_shift_min_distance:
+            fired.append("topic_shift")
+    if _DONE.search(text):
+        fired.append("task_completion")
+    if _WINDING.search(text):
+        fired.append("winding_down")
+    return fired
+
+
+def centroid(vectors: Sequence[npt.NDArray[np.float32]],
+             weights: Sequence[float] | None = None) -> npt.NDArray[np.float32] | None:
+    if not vectors:
+        return None
+    w = np.asarray(weights if weights is not None else [1.0] * len(vectors), dtype=np.float32)
+    if float(w.sum()) <= 0:
+        return None
+    c = (np.asarray(vectors, dtype=np.float32) * w[:, None]).sum(axis=0) / float(w.sum())
+    return c.astype(np.float32)
+
+
+def gut_delta(
+    layers: Sequence[npt.NDArray[np.float32] | None], layer_weights: Sequence[float],
+    attention: npt.NDArray[np.float32] | None, dim: int,
+) -> npt.NDArray[np.float32]:
+    """attention centroid minus subconscious centroid (0.5 L0 + 0.25 L1 + 0.25 L2).
+
+    Zero while everything is blank (no layer has content, or no recent context).
+    Missing layers drop out and the remaining weights are renormalised.
+    """
+    present = [(v, w) for v, w in zip(layers, layer_weights, strict=True) if v is not None]
+    if not present or attention is None:
+        return np.zeros(dim, dtype=np.float32)
+    total = sum(w for _, w in present)
+    sub = sum((v * (w / total) for v, w in present), np.zeros(dim, dtype=np.float32))
+    return (attention - sub).astype(np.float32)
+
+
+def recency_score(age_days: float, half_life_days: float = 7.0) -> float:
+    return math.pow(0.5, max(0.0, age_days) / half_life_days)

@@ -1,0 +1,554 @@
+"""One consolidation pass (issue #5): every operation in its own transaction, each logged.
+
+drain scratch_buffer → strengthen from recall_log → merge into insights →
+contradictions → decay → corrections → intentions → promotion → goal safety →
+gate tuning.
+
+Nothing is deleted: merged sources are marked superseded (importance lowered,
+`supersedes` links from the insight), decayed memories below the archive threshold
+are archived (still searchable). A pass writes consolidation_log rows only for
+operations that changed something, and every operation is written so that a
+second pass with no new input finds nothing to do (watermarks in worker_state,
+"at most once per period" markers in memory metadata).
+
+Bounded work per pass (cogd choice, named here): merging and contradiction checks
+look at the MAX_MEMORIES most recent active memories, and at most MAX_PAIRS
+contradiction candidates per pass; the rest waits for the next pass.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from agent.db.queries import vector_text
+from agent.domain import consolidation as rules
+from agent.domain.gates import EntryGateConfig, ExitGateConfig, contradiction_cue
+
+logger = logging.getLogger(__name__)
+
+MAX_MEMORIES = 2000
+MAX_PAIRS = 100
+
+Op = Callable[[psycopg.Connection[Any], datetime], dict[str, Any] | None]
+
+
+@dataclass
+class PassReport:
+    pass_id: str
+    operations: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.operations)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pass_id": self.pass_id, "changed": self.changed, "operations": self.operations}
+
+
+def get_state(conn: psycopg.Connection[Any], key: str) -> dict[str, Any]:
+    row = conn.execute("SELECT value FROM worker_state WHERE key = %s", (key,)).fetchone()
+    return dict(row[0]) if row else {}
+
+
+def set_state(conn: psycopg.Connection[Any], key: str, value: dict[str, Any]) -> None:
+    conn.execute(
+        "INSERT INTO worker_state (key, value) VALUES (%s, %s::jsonb) ON CONFLICT (key) DO "
+        "UPDATE SET value = EXCLUDED.value, updated_at = now()",
+        (key, json.dumps(value, default=str)),
+    )
+
+
+def _array(text: str) -> np.ndarray[Any, Any]:
+    return np.asarray(json.loads(text), dtype=np.float32)
+
+
+class Consolidator:
+    def __init__(self, settings: Any, recorder: Any = None, rng: random.Random | None = None
+                 ) -> None:
+        from agent.memory.rollover import RelevanceScorer, Rollover
+        from agent.providers import factory
+
+        self.settings = settings
+        self.cfg = rules.ConsolidationConfig.from_table(settings.consolidation)
+        self.safety = rules.SafetyConfig.from_table(settings.compulsion_safety)
+        self.goals_cfg = settings.goals
+        self.intent_cfg = settings.intentions
+        self.universal = factory.build_universal_embedder(settings)
+        self.native = factory.build_native_embedder(settings, recorder)
+        self.llm = factory.build_llm(settings, "consolidation", recorder)
+        self.exit_cfg = ExitGateConfig.from_table(settings.exit_gate)
+        self.relevance = RelevanceScorer(lambda t: self.universal.embed_documents(list(t)))
+        self.rollover = Rollover(EntryGateConfig.from_table(settings.entry_gate), self.exit_cfg,
+                                 self.relevance, rng or random.Random())
+        self.ops: list[tuple[str, Op]] = [
+            ("drain_scratch", self.drain_scratch),
+            ("strengthen", self.strengthen),
+            ("merge", self.merge),
+            ("contradictions", self.contradictions),
+            ("decay", self.decay),
+            ("corrections", self.corrections),
+            ("intentions", self.intentions),
+            ("promotion", self.promotion),
+            ("goal_safety", self.goal_safety),
+            ("gate_tuning", self.gate_tuning),
+        ]
+
+    # -- the pass -------------------------------------------------------------
+
+    def run_pass(self, conn: psycopg.Connection[Any], now: datetime | None = None) -> PassReport:
+        now = now or datetime.now(UTC)
+        report = PassReport(str(uuid.uuid4()))
+        for name, op in self.ops:
+            with conn.transaction():
+                result = op(conn, now)
+                if result:
+                    report.operations[name] = result
+                    conn.execute(
+                        "INSERT INTO consolidation_log (pass_id, operation, inputs, outputs) "
+                        "VALUES (%s, %s, %s::jsonb, %s::jsonb)",
+                        (report.pass_id, name, json.dumps(result.get("inputs", {}), default=str),
+                         json.dumps(result.get("outputs", {}), default=str)),
+                    )
+        return report
+
+    # -- operations -------------------------------------------------------------
+
+    def drain_scratch(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Pending scratch rows through the exit gate; consolidation's verdict is final."""
+        from agent.memory.identity import load_goals, load_traits
+
+        rows = conn.execute(
+            "SELECT s.id, s.entry_id, d.role, d.content, s.session_id, s.user_id "
+            "FROM scratch_buffer s LEFT JOIN day_table d USING (entry_id) "
+            "WHERE s.status = 'pending' ORDER BY s.id LIMIT 500"
+        ).fetchall()
+        if not rows:
+            return None
+        self.relevance.set_targets(
+            [t.description or t.name for t in load_traits(conn) if not t.is_boundary]
+            + [g.description or g.name for g in load_goals(conn)])
+        actions: Counter[str] = Counter()
+        for sid, entry_id, role, content, session_id, user_id in rows:
+            if entry_id is None:  # its turn left the day table (covered by a block)
+                conn.execute("UPDATE scratch_buffer SET status = 'dropped', processed_at = now()"
+                             " WHERE id = %s", (sid,))
+                actions["turn_gone"] += 1
+                continue
+            outcome = self.rollover.judge(conn, entry_id, role, content, session_id, user_id)
+            actions[outcome.action] += 1
+            if outcome.action == "buffer":
+                conn.execute(
+                    "UPDATE scratch_buffer SET status = 'dropped', processed_at = now(), "
+                    "attempts = attempts + 1 WHERE id = %s", (sid,))
+        return {"inputs": {"scratch_ids": [r[0] for r in rows]},
+                "outputs": {"actions": dict(actions)}}
+
+    def strengthen(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Recalled memories gain importance, bounded per pass (seed 000 §4.5.4)."""
+        state = get_state(conn, "consolidation.recall_log")
+        since = int(state.get("last_id", 0))
+        rows = conn.execute(
+            "SELECT id, items, created_at FROM recall_log WHERE id > %s ORDER BY id", (since,)
+        ).fetchall()
+        if not rows:
+            return None
+        counts: Counter[str] = Counter()
+        last_seen: dict[str, datetime] = {}
+        for _, items, at in rows:
+            for item in items or []:
+                if item.get("kind") == "memory" and item.get("verdict") != "no_match":
+                    mid = item["id"].split(":", 1)[1]
+                    counts[mid] += 1
+                    last_seen[mid] = at
+        changed = []
+        for mid, n in counts.items():
+            row = conn.execute("SELECT importance FROM memories WHERE memory_id = %s",
+                               (mid,)).fetchone()
+            if row is None:
+                continue
+            new = rules.strengthen(float(row[0]), n, self.cfg)
+            conn.execute(
+                "UPDATE memories SET importance = %s, access_count = access_count + %s, "
+                "last_accessed = greatest(last_accessed, %s), updated_at = now() "
+                "WHERE memory_id = %s", (new, n, last_seen[mid], mid))
+            changed.append({"memory_id": mid, "recalls": n, "importance": [row[0], new]})
+        set_state(conn, "consolidation.recall_log", {"last_id": rows[-1][0]})
+        if not changed:
+            return None
+        return {"inputs": {"recall_log_ids": [rows[0][0], rows[-1][0]]},
+                "outputs": {"strengthened": changed}}
+
+    def _active(self, conn: psycopg.Connection[Any], where: str = "") -> list[tuple[Any, ...]]:
+        return conn.execute(
+            "SELECT memory_id, content, universal_embedding::text, memory_type, evidence_count,"
+            " created_at, importance FROM memories WHERE status = 'active' "
+            f"AND universal_embedding IS NOT NULL {where} "
+            "ORDER BY created_at DESC LIMIT %s", (MAX_MEMORIES,)
+        ).fetchall()[::-1]
+
+    def merge(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Related memories → a NEW insight with `supersedes` links; sources stay."""
+        rows = self._active(conn, "AND memory_type <> 'insight'")
+        if len(rows) < self.cfg.insight_min_sources:
+            return None
+        vectors = np.stack([_array(r[2]) for r in rows])
+        groups = rules.similar_groups(vectors, self.cfg.insight_min_similarity,
+                                      self.cfg.insight_min_sources)
+        made = []
+        for group in groups:
+            sources = [rows[i] for i in group]
+            made.append(self._insight(conn, sources))
+        if not made:
+            return None
+        return {"inputs": {"groups": [[str(rows[i][0]) for i in g] for g in groups]},
+                "outputs": {"insights": made}}
+
+    def _insight(self, conn: psycopg.Connection[Any], sources: list[tuple[Any, ...]]
+                 ) -> dict[str, Any]:
+        contents = [s[1] for s in sources]
+        result = self.llm.chat(rules.insight_prompt(contents), temperature=0.2, max_tokens=80)
+        text = " ".join(result.text.split()) or contents[0]
+        uni = self.universal.embed_documents([text], memory_type="insight")[0]
+        nat = uni if self.native.model_id == self.universal.model_id else (
+            self.native.embed_documents([text], memory_type="insight")[0])
+        evidence = sum(int(s[4]) for s in sources)
+        meta = {"sources": [str(s[0]) for s in sources], "model": self.llm.model,
+                "fallback": bool(result.fallback)}
+        row = conn.execute(
+            "INSERT INTO memories (memory_type, content, universal_embedding, native_embedding,"
+            " native_model, importance, confidence, evidence_count, metadata, user_id,"
+            " session_id) SELECT 'insight', %s, %s::vector, %s::halfvec, %s, %s, 0.6, %s,"
+            " %s::jsonb, user_id, session_id FROM memories WHERE memory_id = %s"
+            " RETURNING memory_id",
+            (text, vector_text(uni), vector_text(nat), self.native.model_id,
+             self.cfg.insight_importance, evidence, json.dumps(meta), sources[-1][0]),
+        ).fetchone()
+        assert row is not None
+        insight = row[0]
+        for s in sources:
+            conn.execute(
+                "INSERT INTO memory_links (source_id, target_id, link_type, strength) "
+                "VALUES (%s, %s, 'supersedes', 1.0) ON CONFLICT DO NOTHING", (insight, s[0]))
+            conn.execute(
+                "UPDATE memories SET status = 'superseded', importance = least(importance, %s),"
+                " updated_at = now() WHERE memory_id = %s",
+                (self.cfg.source_importance_after_merge, s[0]))
+        return {"insight": str(insight), "sources": meta["sources"], "content": text,
+                "evidence_count": evidence, "fallback": meta["fallback"]}
+
+    def contradictions(self, conn: psycopg.Connection[Any], now: datetime
+                       ) -> dict[str, Any] | None:
+        """Pairs in the similarity band → classifier → `contradicts` (flagged) or `related`."""
+        rows = self._active(conn)
+        if len(rows) < 2:
+            return None
+        vectors = np.stack([_array(r[2]) for r in rows])
+        pairs = sorted(rules.pairs_in_band(vectors, self.cfg.contradiction_band),
+                       key=lambda p: -p[2])
+        linked = {(a, b) for a, b in conn.execute(
+            "SELECT least(source_id, target_id)::text, greatest(source_id, target_id)::text "
+            "FROM memory_links")}
+        found = []
+        checked = 0
+        for i, j, sim in pairs:
+            a, b = rows[i], rows[j]
+            key = (min(str(a[0]), str(b[0])), max(str(a[0]), str(b[0])))
+            if key in linked:
+                continue
+            if checked >= MAX_PAIRS:
+                break
+            checked += 1
+            verdict, how = self._contradicts(a[1], b[1])
+            link = "contradicts" if verdict else "related"
+            conn.execute(
+                "INSERT INTO memory_links (source_id, target_id, link_type, strength, metadata)"
+                " VALUES (%s, %s, %s, %s, %s::jsonb) ON CONFLICT DO NOTHING",
+                (b[0], a[0], link, sim, json.dumps({"classifier": how, "resolved": False})))
+            if verdict:
+                conn.execute(
+                    "UPDATE memories SET metadata = metadata || '{\"flag\": \"contradiction\"}'"
+                    " WHERE memory_id = ANY(%s)", ([a[0], b[0]],))
+                found.append({"pair": [str(a[0]), str(b[0])], "similarity": round(sim, 3),
+                              "classifier": how})
+        if not checked:
+            return None
+        return {"inputs": {"pairs_checked": checked}, "outputs": {"contradictions": found}}
+
+    def _contradicts(self, a: str, b: str) -> tuple[bool, str]:
+        """The consolidation LLM as a yes/no classifier; the named heuristic without one."""
+        if self.llm.provider == "heuristic":
+            return contradiction_cue(a, b), "negation/value heuristic (no LLM configured)"
+        messages = [
+            {"role": "system", "content": "Answer only 'yes' or 'no'."},
+            {"role": "user", "content": f"Do these two statements contradict each other?\n"
+                                        f"1. {a}\n2. {b}"},
+        ]
+        try:
+            answer = self.llm.chat(messages, temperature=0.0, max_tokens=3).text.strip().lower()
+        except Exception as exc:  # provider down: the heuristic decides, and says so
+            logger.warning("contradiction classifier failed: %s", exc)
+            return contradiction_cue(a, b), "negation/value heuristic (LLM failed)"
+        if re.match(r"^\W*yes\b", answer):
+            return True, f"llm:{self.llm.model}"
+        if re.match(r"^\W*no\b", answer):
+            return False, f"llm:{self.llm.model}"
+        return contradiction_cue(a, b), "negation/value heuristic (LLM answer unparseable)"
+
+    def decay(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Unused memories lose importance (once per period); below the floor: archived."""
+        rows = conn.execute(
+            "SELECT memory_id, importance, access_count, coalesce(last_accessed, created_at),"
+            " memory_type, metadata->>'decayed_at' FROM memories WHERE status = 'active' "
+            "AND coalesce(last_accessed, created_at) < %s - make_interval(days => %s)",
+            (now, int(self.cfg.decay_after_days)),
+        ).fetchall()
+        decayed: list[str] = []
+        archived: list[str] = []
+        for mid, imp, access, touched, kind, last in rows:
+            last_dt = datetime.fromisoformat(last) if last else None
+            if not rules.should_decay(imp, access, touched, kind, last_dt, now, self.cfg):
+                continue
+            new = imp * self.cfg.decay_factor
+            status = "archived" if new < self.cfg.archive_below_importance else "active"
+            conn.execute(
+                "UPDATE memories SET importance = %s, status = %s, updated_at = now(), "
+                "metadata = metadata || jsonb_build_object('decayed_at', %s::text) "
+                "WHERE memory_id = %s", (new, status, now.isoformat(), mid))
+            (archived if status == "archived" else decayed).append(str(mid))
+        if not decayed and not archived:
+            return None
+        return {"inputs": {"candidates": len(rows)},
+                "outputs": {"decayed": decayed, "archived": archived}}
+
+    def corrections(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Corrections keep when they fail and when they are fine (regex heuristic)."""
+        rows = conn.execute(
+            "SELECT memory_id, content FROM memories WHERE memory_type = 'correction' "
+            "AND NOT metadata ? 'conditions_parsed'").fetchall()
+        parsed = []
+        for mid, content in rows:
+            fails, fine = rules.correction_conditions(content)
+            conn.execute(
+                "UPDATE memories SET fails_when = coalesce(fails_when, %s), fine_when = "
+                "coalesce(fine_when, %s), metadata = metadata || "
+                "'{\"conditions_parsed\": \"regex heuristic\"}' WHERE memory_id = %s",
+                (fails, fine, mid))
+            parsed.append({"memory_id": str(mid), "fails_when": fails, "fine_when": fine})
+        return {"outputs": {"corrections": parsed}} if parsed else None
+
+    def intentions(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Find plans, promises, reminders and unfinished work; carry them forward."""
+        found = []
+        for entry, session, user, content, at in conn.execute(
+            "SELECT d.entry_id, d.session_id, d.user_id, d.content, d.created_at FROM day_table d "
+            "WHERE d.role = 'user' AND d.message_type = 'dialogue' AND NOT EXISTS ("
+            " SELECT 1 FROM intentions i WHERE i.source_entry_id = d.entry_id) "
+            "AND d.created_at > coalesce((SELECT (value->>'scanned_to')::timestamptz FROM "
+            " worker_state WHERE key = 'consolidation.intentions'), '-infinity') "
+            "ORDER BY d.created_at LIMIT 5000").fetchall():
+            kind = rules.intention_kind(content)
+            if kind:
+                conn.execute(
+                    "INSERT INTO intentions (user_id, session_id, source_entry_id, kind, content,"
+                    " created_at) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    (user, session, entry, kind, content[:2000], at))
+                found.append({"entry_id": str(entry), "kind": kind})
+        latest = conn.execute("SELECT max(created_at) FROM day_table WHERE role = 'user'"
+                              ).fetchone()
+        if latest and latest[0]:
+            set_state(conn, "consolidation.intentions", {"scanned_to": latest[0].isoformat()})
+        after = float(self.intent_cfg.get("urgency_decay_after_days", 90))
+        per_day = float(self.intent_cfg.get("urgency_decay_per_day", 0.02))
+        carried = []
+        for iid, created, count, urgency, _last_session, new_count, newest in conn.execute(
+            "SELECT i.intention_id, i.created_at, i.carried_count, i.urgency, "
+            "i.last_carried_session, count(s.session_id), "
+            "(array_agg(s.session_id ORDER BY s.started_at DESC))[1] "
+            "FROM intentions i LEFT JOIN sessions s ON s.user_id = i.user_id "
+            "AND s.started_at > i.created_at AND s.session_id <> i.session_id "
+            "WHERE i.status = 'open' GROUP BY i.intention_id").fetchall():
+            new_urgency = round(rules.intention_urgency(0.5, created, now, after, per_day), 4)
+            if new_count != count or abs(new_urgency - urgency) > 1e-9:
+                conn.execute(
+                    "UPDATE intentions SET carried_count = %s, urgency = %s, "
+                    "last_carried_session = %s, updated_at = now() WHERE intention_id = %s",
+                    (new_count, new_urgency, newest, iid))
+                carried.append({"intention_id": str(iid), "carried": new_count,
+                                "urgency": new_urgency})
+        if not found and not carried:
+            return None
+        return {"outputs": {"new": found, "carried": carried, "detector": "keyword-heuristic"}}
+
+    def promotion(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """5+ signals over 14+ days → a Layer 1 goal; 10+ over 30+ → a Layer 0 proposal."""
+        rows = conn.execute(
+            "SELECT m.memory_id, m.content, m.evidence_count, "
+            "extract(epoch FROM greatest(m.updated_at, max(coalesce(s.created_at, m.created_at)))"
+            " - least(m.created_at, min(coalesce(s.created_at, m.created_at)))) / 86400 "
+            "FROM memories m LEFT JOIN memory_links l ON l.source_id = m.memory_id "
+            "AND l.link_type = 'supersedes' LEFT JOIN memories s ON s.memory_id = l.target_id "
+            "WHERE m.status = 'active' AND m.evidence_count >= %s GROUP BY m.memory_id",
+            (self.cfg.promote_l1_min_signals,)).fetchall()
+        goals, proposals = [], []
+        weight = float(self.goals_cfg.get("promoted_initial_weight", 0.5))
+        for mid, content, evidence, span_raw in rows:
+            span = round(float(span_raw or 0), 2)
+            level = rules.promotion_level(int(evidence), span, self.cfg)
+            if level is None:
+                continue
+            name = f"goal_{str(mid)[:8]}"
+            row = conn.execute(
+                "INSERT INTO goals (name, description, weight, source, evidence_count, metadata)"
+                " VALUES (%s, %s, %s, 'promotion', %s, %s::jsonb) ON CONFLICT (name) DO NOTHING"
+                " RETURNING goal_id",
+                (name, content[:500], rules.capped(weight, self.safety), evidence,
+                 json.dumps({"memory_id": str(mid), "evidence_seen": int(evidence)}))).fetchone()
+            if row:
+                conn.execute(
+                    "INSERT INTO goals_history (goal_id, old_weight, new_weight, reason, details)"
+                    " VALUES (%s, NULL, %s, 'promoted from evidence', %s::jsonb)",
+                    (row[0], weight, json.dumps({"memory_id": str(mid), "evidence": evidence,
+                                                 "span_days": span})))
+                goals.append({"goal": name, "memory_id": str(mid)})
+            if level == 0 and not conn.execute(
+                    "SELECT 1 FROM proposals WHERE payload->>'memory_id' = %s",
+                    (str(mid),)).fetchone():
+                conn.execute(
+                    "INSERT INTO proposals (target_layer, kind, payload, evidence) "
+                    "VALUES (0, 'new_value', %s::jsonb, %s::jsonb)",
+                    (json.dumps({"name": f"value_{str(mid)[:8]}", "description": content[:500],
+                                 "weight": weight, "memory_id": str(mid)}),
+                     json.dumps({"evidence_count": evidence, "span_days": span})))
+                proposals.append({"memory_id": str(mid)})
+        if not goals and not proposals:
+            return None
+        return {"outputs": {"goals": goals, "proposals": proposals}}
+
+    def goal_safety(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Diminishing gains, the 0.92 cap, dominance and utility damping (once per cycle)."""
+        changes = []
+        gain = float(self.goals_cfg.get("evidence_gain", 0.05))
+        goals = conn.execute(
+            "SELECT g.goal_id, g.name, g.weight, g.actions, g.useful_actions, g.metadata, "
+            "m.evidence_count FROM goals g LEFT JOIN memories m ON "
+            "m.memory_id::text = g.metadata->>'memory_id' WHERE g.status = 'active'").fetchall()
+        weights = {r[1]: float(r[2]) for r in goals}
+
+        def set_weight(goal_id: Any, name: str, new: float, reason: str,
+                       meta: dict[str, Any] | None = None) -> None:
+            old = weights[name]
+            new = round(new, 6)
+            if abs(new - old) < 1e-9 and meta is None:
+                return
+            conn.execute("UPDATE goals SET weight = %s, updated_at = now(), metadata = "
+                         "metadata || %s::jsonb WHERE goal_id = %s",
+                         (new, json.dumps(meta or {}), goal_id))
+            conn.execute("INSERT INTO goals_history (goal_id, old_weight, new_weight, reason) "
+                         "VALUES (%s, %s, %s, %s)", (goal_id, old, new, reason))
+            weights[name] = new
+            changes.append({"goal": name, "from": old, "to": new, "reason": reason})
+
+        for goal_id, name, _w, _, _, meta, evidence in goals:
+            seen = int((meta or {}).get("evidence_seen", 0))
+            if evidence is not None and int(evidence) > seen:
+                step = rules.diminished_gain(gain * (int(evidence) - seen), int(evidence),
+                                             self.safety)
+                set_weight(goal_id, name, rules.capped(weights[name] + step, self.safety),
+                           "evidence gain / log2(evidence + 1)",
+                           {"evidence_seen": int(evidence)})
+            elif weights[name] > self.safety.cap:
+                set_weight(goal_id, name, self.safety.cap, "hard cap")
+        state = get_state(conn, "consolidation.goal_damping")
+        last = state.get("at")
+        interval = self.cfg.interval_minutes * 60
+        if last is None or (now - datetime.fromisoformat(last)).total_seconds() >= interval:
+            damped = False
+            ids = {r[1]: r[0] for r in goals}
+            for name, new in rules.dominance_damped(weights, self.safety).items():
+                set_weight(ids[name], name, new, "dominance damping (> 40 % of total)")
+                damped = True
+            for goal_id, name, _, actions, useful, _, _ in goals:
+                new_w = rules.utility_damped(weights[name], actions, useful, self.safety)
+                if new_w is not None:
+                    set_weight(goal_id, name, new_w, "utility damping (< 20 % useful)")
+                    damped = True
+            if damped:
+                set_state(conn, "consolidation.goal_damping", {"at": now.isoformat()})
+        return {"outputs": {"changes": changes}} if changes else None
+
+    def gate_tuning(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Drops later needed lower the persist threshold; unused persists raise it."""
+        state = get_state(conn, "gate_tuning")
+        recall_since = int(state.get("recall_log_id", 0))
+        persist_since = state.get("persists_to", "-infinity")
+        needed = conn.execute(
+            "SELECT count(DISTINCT g.entry_id) FROM gate_decisions g JOIN recall_log r ON "
+            "r.id > %s AND r.created_at > g.created_at AND r.items @> jsonb_build_array("
+            "jsonb_build_object('id', 'day_table:' || g.entry_id::text)) "
+            "WHERE g.gate = 'exit' AND g.decision = 'drop' AND EXISTS (SELECT 1 FROM "
+            "jsonb_array_elements(r.items) e WHERE e->>'id' = 'day_table:' || g.entry_id::text "
+            "AND e->>'verdict' <> 'no_match')", (recall_since,)).fetchone()
+        horizon = now.timestamp() - 30 * 86400
+        evaluated = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE m.access_count = 0) FROM gate_decisions g "
+            "JOIN memories m USING (memory_id) WHERE g.gate = 'exit' AND g.decision IN "
+            "('keep', 'flag') AND m.created_at > %s::timestamptz AND m.created_at <= "
+            "to_timestamp(%s)", (persist_since, horizon)).fetchone()
+        top = conn.execute("SELECT coalesce(max(id), 0) FROM recall_log").fetchone()
+        n_needed = int(needed[0]) if needed else 0
+        n_eval, n_unused = (int(evaluated[0]), int(evaluated[1])) if evaluated else (0, 0)
+        current = float(state.get("persist_threshold", self.exit_cfg.persist_threshold))
+        new = rules.tuned_threshold(current, n_needed, n_unused, n_eval, rules.GateTuning())
+        new_state = {**state, "recall_log_id": int(top[0]) if top else recall_since,
+                     "persists_to": datetime.fromtimestamp(horizon, UTC).isoformat(),
+                     "persist_threshold": new,
+                     "stochastic_floor": self.exit_cfg.stochastic_keep_probability}
+        if new == current:
+            if n_needed or n_eval:
+                set_state(conn, "gate_tuning", new_state)
+            return None
+        set_state(conn, "gate_tuning", new_state)
+        return {"inputs": {"needed_drops": n_needed, "persists_evaluated": n_eval,
+                           "never_retrieved": n_unused},
+                "outputs": {"persist_threshold": [current, new]}}
+
+
+def why(conn: psycopg.Connection[Any], memory_id: Any, depth: int = 0,
+        seen: set[str] | None = None) -> list[dict[str, Any]]:
+    """The chain behind a memory: superseded sources, down to the day_table turns."""
+    seen = seen if seen is not None else set()
+    if str(memory_id) in seen or depth > 10:
+        return []
+    seen.add(str(memory_id))
+    row = conn.execute(
+        "SELECT m.memory_id, m.memory_type, m.status, m.importance, m.content, "
+        "m.source_entry_id, d.role, d.created_at, d.content, d.external_id "
+        "FROM memories m LEFT JOIN day_table d ON d.entry_id = m.source_entry_id "
+        "WHERE m.memory_id = %s", (memory_id,)).fetchone()
+    if row is None:
+        return []
+    node: dict[str, Any] = {
+        "depth": depth, "memory_id": str(row[0]), "type": row[1], "status": row[2],
+        "importance": row[3], "content": row[4],
+        "turn": None if row[5] is None else {
+            "entry_id": str(row[5]), "role": row[6], "at": row[7], "content": row[8],
+            "external_id": row[9]},
+    }
+    out = [node]
+    for (source,) in conn.execute(
+        "SELECT target_id FROM memory_links WHERE source_id = %s AND link_type = 'supersedes' "
+        "ORDER BY target_id", (memory_id,)).fetchall():
+        out += why(conn, source, depth + 1, seen)
+    return out

@@ -1,0 +1,278 @@
+"""One tick of the idle default-mode network (issue #5; seed 003 §Idle Loop, seed 002).
+
+proactive recall (topic shift, task completion, winding down → `thoughts` that the
+loop's next prompt shows as "recalled without being asked") → stochastic
+surfacing (self-prompt / creative impulse / discard, rumination cap, weights that
+evolve from outcomes) → the gut signal (logged in gut_signals).
+
+Writes only thoughts, gut_signals and its own worker_state; never memories or
+identity.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from agent.db.queries import vector_text
+from agent.domain import dmn as rules
+from agent.memory.consolidation import get_state, set_state
+
+OUTCOME_HORIZON_MINUTES = 60  # cogd choice: a surfaced item recalled within an hour was useful
+
+
+def _vec(text: str | None) -> np.ndarray[Any, Any] | None:
+    return None if text is None else np.asarray(json.loads(text), dtype=np.float32)
+
+
+class Dmn:
+    def __init__(self, settings: Any, recorder: Any = None,
+                 rng: random.Random | None = None) -> None:
+        from agent.memory.recall import build_recaller
+        from agent.providers import factory
+
+        self.cfg = rules.DmnConfig.from_table(settings.idle)
+        self.intent_cfg = settings.intentions
+        self.layer_weights = [float(x) for x in
+                              settings.monitors.get("gut_layer_weights", [0.5, 0.25, 0.25])]
+        self.dim = int(settings.embedding.universal_dim)
+        self.universal = factory.build_universal_embedder(settings)
+        self.recaller = build_recaller(settings, recorder)
+        self.rng = rng or random.Random()
+        self._embedded: dict[str, np.ndarray[Any, Any]] = {}
+
+    def minutes(self, n: float) -> timedelta:
+        return timedelta(seconds=n * self.cfg.seconds_per_minute)
+
+    def tick(self, conn: psycopg.Connection[Any], now: datetime | None = None) -> dict[str, Any]:
+        now = now or datetime.now(UTC)
+        out: dict[str, Any] = {}
+        with conn.transaction():
+            out["proactive"] = self.proactive(conn, now)
+        with conn.transaction():
+            out["surfaced"] = self.surface(conn, now)
+        with conn.transaction():
+            out["weights"] = self.evolve(conn, now)
+        with conn.transaction():
+            out["gut"] = self.gut(conn)
+        return out
+
+    # -- proactive recall ---------------------------------------------------------
+
+    def proactive(self, conn: psycopg.Connection[Any], now: datetime) -> list[dict[str, Any]]:
+        state = get_state(conn, "dmn.proactive")
+        rows = conn.execute(
+            "SELECT d.entry_id, d.session_id, d.user_id, d.content, d.created_at, "
+            "d.universal_embedding::text, (SELECT p.universal_embedding::text FROM day_table p"
+            " WHERE p.session_id = d.session_id AND p.role = 'user' AND p.turn_number <"
+            " d.turn_number ORDER BY p.turn_number DESC LIMIT 1) "
+            "FROM day_table d WHERE d.role = 'user' AND d.message_type = 'dialogue' "
+            "AND d.created_at > %s::timestamptz ORDER BY d.created_at LIMIT 200",
+            (state.get("seen_to", "-infinity"),)).fetchall()
+        made: list[dict[str, Any]] = []
+        for entry, session, user, text, _at, cur, prev in rows:
+            current = _vec(cur)
+            if current is None:
+                continue
+            fired = rules.triggers(_vec(prev), current, text, self.cfg)
+            if "topic_shift" in fired or "task_completion" in fired:
+                made += self._recall_for(conn, entry, session, text, fired, now)
+            if "winding_down" in fired:
+                made += self._open_intentions(conn, session, user, now)
+        if rows:
+            set_state(conn, "dmn.proactive", {"seen_to": rows[-1][4].isoformat()})
+        return made
+
+    def _cooling(self, conn: psycopg.Connection[Any], source: str, now: datetime) -> bool:
+        row = conn.execute(
+            "SELECT 1 FROM thoughts WHERE kind = 'proactive_recall' AND source_ids @> %s::jsonb"
+            " AND created_at > %s", (json.dumps([source]),
+                                     now - self.minutes(self.cfg.topic_cooldown_minutes))
+        ).fetchone()
+        return row is not None
+
+    def _thought(self, conn: psycopg.Connection[Any], kind: str, content: str, theme: str,
+                 sources: list[Any], session: Any, now: datetime) -> dict[str, Any]:
+        row = conn.execute(
+            "INSERT INTO thoughts (kind, content, theme, source_ids, session_id, created_at) "
+            "VALUES (%s, %s, %s, %s::jsonb, %s, %s) RETURNING thought_id",
+            (kind, content[:2000], theme, json.dumps(sources, default=str), session, now),
+        ).fetchone()
+        assert row is not None
+        return {"thought_id": str(row[0]), "kind": kind, "theme": theme, "content": content}
+
+    def _recall_for(self, conn: psycopg.Connection[Any], entry: Any, session: Any, text: str,
+                    fired: list[str], now: datetime) -> list[dict[str, Any]]:
+        out = self.recaller.recall(conn, text, k=self.cfg.search_results, log=False,
+                                   recent_ids={f"day_table:{entry}"})
+        made: list[dict[str, Any]] = []
+        same_session = {str(r[0]) for r in conn.execute(
+            "SELECT entry_id FROM day_table WHERE session_id = %s", (session,))}
+        contents: set[str] = set()
+        for item in out.result.items:
+            if item.verdict != "strong_match" or len(made) >= self.cfg.max_injected:
+                continue
+            text_key = " ".join(item.content.split())
+            if text_key in contents:
+                continue  # a memory and the turn it was made from say the same thing
+            contents.add(text_key)
+            if item.kind == "day_table" and item.id.split(":", 1)[1] in same_session:
+                continue  # already in this conversation
+            if self._cooling(conn, item.id, now):
+                continue
+            made.append(self._thought(
+                conn, "proactive_recall", f"Earlier: {' '.join(item.content.split())[:400]}",
+                fired[0], [item.id, f"day_table:{entry}", {"trigger_detector":
+                                                           "keyword-heuristic"}],
+                session, now))
+        return made
+
+    def _open_intentions(self, conn: psycopg.Connection[Any], session: Any, user: Any,
+                         now: datetime) -> list[dict[str, Any]]:
+        made = []
+        limit = int(self.intent_cfg.get("winding_down_results", 3))
+        for iid, kind, content, carried in conn.execute(
+            "SELECT intention_id, kind, content, carried_count FROM intentions WHERE status ="
+            " 'open' AND user_id IS NOT DISTINCT FROM %s ORDER BY urgency DESC, created_at "
+            "LIMIT %s", (user, limit)).fetchall():
+            source = f"intention:{iid}"
+            if self._cooling(conn, source, now):
+                continue
+            made.append(self._thought(
+                conn, "proactive_recall",
+                f"Still open ({kind}, carried {carried} sessions): {content[:300]}",
+                "winding_down", [source], session, now))
+        return made
+
+    # -- surfacing ------------------------------------------------------------------
+
+    def _embed(self, text: str) -> np.ndarray[Any, Any]:
+        if text not in self._embedded:
+            self._embedded[text] = np.asarray(self.universal.embed_documents([text])[0])
+        return self._embedded[text]
+
+    def _attention(self, conn: psycopg.Connection[Any]) -> np.ndarray[Any, Any] | None:
+        row = conn.execute(
+            "SELECT avg(universal_embedding)::text FROM (SELECT universal_embedding FROM "
+            "day_table WHERE universal_embedding IS NOT NULL ORDER BY created_at DESC LIMIT 10) t"
+        ).fetchone()
+        return _vec(row[0]) if row else None
+
+    def surface(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        attention = self._attention(conn)
+        traits = conn.execute("SELECT name, description, weight FROM identity "
+                              "WHERE NOT is_boundary").fetchall()
+        goals = conn.execute("SELECT name, description, weight FROM goals "
+                             "WHERE status = 'active'").fetchall()
+        att = vector_text(attention) if attention is not None else None
+        mems = conn.execute(
+            "SELECT memory_id, content, importance, access_count, "
+            "coalesce(last_accessed, created_at), "
+            + ("1 - (universal_embedding <=> %s::vector)" if att else "0.0")
+            + " FROM memories WHERE status = 'active' ORDER BY importance DESC, created_at DESC"
+            " LIMIT 200", (att,) if att else ()).fetchall()
+        if not mems and not traits and not goals:
+            return None
+        max_access = max([int(m[3]) for m in mems] + [1])
+        items: list[rules.Surfaceable] = []
+        for mid, content, imp, access, touched, assoc in mems:
+            age = (now - touched).total_seconds() / 86400
+            items.append(rules.Surfaceable(
+                f"memory:{mid}", 2, content, rules.recency_score(age), float(imp),
+                max(0.0, float(assoc)), math.log1p(int(access)) / math.log1p(max_access)))
+        for layer, rows in ((0, traits), (1, goals)):
+            for name, desc, weight in rows:
+                vec = self._embed(desc or name)
+                assoc = float(vec @ attention) if attention is not None else 0.0
+                items.append(rules.Surfaceable(f"{'identity' if layer == 0 else 'goal'}:{name}",
+                                               layer, desc or name, 1.0, float(weight),
+                                               max(0.0, assoc), 0.0))
+        weights = get_state(conn, "dmn.weights").get("weights") or dict(self.cfg.weights)
+        picked = rules.surface(items, weights, self.cfg.noise, self.rng)
+        if picked is None:
+            return None
+        item, parts = picked
+        count = conn.execute("SELECT count(*) FROM thoughts WHERE theme = %s",
+                             (item.id,)).fetchone()
+        if rules.ruminating(int(count[0]) if count else 0, self.cfg):
+            return {"item": item.id, "kind": None, "reason": "rumination cap"}
+        vec = self._embed(item.content)
+        goal_sim, goal_name = max(((float(self._embed(d or n) @ vec), n) for n, d, _ in goals
+                                   if f"goal:{n}" != item.id), default=(0.0, None))
+        value_sim, value_name = max(((float(self._embed(d or n) @ vec), n) for n, d, _ in traits
+                                     if f"identity:{n}" != item.id), default=(0.0, None))
+        pressing = conn.execute(
+            "SELECT exists(SELECT 1 FROM intentions WHERE status = 'open' AND carried_count >= %s)"
+            " OR exists(SELECT 1 FROM inbox WHERE status = 'pending')",
+            (int(self.intent_cfg.get("overdue_after_sessions", 3)),)).fetchone()
+        kind = rules.classify(goal_sim, value_sim, bool(pressing and pressing[0]),
+                              self.cfg.connection_min_similarity)
+        text = {"self_prompt": f"How does this serve the goal '{goal_name}'? {item.content}",
+                "creative_impulse": f"A thought in the light of '{value_name}': {item.content}",
+                "discarded": item.content}[kind]
+        made = self._thought(conn, kind, text, item.id, [item.id, {"contributions": parts}],
+                             None, now)
+        pending = get_state(conn, "dmn.outcomes").get("pending", [])
+        pending.append({"item": item.id, "at": now.isoformat(), "contributions": parts})
+        set_state(conn, "dmn.outcomes", {"pending": pending[-200:]})
+        return {**made, "goal_similarity": round(goal_sim, 3),
+                "value_similarity": round(value_sim, 3)}
+
+    def evolve(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, float] | None:
+        """Surfaced items later recalled were useful; unrecalled after the horizon were not."""
+        pending = get_state(conn, "dmn.outcomes").get("pending", [])
+        if not pending:
+            return None
+        weights = get_state(conn, "dmn.weights").get("weights") or dict(self.cfg.weights)
+        keep, changed = [], False
+        for p in pending:
+            at = datetime.fromisoformat(p["at"])
+            recalled = conn.execute(
+                "SELECT 1 FROM recall_log r, jsonb_array_elements(r.items) e WHERE "
+                "r.created_at > %s AND e->>'id' = %s AND e->>'verdict' <> 'no_match' LIMIT 1",
+                (at, p["item"])).fetchone()
+            if recalled or now - at > self.minutes(OUTCOME_HORIZON_MINUTES):
+                weights = rules.evolve_weights(weights, p["contributions"], bool(recalled),
+                                               self.cfg.weight_step)
+                changed = True
+            else:
+                keep.append(p)
+        set_state(conn, "dmn.outcomes", {"pending": keep})
+        if changed:
+            set_state(conn, "dmn.weights", {"weights": weights})
+            return weights
+        return None
+
+    # -- gut signal -------------------------------------------------------------------
+
+    def gut(self, conn: psycopg.Connection[Any]) -> dict[str, Any]:
+        def weighted(rows: list[tuple[Any, ...]]) -> np.ndarray[Any, Any] | None:
+            vecs = [self._embed(r[0]) for r in rows]
+            c = rules.centroid(vecs, [float(r[1]) for r in rows])
+            return c
+
+        l0 = weighted(conn.execute("SELECT coalesce(nullif(description, ''), name), weight "
+                                   "FROM identity WHERE NOT is_boundary").fetchall())
+        l1 = weighted(conn.execute("SELECT coalesce(nullif(description, ''), name), weight "
+                                   "FROM goals WHERE status = 'active'").fetchall())
+        row = conn.execute(
+            "SELECT avg(universal_embedding)::text FROM (SELECT universal_embedding FROM "
+            "memories WHERE status = 'active' AND universal_embedding IS NOT NULL "
+            "ORDER BY importance DESC LIMIT 50) t").fetchone()
+        l2 = _vec(row[0]) if row else None
+        attention = self._attention(conn)
+        delta = rules.gut_delta([l0, l1, l2], self.layer_weights, attention, self.dim)
+        norm = float(np.linalg.norm(delta))
+        layers = {"l0": l0 is not None, "l1": l1 is not None, "l2": l2 is not None,
+                  "attention": attention is not None}
+        conn.execute(
+            "INSERT INTO gut_signals (delta_norm, delta, layers, action) "
+            "VALUES (%s, %s::vector, %s::jsonb, 'logged')",
+            (norm, vector_text(delta), json.dumps(layers)))
+        return {"delta_norm": round(norm, 4), "layers": layers}

@@ -1,0 +1,70 @@
+"""The consolidation worker: a pass on its own adaptive timer, woken by turn notifications.
+
+Interval (seed 003 §Consolidation): 60 minutes, shortened toward 15 after a busy
+stretch (20+ turns since the last pass) and lengthened toward 120 when nothing
+happened. `[consolidation] seconds_per_minute` scales the clock (tests).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from agent.bus import Channel, Event
+from agent.workers.base import Worker
+
+logger = logging.getLogger(__name__)
+
+BUSY_TURNS = 20  # cogd choice: "adaptive 15-120 min based on activity" gives no activity level
+
+
+class ConsolidationWorker(Worker):
+    name = "consolidate"
+    channels = (Channel.TURN,)
+    singleton = True
+
+    def setup(self) -> None:
+        from agent.db.llm_calls import PgCallRecorder
+        from agent.memory.consolidation import Consolidator
+
+        self.recorder = PgCallRecorder(self.url)
+        self.consolidator = Consolidator(self.settings, self.recorder)
+        self.last_pass: float | None = None
+        self.turns_since = 0
+        self.last_report: dict[str, Any] = {}
+
+    def teardown(self) -> None:
+        self.recorder.close()
+
+    def interval_s(self) -> float:
+        c = self.settings.consolidation
+        minute = float(c.get("seconds_per_minute", 60))
+        if self.turns_since >= BUSY_TURNS:
+            return float(c.get("interval_min_minutes", 15)) * minute
+        if self.turns_since == 0:
+            return float(c.get("interval_max_minutes", 120)) * minute
+        return float(c.get("interval_minutes", 60)) * minute
+
+    def handle(self, events: list[Event]) -> None:
+        self.turns_since += len(events)
+        self.poll()
+
+    def poll(self) -> None:
+        if self.last_pass is not None and time.monotonic() - self.last_pass < self.interval_s():
+            return
+        self.once()
+
+    def once(self) -> dict[str, Any]:
+        assert self.conn is not None
+        report = self.consolidator.run_pass(self.conn)
+        self.last_pass = time.monotonic()
+        self.turns_since = 0
+        self.items_done += len(report.operations)
+        self.last_report = {"pass_id": report.pass_id, "operations": sorted(report.operations)}
+        logger.info("consolidate: pass %s changed %s", report.pass_id,
+                    ", ".join(report.operations) or "nothing")
+        return report.as_dict()
+
+    def info(self) -> dict[str, Any]:
+        return {**super().info(), "last_pass": self.last_report}

@@ -1,0 +1,62 @@
+"""The idle default-mode network worker: ticks on an adaptive heartbeat.
+
+The interval follows how long the agent has been idle, seen through turn
+notifications (1 min after a task, 5 after 10 min idle, 15 after an hour, 30
+after 4 h; `[idle]` in config, with `seconds_per_minute` scaling the clock).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from agent.bus import Channel, Event
+from agent.workers.base import Worker
+
+logger = logging.getLogger(__name__)
+
+
+class IdleWorker(Worker):
+    name = "idle"
+    channels = (Channel.TURN,)
+    singleton = True
+
+    def setup(self) -> None:
+        from agent.domain.dmn import DmnConfig
+        from agent.memory.dmn import Dmn
+
+        self.dmn = Dmn(self.settings)
+        self.cfg = DmnConfig.from_table(self.settings.idle)
+        self.last_activity = time.monotonic()
+        self.last_tick: float | None = None
+        self.last_result: dict[str, Any] = {}
+
+    def handle(self, events: list[Event]) -> None:
+        self.last_activity = time.monotonic()  # a turn: the agent is busy again
+        self.poll()
+
+    def next_interval_s(self) -> float:
+        from agent.domain.dmn import heartbeat_seconds
+
+        return heartbeat_seconds(time.monotonic() - self.last_activity, self.cfg)
+
+    def poll(self) -> None:
+        if self.last_tick is not None and (
+                time.monotonic() - self.last_tick < self.next_interval_s()):
+            return
+        self.once()
+
+    def once(self) -> dict[str, Any]:
+        assert self.conn is not None
+        result = self.dmn.tick(self.conn)
+        self.last_tick = time.monotonic()
+        self.items_done += len(result.get("proactive") or []) + int(bool(result.get("surfaced")))
+        self.last_result = {"proactive": len(result.get("proactive") or []),
+                            "surfaced": (result.get("surfaced") or {}).get("kind"),
+                            "gut_delta_norm": result["gut"]["delta_norm"],
+                            "next_tick_s": round(self.next_interval_s(), 3)}
+        return result
+
+    def info(self) -> dict[str, Any]:
+        return {**super().info(), "last_tick": self.last_result}

@@ -1,0 +1,120 @@
+"""The idle default-mode network on a real database, on a fast clock (issue #5)."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from agent.config import Settings
+from agent.memory import introspect
+from agent.memory.cognition import CognitiveLoop
+from agent.memory.dmn import Dmn
+from agent.workers.idle import IdleWorker
+from tests.conftest import make_session
+
+
+class NoFloor(random.Random):
+    def random(self) -> float:
+        return 0.999
+
+
+@pytest.fixture
+def fast(settings: Settings) -> Settings:
+    for role in ("system1", "system2", "consolidation", "dmn"):
+        settings.llm.roles[role] = "heuristic"
+    settings.idle["seconds_per_minute"] = 0.01  # one DMN "minute" is 10 ms
+    return settings
+
+
+@pytest.fixture
+def cog(fast: Settings) -> CognitiveLoop:
+    return CognitiveLoop(fast, rng=NoFloor())
+
+
+def test_a_proactive_recall_reaches_the_next_prompt(fast: Settings, conn: Any,
+                                                    cog: CognitiveLoop) -> None:
+    fast.idle["seconds_per_minute"] = 1.0  # the 10-"minute" cooldown lasts 10 s here
+    old = make_session(conn, "kim")
+    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (old,)).fetchone()
+    introspect.remember(conn, cog, old, user[0], "My passport expires in March 2027.")
+    sid = make_session(conn, "kim")
+    cog.answer(conn, sid, "hi, the weather is lovely and sunny today")
+    cog.answer(conn, sid, "When does my passport expire?")  # a topic shift
+    tick = Dmn(fast, rng=random.Random(1)).tick(conn)
+    proactive = tick["proactive"]
+    assert len(proactive) == 1 and proactive[0]["theme"] == "topic_shift"
+    assert "passport expires in March 2027" in proactive[0]["content"]
+    result = cog.answer(conn, sid, "ok, and what else should I prepare?")
+    assert any("passport expires in March 2027" in t for t in result.metadata["thoughts"])
+    assert conn.execute("SELECT status FROM thoughts WHERE kind = 'proactive_recall'"
+                        ).fetchone() == ("injected",)
+    # the same recall is not offered again within its cooldown
+    cog.answer(conn, sid, "the weather is lovely again, sunny and warm")
+    cog.answer(conn, sid, "When does my passport expire?")
+    assert Dmn(fast).tick(conn)["proactive"] == []
+
+
+def test_winding_down_surfaces_open_intentions(fast: Settings, conn: Any,
+                                               cog: CognitiveLoop) -> None:
+    sid = make_session(conn, "lee")
+    cog.answer(conn, sid, "Remind me to call the landlord about the heating.")
+    conn.execute("INSERT INTO intentions (user_id, session_id, kind, content) SELECT user_id, "
+                 "session_id, 'reminder', content FROM day_table WHERE role = 'user'")
+    cog.answer(conn, sid, "that's all for today, good night")
+    proactive = Dmn(fast).tick(conn)["proactive"]
+    assert [p["theme"] for p in proactive] == ["winding_down"]
+    assert "call the landlord" in proactive[0]["content"]
+
+
+def test_surfacing_respects_the_rumination_cap(fast: Settings, conn: Any,
+                                              cog: CognitiveLoop) -> None:
+    sid = make_session(conn, "ana")
+    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
+    introspect.remember(conn, cog, sid, user[0], "I want to learn to play the cello well.")
+    conn.execute("INSERT INTO goals (name, description, weight) VALUES ('music', "
+                 "'learn to play the cello', 0.8)")
+    dmn = Dmn(fast, rng=random.Random(7))
+    kinds = [dmn.tick(conn)["surfaced"] for _ in range(8)]
+    themes = conn.execute("SELECT theme, count(*) FROM thoughts WHERE kind <> "
+                          "'proactive_recall' GROUP BY theme").fetchall()
+    assert themes and all(n <= 3 for _, n in themes)
+    assert any(k and k.get("reason") == "rumination cap" for k in kinds)
+    assert any(k and k.get("kind") == "self_prompt" for k in kinds)  # the goal connection
+
+
+def test_gut_signal_is_zero_while_blank_then_moves(fast: Settings, conn: Any,
+                                                  cog: CognitiveLoop) -> None:
+    dmn = Dmn(fast)
+    assert dmn.tick(conn)["gut"]["delta_norm"] == 0.0
+    sid = make_session(conn)
+    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
+    introspect.remember(conn, cog, sid, user[0], "I care a lot about open source software.")
+    cog.answer(conn, sid, "What should I cook for dinner with leftover rice?")
+    gut = dmn.tick(conn)["gut"]
+    assert gut["delta_norm"] > 0 and gut["layers"]["l2"] and gut["layers"]["attention"]
+    assert conn.execute("SELECT count(*), count(*) FILTER (WHERE delta_norm = 0) "
+                        "FROM gut_signals").fetchone() == (2, 1)
+
+
+def test_the_idle_worker_ticks_on_a_fast_clock(fast: Settings, db_url: str, conn: Any) -> None:
+    fast.bus.poll_interval_s = 0.05
+    fast.bus.listen_timeout_s = 0.05
+    worker = IdleWorker(fast, db_url)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if conn.execute("SELECT count(*) FROM gut_signals").fetchone()[0] >= 3:
+                break
+            time.sleep(0.1)
+        ticks = conn.execute("SELECT count(*) FROM gut_signals").fetchone()[0]
+        assert ticks >= 3  # several ticks, each a minute of the fast clock apart
+    finally:
+        worker.stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
