@@ -48,13 +48,15 @@ Op = Callable[[psycopg.Connection[Any], datetime], dict[str, Any] | None]
 class PassReport:
     pass_id: str
     operations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stopped_early: bool = False
 
     @property
     def changed(self) -> bool:
         return bool(self.operations)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"pass_id": self.pass_id, "changed": self.changed, "operations": self.operations}
+        return {"pass_id": self.pass_id, "changed": self.changed,
+                "stopped_early": self.stopped_early, "operations": self.operations}
 
 
 def get_state(conn: psycopg.Connection[Any], key: str) -> dict[str, Any]:
@@ -92,6 +94,7 @@ class Consolidator:
         self.relevance = RelevanceScorer(lambda t: self.universal.embed_documents(list(t)))
         self.rollover = Rollover(EntryGateConfig.from_table(settings.entry_gate), self.exit_cfg,
                                  self.relevance, rng or random.Random())
+        self.should_stop: Callable[[], bool] = lambda: False
         self.ops: list[tuple[str, Op]] = [
             ("drain_scratch", self.drain_scratch),
             ("strengthen", self.strengthen),
@@ -107,10 +110,18 @@ class Consolidator:
 
     # -- the pass -------------------------------------------------------------
 
-    def run_pass(self, conn: psycopg.Connection[Any], now: datetime | None = None) -> PassReport:
+    def run_pass(self, conn: psycopg.Connection[Any], now: datetime | None = None,
+                 should_stop: Callable[[], bool] = lambda: False) -> PassReport:
+        """Every operation in order; `should_stop` is checked between operations and inside
+        the long ones, so a worker asked to stop ends its pass early (each operation's
+        work is committed, and the next pass carries on where this one stopped)."""
         now = now or datetime.now(UTC)
         report = PassReport(str(uuid.uuid4()))
+        self.should_stop = should_stop
         for name, op in self.ops:
+            if should_stop():
+                report.stopped_early = True
+                break
             with conn.transaction():
                 result = op(conn, now)
                 if result:
@@ -141,6 +152,8 @@ class Consolidator:
             + [g.description or g.name for g in load_goals(conn)])
         actions: Counter[str] = Counter()
         for sid, entry_id, role, content, session_id, user_id in rows:
+            if self.should_stop():
+                break
             if entry_id is None:  # its turn left the day table (covered by a block)
                 conn.execute("UPDATE scratch_buffer SET status = 'dropped', processed_at = now()"
                              " WHERE id = %s", (sid,))
@@ -152,6 +165,8 @@ class Consolidator:
                 conn.execute(
                     "UPDATE scratch_buffer SET status = 'dropped', processed_at = now(), "
                     "attempts = attempts + 1 WHERE id = %s", (sid,))
+        if not actions:
+            return None
         return {"inputs": {"scratch_ids": [r[0] for r in rows]},
                 "outputs": {"actions": dict(actions)}}
 
@@ -267,7 +282,7 @@ class Consolidator:
             key = (min(str(a[0]), str(b[0])), max(str(a[0]), str(b[0])))
             if key in linked:
                 continue
-            if checked >= MAX_PAIRS:
+            if checked >= MAX_PAIRS or self.should_stop():
                 break
             checked += 1
             verdict, how = self._contradicts(a[1], b[1])

@@ -25,6 +25,9 @@ from agent.domain import dmn as rules
 from agent.memory.consolidation import get_state, set_state
 
 OUTCOME_HORIZON_MINUTES = 60  # cogd choice: a surfaced item recalled within an hour was useful
+# cogd choice: proactive recall is about the live conversation; turns older than this (an
+# imported history, a backlog after downtime) never trigger it (wall-clock seconds)
+LIVE_TURNS_S = 3600
 
 
 def _vec(text: str | None) -> np.ndarray[Any, Any] | None:
@@ -73,8 +76,9 @@ class Dmn:
             " WHERE p.session_id = d.session_id AND p.role = 'user' AND p.turn_number <"
             " d.turn_number ORDER BY p.turn_number DESC LIMIT 1) "
             "FROM day_table d WHERE d.role = 'user' AND d.message_type = 'dialogue' "
-            "AND d.created_at > %s::timestamptz ORDER BY d.created_at LIMIT 200",
-            (state.get("seen_to", "-infinity"),)).fetchall()
+            "AND d.created_at > greatest(%s::timestamptz, %s) ORDER BY d.created_at LIMIT 200",
+            (state.get("seen_to", "-infinity"), now - timedelta(seconds=LIVE_TURNS_S))
+        ).fetchall()
         made: list[dict[str, Any]] = []
         for entry, session, user, text, _at, cur, prev in rows:
             current = _vec(cur)

@@ -57,7 +57,7 @@ class ConsolidationWorker(Worker):
 
     def once(self) -> dict[str, Any]:
         assert self.conn is not None
-        report = self.consolidator.run_pass(self.conn)
+        report = self.consolidator.run_pass(self.conn, should_stop=self.stop.is_set)
         self.last_pass = time.monotonic()
         self.turns_since = 0
         self.items_done += len(report.operations)

@@ -231,3 +231,15 @@ def test_gate_tuning_lowers_the_threshold_after_a_needed_drop(
     cog.rollover.apply_tuning(conn)
     assert cog.rollover.exit_cfg.persist_threshold == 0.29
     assert cog.rollover.exit_cfg.stochastic_keep_probability == 0.05  # the floor is permanent
+
+
+def test_a_pass_asked_to_stop_ends_early_and_the_next_one_finishes(
+    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+) -> None:
+    for text in HIKING:
+        remember(conn, cog, text)
+    stopped = consolidator.run_pass(conn, should_stop=lambda: True)
+    assert stopped.stopped_early and not stopped.operations
+    assert conn.execute("SELECT count(*) FROM memories WHERE memory_type = 'insight'"
+                        ).fetchone() == (0,)
+    assert "merge" in consolidator.run_pass(conn).operations

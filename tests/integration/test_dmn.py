@@ -118,3 +118,24 @@ def test_the_idle_worker_ticks_on_a_fast_clock(fast: Settings, db_url: str, conn
         worker.stop.set()
         thread.join(30)
     assert not thread.is_alive()
+
+
+def test_imported_history_never_triggers_proactive_recall(fast: Settings, conn: Any,
+                                                          cog: CognitiveLoop) -> None:
+    fast.idle["seconds_per_minute"] = 1.0
+    first = make_session(conn, "old")
+    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                        (first,)).fetchone()
+    introspect.remember(conn, cog, first, user[0], "My passport expires in March 2027.")
+    sid = make_session(conn, "old")
+    cog.answer(conn, sid, "hi, the weather is lovely and sunny today")
+    cog.answer(conn, sid, "When does my passport expire?")
+    # the same turns, but from an imported history weeks ago: nothing is offered
+    conn.execute("UPDATE day_table SET created_at = created_at - interval '30 days' "
+                 "WHERE session_id = %s", (sid,))
+    assert Dmn(fast).tick(conn)["proactive"] == []
+    # live again (and the watermark forgotten): the same turns do trigger it
+    conn.execute("UPDATE day_table SET created_at = created_at + interval '30 days' "
+                 "WHERE session_id = %s", (sid,))
+    conn.execute("DELETE FROM worker_state WHERE key = 'dmn.proactive'")
+    assert len(Dmn(fast).tick(conn)["proactive"]) == 1
