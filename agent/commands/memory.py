@@ -99,12 +99,16 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
 @click.option("--verify", is_flag=True,
               help="Verification mode: the stricter threshold for claims a reply relies on.")
 @click.option("--no-log", is_flag=True, help="Do not write recall_log rows.")
+@click.option("--level", type=click.IntRange(0, 3), default=None,
+              help="Search the cortex at one RAPTOR level instead (seed 001 §5.4): 0 = blocks, "
+              "1 branch, 2 trunk, 3 canopy cluster nodes.")
 @json_option
 def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
-           no_log: bool, as_json: bool) -> int:
+           no_log: bool, level: int | None, as_json: bool) -> int:
     """What memory returns for a query: items with id, kind, content, score, a verdict
     (strong_match / weak_match / no_match) and their sources (day_table entry ids and
-    external ids). The same pipeline the loop uses.
+    external ids). The same pipeline the loop uses. With --level N: the cortex's blocks
+    (0) or cluster nodes (1-3) nearest the query.
     """
     from agent.db.connect import connect
     from agent.memory.introspect import format_recall, recall_payload
@@ -116,11 +120,15 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
         raise InputError("the query is empty")
     settings = settings_from()
     url = _ready_url(settings)
+    if level is not None:
+        return _recall_level(settings, url, query, queries, level, k, as_json)
     recaller = build_recaller(settings)
     with connect(url, app="cogd-recall", autocommit=True) as conn:
         if query is not None:
             out = recaller.recall(conn, query, k=k, verify=verify, log=not no_log)
             payload = recall_payload(out)
+            if out.cortex_events:
+                payload["reconsolidation"] = out.cortex_events
             click.echo(json.dumps(payload, default=str) if as_json else format_recall(payload))
             return 0
         assert queries is not None
@@ -132,6 +140,48 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
                 continue
             out = recaller.recall(conn, text, k=k, verify=verify, log=not no_log)
             click.echo(json.dumps({"line": lineno, **recall_payload(out)}, default=str))
+    return 0
+
+
+def _recall_level(settings: Any, url: str, query: str | None, queries: Path | None, level: int,
+                  k: int | None, as_json: bool) -> int:
+    """`cogd recall --level N`: nearest cortex blocks (0) or RAPTOR nodes (1-3)."""
+    from agent.cortex.lance import cortex_uri
+    from agent.cortex.store import CortexWhenPresent
+    from agent.db.connect import connect
+    from agent.providers import factory
+
+    universal = factory.build_universal_embedder(settings)
+    store = CortexWhenPresent(settings, universal).store()
+    if store is None:
+        raise InputError(f"no cortex at {cortex_uri(settings)} yet: `cogd night-cycle` builds "
+                         "it (cortex blocks, then cluster levels 1-3)")
+    texts: list[tuple[int, str]] = [(0, query)] if query is not None else []
+    if queries is not None:
+        src = sys.stdin if str(queries) == "-" else queries.open(encoding="utf-8",
+                                                                 errors="replace")
+        texts = [(n, line.strip()) for n, line in enumerate(src, start=1) if line.strip()]
+    with connect(url, app="cogd-recall", autocommit=True) as conn:
+        for lineno, text in texts:
+            qvec = [float(x) for x in universal.embed_query(text)]
+            items = store.search_level(qvec, level, k or 10)
+            events = (store.reconsolidate(conn, [i["id"] for i in items]) if level == 0
+                      else [])
+            payload: dict[str, Any] = {"query": text, "level": level, "items": items}
+            if events:
+                payload["reconsolidation"] = events
+            if queries is not None:
+                payload = {"line": lineno, **payload}
+            if as_json or queries is not None:
+                click.echo(json.dumps(payload, default=str))
+                continue
+            click.echo(f"level {level}: {len(items)} item(s)")
+            for i in items:
+                extra = (f" ({i['leaf_count']} blocks, parent {i['parent'] or '-'})"
+                         if level else "")
+                text_ = " ".join(str(i["content"]).split())
+                click.echo(f"  {i['similarity']:.3f}  {i['id']}{extra}  "
+                           f"{text_[:157] + '...' if len(text_) > 160 else text_}")
     return 0
 
 

@@ -108,19 +108,56 @@ def idle(once: bool, as_json: bool) -> int:
 
 
 @click.command("night-cycle")
-@click.option("--stage", type=click.IntRange(1, 9), help="Run only this stage (1-9).")
-@click.option("--resume", is_flag=True, help="Continue the last interrupted run.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
+@click.option("--stage", type=click.IntRange(1, 9), envvar="COGD_NIGHT_CYCLE_STAGE",
+              show_envvar=True,
+              help="Run only this stage, as a run of its own (1, 7, 8 or 9: the stages that "
+              "need no earlier stage's output).")
+@click.option("--resume", is_flag=True, envvar="COGD_NIGHT_CYCLE_RESUME", show_envvar=True,
+              help="Continue the newest interrupted run after its last checkpoint.")
+@click.option("--json", "as_json", is_flag=True, envvar="COGD_JSON", show_envvar=True,
+              help="Print the run's summary as JSON.")
 def night_cycle(stage: int | None, resume: bool, as_json: bool) -> int:
-    """Run the nightly consolidation batch (cron: 0 3 * * * cogd night-cycle).
+    """Run the night cycle once and exit (cron: 0 3 * * * cogd night-cycle).
 
-    NOT IMPLEMENTED YET: the nine stages arrive with issue #6. Exits 3 so cron
-    and compose report it instead of pretending it ran.
+    Nine stages (seed 001 §8.2): flux detection, block formation, salience, compression,
+    dual embedding, holographic_blocks, migration to the LanceDB cortex, RAPTOR clustering
+    with the antechamber, and day-table cleanup by user tier. Each stage is checkpointed in
+    night_cycle_runs; one run at a time; a morning brief is written under the data dir.
     """
-    click.echo(
-        "cogd night-cycle: not implemented yet (issue #6); nothing was changed", err=True
-    )
-    return 3
+    import json
+    import signal
+    import sys
+    import threading
+
+    from agent.db.connect import preflight, resolve
+    from agent.db.migrate import upgrade
+    from night_cycle.progress import NullProgress, Progress, RichProgress
+    from night_cycle.runner import NightCycle
+
+    settings = settings_from()
+    target = resolve(settings)
+    preflight(target.url)
+    upgrade(target.url, settings)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())  # finish the stage in hand, then stop
+    progress: Progress = RichProgress() if sys.stderr.isatty() and not as_json else NullProgress()
+    try:
+        result = NightCycle(settings, target.url, progress=progress, stop=stop).run(
+            resume=resume, only_stage=stage)
+    finally:
+        progress.close()
+    if as_json:
+        click.echo(json.dumps(result, default=str))
+        return 0
+    click.echo(f"night cycle run {result['run_id']} done"
+               + (" (resumed)" if result["resumed"] else ""))
+    for number, info in result["stages"].items():
+        shown = ", ".join(f"{k}: {v}" for k, v in info.items()
+                          if k not in ("artifact_sha256",) and not isinstance(v, dict | list))
+        click.echo(f"  stage {number}: {shown}")
+    click.echo(f"morning brief: {result['brief']}")
+    return 0
 
 
 COMMANDS = (loop, consolidate, idle, night_cycle)

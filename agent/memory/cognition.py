@@ -40,7 +40,7 @@ from agent.domain.prompt import (
 from agent.domain.recall import RecallConfig
 from agent.domain.tags import parse_memory_tags
 from agent.memory.identity import bootstrap_boundaries, load_goals, load_traits
-from agent.memory.recall import Recaller
+from agent.memory.recall import Recaller, build_cortex
 from agent.memory.rollover import RelevanceScorer, Rollover
 from agent.memory.turns import TurnInput, TurnWriter, WrittenTurn, clean_content
 
@@ -134,7 +134,8 @@ class CognitiveLoop:
             self.universal, self.native, self.count_tokens, self.cfg.entry, self.rng
         )
         self.recaller = Recaller(
-            self.universal, self.reranker, self.cfg.recall, self.count_tokens
+            self.universal, self.reranker, self.cfg.recall, self.count_tokens,
+            cortex=build_cortex(settings, self.universal, self.native),
         )
         self.relevance = RelevanceScorer(lambda texts: self.universal.embed_documents(list(texts)))
         self.rollover = Rollover(self.cfg.entry, self.cfg.exit, self.relevance, self.rng)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -26,15 +26,25 @@ DOC_FREQ_CAP = 5000
 
 
 class CortexStore(Protocol):
-    """Long-term blocks in LanceDB (issue #6); returns (id, content, similarity)."""
+    """Long-term blocks in LanceDB (issue #6, agent/cortex): search returns (id, content,
+    similarity); reconsolidate heals the blocks recall returned (seed 001 §9.6)."""
 
-    def search(self, vector: Sequence[float], k: int) -> list[tuple[str, str, float]]: ...
+    def search(self, vector: Sequence[float], k: int,
+               query_text: str | None = None) -> list[tuple[str, str, float]]: ...
+
+    def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
+                      session_id: Any = None) -> list[dict[str, Any]]: ...
 
 
 class EmptyCortex:
-    """The cortex before the night cycle has migrated anything (issue #6)."""
+    """No cortex yet: the night cycle has not migrated anything (issue #6)."""
 
-    def search(self, vector: Sequence[float], k: int) -> list[tuple[str, str, float]]:
+    def search(self, vector: Sequence[float], k: int,
+               query_text: str | None = None) -> list[tuple[str, str, float]]:
+        return []
+
+    def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
+                      session_id: Any = None) -> list[dict[str, Any]]:
         return []
 
 
@@ -52,6 +62,7 @@ class RecallOutcome:
     query_text: str
     latency_ms: float
     log_id: int | None
+    cortex_events: list[dict[str, Any]] = field(default_factory=list)  # reconsolidation
 
 
 class Recaller:
@@ -124,10 +135,14 @@ class Recaller:
                     source_ids=(str(r[5]),) if r[5] else (),
                     external_ids=(r[8],) if r[8] else ())
         for rank, (cid, content, sim) in enumerate(
-            self.cortex.search([float(x) for x in qvec_raw], pool), 1
+            self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text), 1
         ):
+            # a migrated block is also a hippocampus row: one candidate, the cortex's
+            hippo = found.pop(f"block:{cid}", None)
             add(f"cortex:{cid}", kind="cortex", content=content, created_at=None,
-                importance=0.5, similarity=sim, cortex_rank=rank, source_ids=())
+                importance=0.5 if hippo is None else hippo.importance, similarity=sim,
+                cortex_rank=rank, dense_rank=None if hippo is None else hippo.dense_rank,
+                source_ids=())
         self._fill_similarity(conn, jvec, found)
         if goal_vector is not None:
             self._fill_goal_similarity(conn, vector_text(goal_vector), found)
@@ -188,6 +203,7 @@ class Recaller:
         budget_tokens: int | None = None,
         now: datetime | None = None,
         log: bool = True,
+        reconsolidate: bool = True,
     ) -> RecallOutcome:
         started = time.perf_counter()
         k = k or int(self.cfg.top_k)
@@ -204,9 +220,13 @@ class Recaller:
             budget_tokens=budget_tokens if budget_tokens is not None else self.cfg.token_budget,
             count_tokens=self.count_tokens,
         )
+        cortex_ids = [i.id.split(":", 1)[1] for i in result.items if i.kind == "cortex"]
+        events = (self.cortex.reconsolidate(conn, cortex_ids, session_id)
+                  if cortex_ids and reconsolidate else [])
         latency = (time.perf_counter() - started) * 1000
         log_id = self._log(conn, text, result, latency, session_id, entry_id) if log else None
-        return RecallOutcome(result=result, query_text=text, latency_ms=latency, log_id=log_id)
+        return RecallOutcome(result=result, query_text=text, latency_ms=latency, log_id=log_id,
+                             cortex_events=events)
 
     def _rerank(self, text: str, cands: list[domain.Candidate]) -> dict[str, float] | None:
         if self.reranker is None or not getattr(self.reranker, "enabled", False) or not cands:
@@ -237,9 +257,20 @@ def build_recaller(settings: Any, recorder: Any = None) -> Recaller:
     from agent.providers import factory
     from agent.providers.text import default_counter
 
+    universal = factory.build_universal_embedder(settings)
     return Recaller(
-        factory.build_universal_embedder(settings),
+        universal,
         factory.build_reranker(settings, recorder),
         domain.RecallConfig.from_table(settings.recall),
         default_counter().count,
+        cortex=build_cortex(settings, universal),
     )
+
+
+def build_cortex(settings: Any, universal: Embedder, native: Embedder | None = None) -> Any:
+    """The LanceDB cortex once the night cycle has created it (checked again on each
+    search, so a long-running loop starts using it the night it appears); EmptyCortex
+    until then (agent/cortex/store.py)."""
+    from agent.cortex.store import CortexWhenPresent
+
+    return CortexWhenPresent(settings, universal, native)

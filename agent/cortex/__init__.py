@@ -1,0 +1,1 @@
+"""The cortex: long-term memory in LanceDB (seed 001 §5), and reconsolidation on access."""

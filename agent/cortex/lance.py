@@ -1,0 +1,282 @@
+"""LanceDB tables of the cortex (seed 001 §5): blocks, RAPTOR clusters, antechamber, archive.
+
+- cortex_blocks: migrated holographic blocks; live zones verbatim, dead zones summarised,
+  universal and native vectors as float32 (seed 001 §5.3, §6.4).
+- cortex_clusters: RAPTOR nodes, level 1 branch, 2 trunk, 3 canopy (seed 001 §5.4).
+- antechamber: coherent-but-orthogonal questions (seed 001 §5.6.3).
+- archive: blocks untouched for a long time; still searchable by universal vector, and
+  promoted back to cortex_blocks when accessed (seed 001 §5.5.1).
+
+The location is a LanceDB URI (a local path, or s3:// and friends), never assumed local.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from agent.errors import InputError
+
+BLOCKS = "cortex_blocks"
+CLUSTERS = "cortex_clusters"
+ANTECHAMBER = "antechamber"
+ARCHIVE = "archive"
+TABLES = (BLOCKS, CLUSTERS, ANTECHAMBER, ARCHIVE)
+TS = pa.timestamp("us", tz="UTC")
+
+
+def cortex_uri(settings: Any) -> str:
+    """[night_cycle] cortex_uri, or DATA_DIR/cortex."""
+    uri = str(settings.night_cycle.get("cortex_uri") or "")
+    return uri or str(Path(settings.data_dir) / "cortex")
+
+
+def _vec(dim: int) -> pa.DataType:
+    return pa.list_(pa.float32(), dim)
+
+
+def block_schema(universal_dim: int, native_dim: int, archive: bool = False) -> pa.Schema:
+    fields = [
+        ("block_id", pa.string()), ("kind", pa.string()), ("session_id", pa.string()),
+        ("user_id", pa.string()), ("user_tier", pa.string()), ("run_id", pa.int64()),
+        ("prose_text", pa.string()), ("live_zones_text", pa.string()), ("prose", pa.string()),
+        ("universal", _vec(universal_dim)), ("native", _vec(native_dim)),
+        ("native_model", pa.string()), ("flux_metrics", pa.string()),
+        ("salience_scores", pa.string()), ("composite", pa.float64()),
+        ("coherence_gain", pa.float64()), ("ties_merge_weight", pa.float64()),
+        ("citations", pa.string()), ("preoccupation_centroid_id", pa.string()),
+        ("parent_metablock_id", pa.string()), ("continues_from", pa.string()),
+        ("continued_by", pa.string()), ("session_continuity_flag", pa.bool_()),
+        ("arc_start_time", TS), ("arc_end_time", TS), ("created_at", TS),
+        ("migrated_at", TS), ("last_accessed", TS), ("vector_history", pa.string()),
+    ]
+    if archive:
+        fields.append(("archived_at", TS))
+    return pa.schema(fields)
+
+
+def cluster_schema(universal_dim: int) -> pa.Schema:
+    return pa.schema([
+        ("cluster_id", pa.string()), ("level", pa.int32()), ("parent_cluster_id", pa.string()),
+        ("centroid", _vec(universal_dim)), ("summary_vector", _vec(universal_dim)),
+        ("summary_text", pa.string()), ("summarizer", pa.string()),
+        ("member_ids", pa.string()), ("member_count", pa.int32()), ("leaf_count", pa.int32()),
+        ("run_id", pa.int64()), ("created_at", TS),
+    ])
+
+
+def antechamber_schema(universal_dim: int) -> pa.Schema:
+    return pa.schema([
+        ("entry_id", pa.string()), ("implicit_question_embedding", _vec(universal_dim)),
+        ("question_text", pa.string()), ("source_content_summary", pa.string()),
+        ("source_session_id", pa.string()), ("source_block_id", pa.string()),
+        ("source_timestamp", TS), ("cluster_id", pa.string()),
+        ("cluster_density", pa.float64()), ("created_at", TS),
+        ("promoted_to_centroid", pa.bool_()), ("promotion_date", TS),
+        ("centroid_id", pa.string()),
+    ])
+
+
+def _ids_sql(ids: Iterable[str]) -> str:
+    """A SQL IN list of uuids (validated: the filter string is never built from free text)."""
+    checked = []
+    for i in ids:
+        try:
+            checked.append(str(uuid.UUID(str(i))))
+        except ValueError:
+            raise InputError(f"not a block id: {i!r}") from None
+    return ", ".join(f"'{c}'" for c in checked) or "''"
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    content: str
+    similarity: float
+    archived: bool
+
+
+class LanceCortex:
+    """One LanceDB database holding the four cortex tables."""
+
+    def __init__(self, uri: str, universal_dim: int, native_dim: int,
+                 read_consistency_s: float | None = None) -> None:
+        # lance logs (Rust) go to stderr at WARN by default: keep the CLI's stderr for cogd
+        os.environ.setdefault("LANCEDB_LOG", "error")
+        import lancedb
+
+        self.uri = uri
+        self.universal_dim = universal_dim
+        self.native_dim = native_dim
+        interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
+        self.db = lancedb.connect(uri, read_consistency_interval=interval)
+        self._tables: dict[str, Any] = {}
+
+    @classmethod
+    def from_settings(cls, settings: Any, read_consistency_s: float | None = None) -> LanceCortex:
+        emb = settings.embedding
+        return cls(cortex_uri(settings), emb.universal_dim, emb.native_dim, read_consistency_s)
+
+    def schema(self, name: str) -> pa.Schema:
+        if name == BLOCKS:
+            return block_schema(self.universal_dim, self.native_dim)
+        if name == ARCHIVE:
+            return block_schema(self.universal_dim, self.native_dim, archive=True)
+        if name == CLUSTERS:
+            return cluster_schema(self.universal_dim)
+        return antechamber_schema(self.universal_dim)
+
+    def _names(self) -> set[str]:
+        return set(self.db.list_tables().tables)
+
+    def exists(self, name: str) -> bool:
+        return name in self._tables or name in self._names()
+
+    def table(self, name: str) -> Any:
+        """The table, created empty with its schema the first time it is needed."""
+        if name not in self._tables:
+            if name in self._names():
+                tbl = self.db.open_table(name)
+            else:
+                tbl = self.db.create_table(name, schema=self.schema(name), exist_ok=True)
+            self._tables[name] = tbl
+        return self._tables[name]
+
+    def count(self, name: str) -> int:
+        return int(self.table(name).count_rows()) if self.exists(name) else 0
+
+    def counts(self) -> dict[str, int]:
+        return {name: self.count(name) for name in TABLES}
+
+    def rows(self, name: str, where: str | None = None,
+             columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Every row (or those matching `where`), as dicts."""
+        if not self.exists(name):
+            return []
+        tbl = self.table(name)
+        n = int(tbl.count_rows())
+        if n == 0:
+            return []
+        q = tbl.search()
+        if where:
+            q = q.where(where)
+        if columns:
+            q = q.select(list(columns))
+        return list(q.limit(n).to_list())
+
+    # --- writes -------------------------------------------------------------
+    def upsert(self, name: str, rows: Sequence[dict[str, Any]], key: str) -> int:
+        """Insert or replace rows by key (merge_insert): re-running never duplicates."""
+        if not rows:
+            return 0
+        tbl = self.table(name)
+        data = pa.Table.from_pylist(list(rows), schema=self.schema(name))
+        (tbl.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
+         .execute(data))
+        return len(rows)
+
+    def replace(self, name: str, rows: Sequence[dict[str, Any]]) -> int:
+        """Overwrite a derived table (the RAPTOR tree is rebuilt each night)."""
+        data = pa.Table.from_pylist(list(rows), schema=self.schema(name))
+        self._tables[name] = self.db.create_table(name, data=data, mode="overwrite")
+        return len(rows)
+
+    def delete(self, name: str, ids: Sequence[str], key: str) -> None:
+        if ids and self.exists(name):
+            self.table(name).delete(f"{key} IN ({_ids_sql(ids)})")
+
+    def maintain(self, min_index_rows: int) -> dict[str, Any]:
+        """Compact (optimize) and, once the blocks table is large enough, index it."""
+        done: dict[str, Any] = {"indexed": False}
+        for name in TABLES:
+            if self.exists(name) and self.count(name):
+                self.table(name).optimize()
+        if self.count(BLOCKS) >= min_index_rows:
+            from lancedb.index import BTree, IvfHnswSq
+
+            tbl = self.table(BLOCKS)
+            have = {getattr(i, "columns", [None])[0] for i in tbl.list_indices()}
+            if "universal" not in have:
+                tbl.create_index("universal", config=IvfHnswSq(distance_type="cosine"))
+                tbl.create_index("block_id", config=BTree())
+                done["indexed"] = True
+        return done
+
+    # --- archive (seed 001 §5.5.1) ------------------------------------------
+    def archive_untouched(self, before: datetime, now: datetime) -> list[str]:
+        """Move blocks whose last access (or end, if never accessed) is before `before`."""
+        if not self.exists(BLOCKS):
+            return []
+        stamp = before.strftime("%Y-%m-%dT%H:%M:%S")
+        rows = self.rows(BLOCKS, where=(
+            f"(last_accessed IS NOT NULL AND last_accessed < timestamp '{stamp}') OR "
+            f"(last_accessed IS NULL AND arc_end_time < timestamp '{stamp}')"))
+        if not rows:
+            return []
+        for r in rows:
+            r["archived_at"] = now
+        self.upsert(ARCHIVE, rows, "block_id")
+        ids = [r["block_id"] for r in rows]
+        self.delete(BLOCKS, ids, "block_id")
+        return ids
+
+    # --- reads ----------------------------------------------------------------
+    def search_blocks(self, vector: Sequence[float], k: int, column: str = "universal",
+                      include_archive: bool = True) -> list[Hit]:
+        """Nearest blocks by cosine; the archive is searched by universal vector too."""
+        hits: list[Hit] = []
+        names = [BLOCKS] + ([ARCHIVE] if include_archive and column == "universal" else [])
+        for name in names:
+            if not self.exists(name) or self.count(name) == 0:
+                continue
+            res = (self.table(name).search(list(vector), vector_column_name=column)
+                   .distance_type("cosine").select(["block_id", "prose_text", "_distance"])
+                   .limit(k).to_list())
+            hits.extend(Hit(r["block_id"], r["prose_text"], 1.0 - float(r["_distance"]),
+                            name == ARCHIVE) for r in res)
+        hits.sort(key=lambda h: -h.similarity)
+        return hits[:k]
+
+    def search_clusters(self, vector: Sequence[float], level: int, k: int) -> list[dict[str, Any]]:
+        if not self.exists(CLUSTERS) or self.count(CLUSTERS) == 0:
+            return []
+        res = (self.table(CLUSTERS).search(list(vector), vector_column_name="centroid")
+               .distance_type("cosine").where(f"level = {int(level)}", prefilter=True)
+               .select(["cluster_id", "level", "parent_cluster_id", "summary_text",
+                        "summarizer", "member_ids", "member_count", "leaf_count",
+                        "_distance"])
+               .limit(k).to_list())
+        out = []
+        for r in res:
+            r["similarity"] = 1.0 - float(r.pop("_distance"))
+            r["member_ids"] = json.loads(r["member_ids"])
+            out.append(r)
+        return out
+
+    def get_blocks(self, ids: Sequence[str]) -> list[tuple[dict[str, Any], bool]]:
+        """(row, archived) for each id found in cortex_blocks or the archive."""
+        found: list[tuple[dict[str, Any], bool]] = []
+        if not ids:
+            return found
+        cond = f"block_id IN ({_ids_sql(ids)})"
+        for name in (BLOCKS, ARCHIVE):
+            found.extend((r, name == ARCHIVE) for r in self.rows(name, where=cond))
+        return found
+
+    def vectors(self, name: str, id_col: str, vec_col: str,
+                where: str | None = None) -> tuple[list[str], npt.NDArray[np.float32]]:
+        rows = self.rows(name, where=where, columns=[id_col, vec_col])
+        if not rows:
+            return [], np.zeros((0, self.universal_dim), dtype=np.float32)
+        return ([r[id_col] for r in rows],
+                np.asarray([r[vec_col] for r in rows], dtype=np.float32))

@@ -1,0 +1,208 @@
+"""The cortex as recall sees it: search with drift fallback, and reconsolidation on access
+(seed 001 §1.3, §9.6).
+
+search: probe the native vectors with the native query; when the best similarity is
+below the drift threshold ([recall] cortex_drift_min_similarity), the stored native
+vectors were written by another model: navigate by the frozen universal vectors instead
+(the archive is searched that way too).
+
+reconsolidate: re-embed each retrieved block's live zones with the current native model,
+record the delta in vector_history, heal the stored native vector (in the cortex and in
+the hippocampus row), promote an archived block back to the cortex, and log an epiphany
+turn (day_table, message_type = 'epiphany') when the delta passes the threshold.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from agent.cortex.lance import ARCHIVE, BLOCKS, LanceCortex, cortex_uri
+from agent.db.queries import vector_text
+from agent.domain.night_reconsolidation import reconsolidation_event, shift_description
+from agent.providers.ports import Embedder
+
+logger = logging.getLogger(__name__)
+
+INSERT_EPIPHANY = """
+INSERT INTO day_table (session_id, user_id, user_tier, role, content, universal_embedding,
+                       turn_number, message_type, epiphany_metadata)
+VALUES (%(session_id)s, %(user_id)s, %(tier)s, 'system', %(content)s, %(universal)s::vector,
+        (SELECT coalesce(max(turn_number), 0) + 1 FROM day_table
+          WHERE session_id = %(session_id)s),
+        'epiphany', %(meta)s::jsonb)
+RETURNING entry_id
+"""
+HEAL_HIPPOCAMPUS = """
+UPDATE holographic_blocks SET native_embedding = %s::halfvec, native_model = %s,
+       last_accessed = %s, vector_history = vector_history || %s::jsonb
+WHERE block_id = %s
+"""
+
+
+class LanceCortexStore:
+    """agent.memory.recall.CortexStore backed by LanceDB."""
+
+    def __init__(self, cortex: LanceCortex, universal: Embedder, native: Embedder, *,
+                 drift_min_similarity: float, epiphany_delta: float) -> None:
+        self.cortex = cortex
+        self.universal = universal
+        self.native = native
+        self.drift_min_similarity = drift_min_similarity
+        self.epiphany_delta = epiphany_delta
+
+    def search(self, vector: Sequence[float], k: int,
+               query_text: str | None = None) -> list[tuple[str, str, float]]:
+        """(block id, prose, similarity): native probe first, universal when it drifted."""
+        if query_text and self.native.model_id != self.universal.model_id:
+            probe = self.native.embed_query(query_text)
+            hits = self.cortex.search_blocks([float(x) for x in probe], k, column="native",
+                                             include_archive=False)
+            if hits and hits[0].similarity >= self.drift_min_similarity:
+                return [(h.id, h.content, h.similarity) for h in hits]
+        hits = self.cortex.search_blocks(vector, k)
+        return [(h.id, h.content, h.similarity) for h in hits]
+
+    def search_level(self, vector: Sequence[float], level: int, k: int) -> list[dict[str, Any]]:
+        """seed 001 §5.4 retrieve_at_level: 0 = blocks, 1-3 = RAPTOR nodes."""
+        if level == 0:
+            return [{"id": h.id, "level": 0, "similarity": h.similarity, "content": h.content,
+                     "archived": h.archived} for h in self.cortex.search_blocks(vector, k)]
+        return [{"id": c["cluster_id"], "level": c["level"], "similarity": c["similarity"],
+                 "content": c["summary_text"], "summarizer": c["summarizer"],
+                 "parent": c["parent_cluster_id"], "members": c["member_ids"],
+                 "member_count": c["member_count"], "leaf_count": c["leaf_count"]}
+                for c in self.cortex.search_clusters(vector, level, k)]
+
+    def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
+                      session_id: Any = None) -> list[dict[str, Any]]:
+        """Heal the native vectors of these retrieved blocks; one event per block."""
+        found = self.cortex.get_blocks(list(dict.fromkeys(ids)))
+        if not found:
+            return []
+        now = datetime.now(UTC)
+        texts = [r["live_zones_text"] or r["prose_text"] or " " for r, _ in found]
+        fresh = self.native.embed_documents(texts)
+        events: list[dict[str, Any]] = []
+        healed: list[dict[str, Any]] = []
+        promoted: list[str] = []
+        for (row, archived), new in zip(found, fresh, strict=True):
+            old = None if row["native"] is None else np.asarray(row["native"], np.float32)
+            event = reconsolidation_event(old, np.asarray(new, np.float32),
+                                          model_version=self.native.model_id,
+                                          epiphany_delta=self.epiphany_delta, when=now)
+            previous_model = row["native_model"]
+            history = [*json.loads(row["vector_history"] or "[]"), event]
+            row.update(native=np.asarray(new, np.float32).tolist(),
+                       native_model=self.native.model_id, last_accessed=now,
+                       vector_history=json.dumps(history))
+            row.pop("archived_at", None)
+            healed.append(row)
+            if archived:
+                promoted.append(row["block_id"])
+            conn.execute(HEAL_HIPPOCAMPUS, (vector_text(new), self.native.model_id, now,
+                                            json.dumps([event]), row["block_id"]))
+            out = {"block_id": row["block_id"], **event, "promoted_from_archive": archived}
+            if event["event"] == "epiphany":
+                out["epiphany_entry_id"] = self._log_epiphany(
+                    conn, row, event, previous_model, session_id)
+            events.append(out)
+        self.cortex.upsert(BLOCKS, healed, "block_id")
+        self.cortex.delete(ARCHIVE, promoted, "block_id")  # promoted back, seed 001 §5.5.1
+        return events
+
+    def _log_epiphany(self, conn: psycopg.Connection[Any], row: dict[str, Any],
+                      event: dict[str, Any], previous_model: str | None,
+                      session_id: Any) -> str | None:
+        """seed 001 §9.8.3: the realisation persists in the day table."""
+        note = shift_description(event["delta_magnitude"], previous_model, event["model_version"])
+        content = f"[epiphany] memory [memory:{row['block_id']}]: {note}"
+        meta = {"trigger_block_id": row["block_id"], "delta_magnitude": event["delta_magnitude"],
+                "shift_description": note}
+        uvec = self.universal.embed_documents([content])[0]
+        try:
+            with conn.transaction():  # a savepoint when the caller holds a transaction
+                got = conn.execute(INSERT_EPIPHANY, {
+                    "session_id": session_id or row["session_id"], "user_id": row["user_id"],
+                    "tier": row["user_tier"], "content": content,
+                    "universal": vector_text(uvec), "meta": json.dumps(meta),
+                }).fetchone()
+        except psycopg.Error as exc:  # the block's session may be gone: keep recall working
+            logger.warning("could not log the epiphany on %s: %s", row["block_id"], exc)
+            return None
+        return None if got is None else str(got[0])
+
+
+class CortexWhenPresent:
+    """The cortex store once its tables exist; empty answers until then.
+
+    Opening is retried at most every `retry_s` seconds, so a loop started before the
+    first night cycle picks the cortex up without a restart.
+    """
+
+    def __init__(self, settings: Any, universal: Embedder, native: Embedder | None = None,
+                 retry_s: float = 30.0) -> None:
+        self.settings = settings
+        self.universal = universal
+        self.native = native
+        self.retry_s = retry_s
+        self._store: LanceCortexStore | None = None
+        self._next_try = 0.0
+
+    def store(self) -> LanceCortexStore | None:
+        import time
+
+        if self._store is not None or time.monotonic() < self._next_try:
+            return self._store
+        self._next_try = time.monotonic() + self.retry_s
+        uri = cortex_uri(self.settings)
+        if "://" not in uri and not (Path(uri) / f"{BLOCKS}.lance").exists():
+            return None
+        cfg = self.settings.night_cycle
+        cortex = LanceCortex.from_settings(
+            self.settings, read_consistency_s=float(cfg.get("cortex_read_consistency_s", 5.0)))
+        if not (cortex.exists(BLOCKS) or cortex.exists(ARCHIVE)):
+            return None
+        native = self.native
+        if native is None:
+            from agent.providers import factory
+
+            built = factory.build_native_embedder(self.settings)
+            native = self.universal if built.model_id == self.universal.model_id else built
+        self._store = LanceCortexStore(
+            cortex, self.universal, native,
+            drift_min_similarity=float(self.settings.recall.get("cortex_drift_min_similarity",
+                                                                0.3)),
+            epiphany_delta=float(cfg.get("epiphany_delta", 0.35)))
+        return self._store
+
+    def search(self, vector: Sequence[float], k: int,
+               query_text: str | None = None) -> list[tuple[str, str, float]]:
+        store = self.store()
+        if store is None:
+            return []
+        try:
+            return store.search(vector, k, query_text)
+        except (OSError, RuntimeError, ValueError) as exc:  # recall goes on without it
+            logger.warning("cortex search failed (%s); recalling from the hippocampus only",
+                           exc)
+            return []
+
+    def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
+                      session_id: Any = None) -> list[dict[str, Any]]:
+        store = self.store()
+        if store is None:
+            return []
+        try:
+            return store.reconsolidate(conn, ids, session_id)
+        except (OSError, RuntimeError, ValueError) as exc:
+            logger.warning("cortex reconsolidation failed (%s); the blocks stay as they were",
+                           exc)
+            return []

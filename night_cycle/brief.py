@@ -1,0 +1,84 @@
+"""The morning brief: what the night produced, as markdown, one directory per run
+(DATA_DIR/night_cycle/<date>_run<id>/brief.md), written once and never overwritten."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.cortex.lance import CLUSTERS
+from night_cycle.artifacts import RunDir
+from night_cycle.context import RunContext
+
+TOP_BLOCKS = """
+SELECT block_id::text, ties_merge_weight, coherence_gain, arc_start_time, prose,
+       flux_metrics->>'kind', flux_metrics->>'signal'
+FROM holographic_blocks WHERE run_id = %s AND flux_metrics->>'kind' <> 'metablock'
+ORDER BY ties_merge_weight DESC, block_id LIMIT 5
+"""
+CENTROIDS = """
+SELECT kind, status, label FROM preoccupation_centroids
+WHERE created_at >= %s OR retired_at >= %s ORDER BY created_at
+"""
+
+
+def _excerpt(prose: dict[str, Any], n: int = 280) -> str:
+    zones = prose.get("live_zones") or prose.get("dead_zone_summaries") or []
+    text = zones[0].get("content") or zones[0].get("summary") if zones else ""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= n else flat[: n - 3] + "..."
+
+
+def _stage_lines(result: dict[str, Any]) -> list[str]:
+    names = {"1": "flux detection", "2": "block formation", "3": "salience",
+             "4": "compression", "5": "dual embedding", "6": "storage",
+             "7": "cortex migration", "8": "RAPTOR clustering", "9": "day-table cleanup"}
+    lines = []
+    for k, v in result["stages"].items():
+        shown = {kk: vv for kk, vv in v.items() if kk not in ("artifact_sha256",)}
+        lines.append(f"- **{k}. {names.get(k, k)}**: `{json.dumps(shown, default=str)}`")
+    return lines
+
+
+def render(ctx: RunContext, result: dict[str, Any]) -> str:
+    s = result["stages"]
+    conn = ctx.conn
+    out = [f"# Morning brief: night cycle run {result['run_id']}", "",
+           f"Turns before {result['cutoff']} were processed"
+           + (" (resumed after an interruption)." if result["resumed"] else ".")]
+    flux, compress = s.get("1", {}), s.get("4", {})
+    if flux:
+        out += ["", f"- {flux.get('turns', 0)} turns in {flux.get('stretches', 0)} stretches, "
+                f"{flux.get('arcs', 0)} flux arcs. Surprise signal per turn: "
+                f"{flux.get('signals', {})} (`embedding_novelty_proxy` = 1 - cosine to the "
+                "recent context: a proxy, used when the provider gave no perplexity)."]
+    if compress:
+        out.append(f"- {compress.get('live_zones', 0)} live zones kept verbatim, "
+                   f"{compress.get('dead_zones_summarised', 0)} dead zones summarised by "
+                   f"**{compress.get('summarizer')}**.")
+    rows = conn.execute(TOP_BLOCKS, (ctx.run.run_id,)).fetchall()
+    if rows:
+        out += ["", "## Strongest blocks (TIES weight)", ""]
+        for bid, ties, gain, when, prose, kind, signal in rows:
+            out.append(f"- `{bid}` {kind} block, {when:%Y-%m-%d %H:%M}, weight {ties:.2f}, "
+                       f"coherence gain {gain:.2f} ({signal}): {_excerpt(prose)}")
+    cortex = ctx.cortex()
+    clusters = cortex.rows(CLUSTERS, columns=["level", "summary_text", "leaf_count"])
+    if clusters:
+        out += ["", "## Cortex themes (RAPTOR)", ""]
+        for c in sorted(clusters, key=lambda c: (-c["level"], -c["leaf_count"]))[:8]:
+            text = " ".join(str(c["summary_text"]).split())[:240]
+            out.append(f"- level {c['level']}, {c['leaf_count']} blocks: {text}")
+    cents = conn.execute(CENTROIDS, (ctx.now, ctx.now)).fetchall()
+    if cents:
+        out += ["", "## Preoccupations", ""]
+        out += [f"- {kind} ({status}): {label}" for kind, status, label in cents]
+    out += ["", "## Stages", "", *_stage_lines(result), ""]
+    return "\n".join(out)
+
+
+def write(ctx: RunContext, rundir: RunDir, result: dict[str, Any]) -> str:
+    """Write brief.md and summary.json once; an existing brief is kept as it is."""
+    path = rundir.write_once("brief.md", render(ctx, result))
+    rundir.write_once("summary.json", json.dumps(result, indent=2, default=str))
+    return str(path or rundir.path / "brief.md")
