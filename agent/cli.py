@@ -102,9 +102,9 @@ def _register() -> None:
         return
     for command in getattr(models, "COMMANDS", ()):
         cli.add_command(command)
-    from agent.commands import chat, memory
+    from agent.commands import bench, chat, memory
 
-    for command in (*chat.COMMANDS, *memory.COMMANDS):
+    for command in (*chat.COMMANDS, *memory.COMMANDS, *bench.COMMANDS):
         cli.add_command(command)
 
 

@@ -223,6 +223,8 @@ class Consolidator:
                                       self.cfg.insight_min_sources)
         made = []
         for group in groups:
+            if self.should_stop():
+                break  # the remaining groups merge in the next pass
             sources = [rows[i] for i in group]
             made.append(self._insight(conn, sources))
         if not made:

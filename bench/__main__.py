@@ -1,0 +1,287 @@
+"""Run cogd's benchmarks: `python -m bench all [--quick]` or `python -m bench <part> [args]`.
+
+    python -m bench all            # quality, speed, then loop and night when present
+    python -m bench all --quick    # the same, smaller (a few minutes)
+    python -m bench quality --turns 600
+    python -m bench <part> ...     # any bench/<part>.py with a main(): calibrate, providers...
+
+`all` runs each part in turn; a part whose module is missing or fails is recorded as such in
+the summary instead of stopping the run. It writes bench/results/summary-<date>.md and .json
+(summary-quick-<date> with --quick): the machine, each part's status and wall time, its
+headline numbers and its result files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import inspect
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.common import RESULTS, machine
+
+ALL = ("quality", "speed", "loop", "night")
+
+
+def call_main(module: Any, part: str, argv: list[str]) -> Any:
+    """module.main(argv), or main() with sys.argv set when it takes no arguments."""
+    main = module.main
+    saved = sys.argv
+    sys.argv = [f"bench.{part}", *argv]
+    try:
+        if inspect.signature(main).parameters:
+            return main(argv)
+        return main()
+    finally:
+        sys.argv = saved
+
+
+def run_part(part: str, argv: list[str]) -> dict[str, Any]:
+    """Run one part; never raises: {"status": ok | missing | failed, ...}."""
+    started = time.time()
+    out: dict[str, Any] = {"part": part, "argv": argv}
+    try:
+        module = importlib.import_module(f"bench.{part}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"bench.{part}":
+            return {**out, "status": "failed", "error": f"import: {exc}", "wall_s": 0.0}
+        return {**out, "status": "missing", "error": f"no module bench/{part}.py",
+                "wall_s": 0.0}
+    except Exception as exc:
+        return {**out, "status": "failed", "error": f"import: {type(exc).__name__}: {exc}",
+                "wall_s": 0.0}
+    if not hasattr(module, "main"):
+        return {**out, "status": "failed", "error": f"bench/{part}.py has no main()",
+                "wall_s": 0.0}
+    quick = "--quick" in argv
+    kept = _full_results(part) if quick else {}
+    try:
+        data = call_main(module, part, argv)
+        status, error = "ok", None
+    except SystemExit as exc:
+        data = None
+        status = "ok" if exc.code in (0, None) else "failed"
+        error = None if status == "ok" else f"exit status {exc.code}"
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        data, status = None, "failed"
+        error = f"{type(exc).__name__}: {exc}"
+        out["traceback"] = traceback.format_exc()[-3000:]
+    out.update(status=status, error=error, wall_s=round(time.time() - started, 1))
+    files = sorted(p.name for p in RESULTS.glob(f"{part}*")
+                   if p.is_file() and p.stat().st_mtime >= started - 1)
+    if quick:
+        files = _keep_full_results(part, files, kept)
+    out["files"] = files
+    if not isinstance(data, dict):  # the part returned no results (None, an exit code): read
+        # the JSON it wrote
+        data = _newest_json(files)
+    out["headline"] = _headline(module, part, data) if data is not None else None
+    return out
+
+
+def _full_results(part: str) -> dict[str, bytes]:
+    """The part's existing full-run results (no "quick" in the name), to restore if a quick
+    run writes over them (a part that names its quick results like its full ones)."""
+    return {p.name: p.read_bytes() for p in RESULTS.glob(f"{part}-*")
+            if p.is_file() and "quick" not in p.name}
+
+
+def _keep_full_results(part: str, files: list[str], kept: dict[str, bytes]) -> list[str]:
+    """A quick run never replaces a full result: move what it wrote under a full result's
+    name to <part>-quick-..., and put the full result back."""
+    out = []
+    for name in files:
+        if "quick" in name:
+            out.append(name)
+            continue
+        quick_name = name.replace(f"{part}-", f"{part}-quick-", 1)
+        (RESULTS / name).replace(RESULTS / quick_name)
+        if name in kept:
+            (RESULTS / name).write_bytes(kept[name])
+        out.append(quick_name)
+    return out
+
+
+def _newest_json(files: list[str]) -> Any:
+    for name in reversed(files):
+        if name.endswith(".json"):
+            try:
+                return json.loads((RESULTS / name).read_text())
+            except (OSError, ValueError):
+                return None
+    return None
+
+
+def _headline(module: Any, part: str, data: Any) -> Any:
+    fn: Callable[[Any], Any] | None = getattr(module, "headline", None)
+    try:
+        if fn is not None:
+            return fn(data)
+        if part == "loop":
+            return loop_headline(data)
+        if part == "night":
+            return night_headline(data)
+        return generic_headline(data)
+    except Exception as exc:  # a result format this summary does not know
+        return {"note": f"headline not extracted ({type(exc).__name__}: {exc})"}
+
+
+def loop_headline(data: dict[str, Any]) -> dict[str, Any]:
+    """bench/loop.py: per scale, turn write and recall p50/p95 and the pipeline/bare ratio."""
+    out = {}
+    for s in data["scales"]:
+        w, r = s["turn_write"], s["recall"]
+        out[f"{s['memories']:,} memories"] = {
+            "turn_write_ms": [w["total_ms"]["p50"], w["total_ms"]["p95"]],
+            "recall_ms": [r["pipeline_ms"]["p50"], r["pipeline_ms"]["p95"]],
+            "bare_ms": [r["bare_ms"]["p50"], r["bare_ms"]["p95"]],
+            "ratio": [r.get("ratio_p50"), r.get("ratio_p95")]}
+    return out
+
+
+def night_headline(data: dict[str, Any]) -> dict[str, Any]:
+    """bench/night.py: turns/min through the nine stages (its known keys, else generic)."""
+    keys = ("turns_per_min", "night_seconds", "turns", "llm", "import_turns_per_min")
+    out = {k: data[k] for k in keys if k in data}
+    return out or generic_headline(data) or {}
+
+
+def generic_headline(data: Any, limit: int = 12) -> Any:
+    """Top-level numbers of an unknown result (and of a `summary` mapping if it has one)."""
+    if not isinstance(data, dict):
+        return None
+    summary = data.get("summary")
+    src: dict[str, Any] = summary if isinstance(summary, dict) else data
+    found = {k: v for k, v in src.items()
+             if isinstance(v, int | float) and not isinstance(v, bool)}
+    return dict(list(found.items())[:limit]) or None
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1 else f"{value:g}"
+    if isinstance(value, list):
+        return " / ".join(_fmt(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k} {_fmt(v)}" for k, v in value.items())
+    return "n/a" if value is None else str(value)
+
+
+def headline_rows(parts: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    for p in parts:
+        h = p.get("headline")
+        if p["status"] != "ok" or not isinstance(h, dict):
+            continue
+        if p["part"] == "quality":
+            for system, v in h.items():
+                nm = ("n/a" if v["no_match_precision"] is None else
+                      f"{_pct(v['no_match_precision'])} / {_pct(v['no_match_recall'])}")
+                rows.append((f"quality, {system}: R@5 / R@10 / MRR (answerable); no-match "
+                             "precision / recall",
+                             f"{_pct(v['R@5'])} / {_pct(v['R@10'])} / {v['MRR']:.3f}; {nm}"))
+        elif p["part"] == "speed":
+            rows += [
+                ("speed: NOTIFY one hop p50 / p95 (ms)", _fmt(h["notify_one_hop_ms"])),
+                ("speed: NOTIFY ping-pong p50 / p95 (ms)", _fmt(h["notify_ping_pong_ms"])),
+                ("speed: recall, no rerank p50 / p95 (ms)", _fmt(h["recall_ms"])),
+                ("speed: recall, with rerank p50 / p95 (ms)", _fmt(h["recall_rerank_ms"])),
+                ("speed: bare embed + HNSW p50 / p95 (ms)", _fmt(h["bare_ms"])),
+                ("speed: pipeline / bare ratio p50 / p95", _fmt(h["ratio"])),
+                ("speed: peak RSS (VmHWM, MiB)", _fmt(h["peak_rss_MiB"])
+                 + ("" if h.get("loop_answered") else " (the loop did not finish its reply)")),
+            ]
+        elif p["part"] == "loop":
+            for scale, v in h.items():
+                rows.append((f"loop, {scale}: turn write / recall / bare p50 / p95 (ms); ratio",
+                             f"{_fmt(v['turn_write_ms'])}; {_fmt(v['recall_ms'])}; "
+                             f"{_fmt(v['bare_ms'])}; {_fmt(v['ratio'])}"))
+        else:
+            rows += [(f"{p['part']}: {k}", _fmt(v)) for k, v in h.items()]
+    return rows
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f} %"
+
+
+def markdown(data: dict[str, Any]) -> str:
+    m = data["machine"]
+    lines = [
+        f"# Benchmark summary, {data['date']}", "",
+        f"`{data['command']}` on {m['cpus']} CPUs ({m['processor']}), Python {m['python']}, "
+        f"{m['platform']}; wall time {data['wall_s']} s; 1-minute load average at start / end "
+        f"{data['load_average_1min'][0]} / {data['load_average_1min'][1]}.", "",
+        "## Parts", "",
+        "| part | status | wall s | result files |", "| --- | --- | --- | --- |",
+    ]
+    for p in data["parts"]:
+        status = p["status"] + (f": {p['error']}" if p.get("error") else "")
+        files = ", ".join(f"[{f}]({f})" for f in p.get("files", []) if f.endswith(".md"))
+        lines.append(f"| {p['part']} | {status} | {p['wall_s']} | {files or '-'} |")
+    rows = headline_rows(data["parts"])
+    lines += ["", "## Headline numbers", "", "| measure | value |", "| --- | --- |"]
+    lines += [f"| {k} | {v} |" for k, v in rows] or ["| (none: no part succeeded) | |"]
+    lines += ["", "Each part's report has the method, the conditions and the full tables.", ""]
+    return "\n".join(lines)
+
+
+def run_all(quick: bool, parts: tuple[str, ...] = ALL) -> dict[str, Any]:
+    started = time.perf_counter()
+    load = [round(os.getloadavg()[0], 2)]
+    argv = ["--quick"] if quick else []
+    results = []
+    for part in parts:
+        print(f"== bench {part} {' '.join(argv)}", flush=True)
+        res = run_part(part, argv)
+        print(f"== bench {part}: {res['status']}"
+              + (f" ({res['error']})" if res.get("error") else ""), flush=True)
+        results.append(res)
+    load.append(round(os.getloadavg()[0], 2))
+    data = {"date": dt.date.today().isoformat(), "quick": quick, "machine": machine(),
+            "command": "python -m bench all" + (" --quick" if quick else ""),
+            "wall_s": round(time.perf_counter() - started, 1), "load_average_1min": load,
+            "parts": results}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stem = RESULTS / f"summary-{'quick-' if quick else ''}{data['date']}"
+    stem.with_suffix(".json").write_text(json.dumps(data, indent=1, default=str) + "\n")
+    stem.with_suffix(".md").write_text(markdown(data))
+    print(markdown(data))
+    print(f"wrote {stem}.md and {stem}.json")
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    part, rest = args[0], args[1:]
+    if part == "all":
+        parser = argparse.ArgumentParser(prog="python -m bench all")
+        parser.add_argument("--quick", action="store_true")
+        ns = parser.parse_args(rest)
+        data = run_all(ns.quick)
+        return 0 if all(p["status"] != "failed" for p in data["parts"]) else 1
+    if not (Path(__file__).parent / f"{part}.py").is_file():
+        print(f"no benchmark named {part!r}; parts: all, "
+              + ", ".join(sorted(p.stem for p in Path(__file__).parent.glob("*.py")
+                                 if not p.stem.startswith("_") and p.stem != "common")),
+              file=sys.stderr)
+        return 2
+    call_main(importlib.import_module(f"bench.{part}"), part, rest)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,690 @@
+"""Cognitive loop figures: turn write latency and recall latency at 10k and 100k memories.
+
+    python -m bench.loop [--quick] [--seed 7] [--keep]
+
+Offline, in a throwaway embedded Postgres (bench/common.py). At each scale the `memories`
+table is filled with distinct synthetic sentences embedded by the local embedder (real
+vectors, no prefix, as rollover copies them from day_table), then:
+
+- turn writes: one `TurnWriter.write()` of a single turn per transaction (the live write
+  path: embedding, day_table insert with its HNSW indexes, entry gate, gate_decisions,
+  scratch_buffer, NOTIFY, commit); p50/p95 and the share spent embedding;
+- recall: `Recaller.recall(conn, q, k=10, log=False)` as the loop builds it
+  (`build_recaller`); p50/p95 of its own `latency_ms` and the share spent embedding;
+- bare: embed_query + one HNSW `ORDER BY universal_embedding <=> q LIMIT 10` on memories,
+  to give the pipeline/bare ratio;
+- where the time goes: each named SQL query of the pipeline timed alone.
+
+--quick: 10k memories only, fewer turns and queries (a couple of minutes).
+Writes bench/results/loop-<date>.md and .json (loop-quick-<date> with --quick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import functools
+import json
+import os
+import random
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from bench.common import RESULTS, machine, percentile, scratch_database
+
+SCALES_FULL = (10_000, 100_000)
+SCALES_QUICK = (10_000,)
+LOAD_CHUNK = 2048  # sentences embedded and copied per round
+PIPELINE_QUERIES = ("recall_dense_day_table", "recall_dense_memories", "recall_dense_blocks",
+                    "recall_sparse_day_table", "recall_sparse_memories")
+BUSY_CORES = 0.25  # other processes using more than this during a phase: run it again
+BARE_SQL = "SELECT memory_id FROM memories ORDER BY universal_embedding <=> %s::vector LIMIT 10"
+
+PEOPLE = (
+    "my sister Ana", "my brother Tomas", "the landlord", "Dr. Okafor", "my manager Priya",
+    "the neighbour upstairs", "my friend Kenji", "our plumber", "Grandma Rosa", "the new intern",
+    "my cousin Leila", "the yoga teacher", "my partner Sam", "the accountant",
+    "Professor Lindqvist", "my son Theo", "my daughter Mia", "the dentist", "our babysitter",
+    "my colleague Farid", "the bike mechanic", "my old roommate", "the vet", "coach Daniels",
+    "my aunt Helga", "the team lead", "my friend Beatriz", "the architect", "our tenant",
+    "my mentor Walter",
+)
+ACTIONS = (
+    "recommended", "borrowed", "is allergic to", "booked", "cancelled", "paid for", "lost",
+    "repaired", "ordered", "returned", "complained about", "forgot", "bought", "sold",
+    "painted", "photographed", "reviewed", "asked me about", "promised to bring",
+    "keeps talking about", "has strong opinions on", "wants to try", "gave up on",
+    "signed up for", "donated",
+)
+THINGS = (
+    "a blue ceramic teapot", "the hiking boots", "tickets to the jazz festival",
+    "the espresso machine", "a second-hand cello", "gluten-free pasta",
+    "the Thursday pottery class", "a rental car", "the spare house keys", "peanut butter",
+    "the garden shed roof", "a vintage record player", "the winter tyres", "oat milk",
+    "the Spanish course", "a standing desk", "the broken dishwasher", "a bouquet of tulips",
+    "the family photo album", "a mountain bike", "the quarterly tax return", "shellfish",
+    "a chess set", "the leaking kitchen tap", "the annual gym membership", "a cast-iron pan",
+    "the wedding invitations", "a noise-cancelling headset", "the old sofa",
+    "a first edition of Dune", "the electric scooter", "strawberry jam", "the passport renewal",
+    "a set of watercolour paints", "the insurance claim", "a sourdough starter",
+    "the camping tent", "the birthday cake", "a pair of reading glasses",
+    "the piano lessons", "the guest room curtains", "a bag of coffee beans",
+    "the car service appointment", "a Japanese cookbook", "the lawn mower",
+    "the concert in the park", "a woollen scarf", "the school fundraiser", "a drone",
+    "the marathon registration", "the cat's vaccination", "a tomato seedling tray",
+    "the office printer", "a road atlas", "the running shoes", "a jar of honey",
+    "the dinner reservation", "the laptop charger", "a kayak", "the library books",
+)
+PLACES = (
+    "in Lisbon", "at the farmers market", "near the train station", "in the city centre",
+    "at the old bakery", "on the ferry", "at the hardware store", "in Kyoto",
+    "at the community centre", "by the lake", "at the airport", "in the basement",
+    "at the flea market", "in Berlin", "at the clinic", "on the balcony", "in the office",
+    "at the campsite", "in the village", "at the museum shop", "on the night train",
+    "at the bookshop", "in Marseille", "at the swimming pool", "in the garage",
+    "at the wedding", "in Montreal", "at the corner shop", "in the garden", "at the school",
+)
+WHEN = (
+    "last Tuesday", "in early March", "before the holidays", "two weeks ago",
+    "on her birthday", "yesterday morning", "during the heatwave", "last summer",
+    "after the move", "over the weekend", "in late October", "this morning",
+    "before Easter", "on New Year's Eve", "three days ago", "last winter",
+    "at the end of May", "during lunch", "after the storm", "on Friday evening",
+    "in mid-January", "a month ago", "on the way home", "before the trip", "last autumn",
+)
+DETAILS = (
+    "for {n} euros", "at {h}:{m:02d}", "with order number {n}", "for {n} dollars",
+    "as gift number {n}", "at {h}:{m:02d} sharp", "after {n} minutes of waiting",
+)
+OFF_TOPICS = (
+    "quantum computing", "the rules of cricket", "volcanic eruptions", "the French revolution",
+    "how vaccines are tested", "black holes", "medieval castles", "the stock market",
+    "photosynthesis", "the history of jazz", "deep sea creatures", "the Roman empire",
+    "plate tectonics", "machine translation", "the Olympic games", "bird migration",
+    "nuclear fusion", "the printing press", "desert ecosystems", "chess openings",
+    "climate models", "the Silk Road", "origami", "the human immune system",
+    "ancient Egyptian writing", "electric grids", "coral reefs", "the Apollo missions",
+    "game theory", "glaciers",
+)
+OFF_FRAMES = ("Explain {x} briefly.", "What do you know about {x}?", "Any good books on {x}?")
+ON_FRAMES = (
+    "What did {p} say about {t}?", "Who {a} {t}?", "When did {p} mention {t}?",
+    "Tell me what I know about {t}.", "Where did {p} get {t}?", "What has {p} {a} lately?",
+    "Did {p} ever talk about {t}?",
+)
+USER_TURNS = (
+    "Remember that {p} {a} {t} {w}.", "I think {p} {a} {t} {l}.", "ok thanks",
+    "Can you remind me what {p} {a} {w}?", "I decided to sell {t} next month.",
+    "I'm so happy that {p} {a} {t}!", "haha sure", "By the way, {p} {a} {t} {l} {w}.",
+    "I hate it when {p} forgets {t}.", "Note to self: call {p} about {t} on {day}.",
+)
+ASSISTANT_TURNS = (
+    "Noted: {p} {a} {t} {w}.", "Sure. I will keep in mind that {p} {a} {t}.",
+    "You told me earlier that {p} {a} {t} {l}.", "Got it.",
+    "Would you like a reminder about {t} on {day}?",
+)
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def _cap(text: str) -> str:
+    return text[0].upper() + text[1:]
+
+
+def memory_sentences(n: int, seed: int) -> list[str]:
+    """n distinct fact-like sentences of ~8-20 words, the same for the same (n, seed)."""
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    out: list[str] = []
+    while len(out) < n:
+        p, a, t = rng.choice(PEOPLE), rng.choice(ACTIONS), rng.choice(THINGS)
+        w, place = rng.choice(WHEN), rng.choice(PLACES)
+        detail = rng.choice(DETAILS).format(
+            n=rng.randint(2, 999), h=rng.randint(6, 22), m=rng.randrange(0, 60, 5))
+        form = rng.randrange(4)
+        if form == 0:
+            text = f"{_cap(p)} {a} {t} {w}."
+        elif form == 1:
+            text = f"{_cap(w)}, {p} {a} {t} {place}."
+        elif form == 2:
+            text = f"Note: {p} {a} {t}, {detail}."
+        else:
+            text = f"{_cap(p)} {a} {t} {place} {w}, {detail}."
+        if text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out
+
+
+def turn_texts(n: int, seed: int) -> list[tuple[str, str]]:
+    """(role, content) of n alternating chat turns: facts, chatter, explicit markers."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        frame = rng.choice(USER_TURNS if role == "user" else ASSISTANT_TURNS)
+        text = frame.format(p=rng.choice(PEOPLE), a=rng.choice(ACTIONS), t=rng.choice(THINGS),
+                            w=rng.choice(WHEN), l=rng.choice(PLACES), day=rng.choice(DAYS))
+        out.append((role, _cap(text)))
+    return out
+
+
+def query_texts(n: int, seed: int) -> list[tuple[str, str]]:
+    """(kind, text): ~70 % about the people and things the memories mention, ~30 % off-topic
+    (no memory is about them); distinct, deterministic."""
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    while len(out) < n:
+        if rng.random() < 0.7:
+            kind = "on_topic"
+            text = rng.choice(ON_FRAMES).format(
+                p=rng.choice(PEOPLE), a=rng.choice(ACTIONS), t=rng.choice(THINGS))
+        else:
+            kind = "off_topic"
+            text = rng.choice(OFF_FRAMES).format(x=rng.choice(OFF_TOPICS))
+        text = _cap(text)
+        if text not in seen:
+            seen.add(text)
+            out.append((kind, text))
+    return out
+
+
+class TimedEmbedder:
+    """Delegates to an Embedder and adds up the milliseconds spent in it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.ms = 0.0
+
+    @property
+    def model_id(self) -> str:
+        return str(self.inner.model_id)
+
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
+    def embed_documents(
+        self, texts: Sequence[str], memory_type: str | None = None
+    ) -> npt.NDArray[np.float32]:
+        start = time.perf_counter()
+        try:
+            return self.inner.embed_documents(texts, memory_type)  # type: ignore[no-any-return]
+        finally:
+            self.ms += (time.perf_counter() - start) * 1000.0
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        start = time.perf_counter()
+        try:
+            return self.inner.embed_query(text)  # type: ignore[no-any-return]
+        finally:
+            self.ms += (time.perf_counter() - start) * 1000.0
+
+
+class CpuWatch:
+    """CPU used by other processes while a phase runs (the machine is shared): all busy CPU
+    time in /proc/stat minus this process and the embedded Postgres (postmaster and its
+    children). Linux only; None elsewhere."""
+
+    def __init__(self, pgdata: Path) -> None:
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        try:
+            self.postmaster = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            self.postmaster = -1
+        self.available = Path("/proc/stat").exists()
+
+    def _ours(self) -> float:
+        times = os.times()
+        ticks = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # exited meanwhile
+            pid, ppid = int(stat.parent.name), int(fields[1])
+            if pid == self.postmaster:  # utime, stime, cutime, cstime (exited workers)
+                ticks += sum(int(f) for f in fields[11:15])
+            elif ppid == self.postmaster:
+                ticks += int(fields[11]) + int(fields[12])
+        return times.user + times.system + ticks / self.tick
+
+    def snapshot(self) -> tuple[float, float, float, float] | None:
+        """(wall, busy CPU s, our CPU s, steal s)."""
+        if not self.available:
+            return None
+        cols = [int(c) for c in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        busy = (cols[0] + cols[1] + cols[2] + cols[5] + cols[6]) / self.tick
+        steal = cols[7] / self.tick if len(cols) > 7 else 0.0
+        return time.perf_counter(), busy, self._ours(), steal
+
+    @staticmethod
+    def foreign(a: tuple[float, ...] | None, b: tuple[float, ...] | None) -> float | None:
+        """Average CPU cores used by other processes between two snapshots."""
+        if a is None or b is None or b[0] <= a[0]:
+            return None
+        return round(max(0.0, (b[1] - a[1]) - (b[2] - a[2])) / (b[0] - a[0]), 2)
+
+    def settle(self, max_wait_s: float, below: float = 0.15, window_s: float = 3.0) -> float:
+        """Wait until other processes use < `below` cores over a window; the seconds waited."""
+        start = time.perf_counter()
+        while time.perf_counter() - start < max_wait_s:
+            a = self.snapshot()
+            time.sleep(window_s)
+            used = self.foreign(a, self.snapshot())
+            if used is None or used < below:
+                break
+        return round(time.perf_counter() - start, 1)
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    return {"n": len(values), "p50": round(percentile(values, 50), 2),
+            "p95": round(percentile(values, 95), 2), "mean": round(statistics.mean(values), 2),
+            "max": round(max(values), 2)}
+
+
+def hnsw_indexes(conn: Any, table: str) -> list[tuple[str, str]]:
+    rows = conn.execute(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s "
+        "AND indexdef ILIKE '%%USING hnsw%%' ORDER BY indexname", (table,)).fetchall()
+    return [(str(r[0]), str(r[1])) for r in rows]
+
+
+def load_memories(conn: Any, embedder: Any, texts: list[str], cache: Path | None) -> dict[str, Any]:
+    """Append `texts` to memories with real embeddings. The HNSW indexes of memories are
+    dropped during the load and rebuilt with their migration definitions afterwards
+    (a bulk build is faster than row-by-row inserts); then VACUUM ANALYZE."""
+    from agent.db.queries import vector_text
+
+    defs = hnsw_indexes(conn, "memories")
+    for name, _ in defs:
+        conn.execute(f'DROP INDEX "{name}"')
+    embed_s = copy_s = 0.0
+    model_id = embedder.model_id
+    copy_sql = ("COPY memories (content, memory_type, universal_embedding, native_embedding, "
+                "native_model, importance) FROM STDIN")
+    rng = random.Random(len(texts))
+    cached = None
+    if cache is not None and cache.exists():
+        cached = np.load(cache)
+        if cached.shape != (len(texts), embedder.dim):
+            cached = None
+    fresh: list[npt.NDArray[np.float32]] = []
+    for lo in range(0, len(texts), LOAD_CHUNK):
+        chunk = texts[lo : lo + LOAD_CHUNK]
+        start = time.perf_counter()
+        if cached is not None:
+            vectors = cached[lo : lo + LOAD_CHUNK]
+        else:
+            vectors = embedder.embed_documents(chunk)
+            fresh.append(vectors)
+        embed_s += time.perf_counter() - start
+        start = time.perf_counter()
+        with conn.cursor() as cur, cur.copy(copy_sql) as copy:
+            for text, vec in zip(chunk, vectors, strict=True):
+                vt = vector_text(vec)  # same text for the halfvec column (same model)
+                copy.write_row((text, "fact", vt, vt, model_id, round(rng.uniform(0.1, 0.9), 2)))
+        copy_s += time.perf_counter() - start
+        done = lo + len(chunk)
+        if done % (LOAD_CHUNK * 10) < LOAD_CHUNK or done == len(texts):
+            rate = "cached" if cached is not None else f"{done / max(embed_s, 1e-9):.0f}/s"
+            print(f"  loaded {done}/{len(texts)} (embeddings {rate})", flush=True)
+    if cache is not None and cached is None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.save(cache, np.vstack(fresh))
+    start = time.perf_counter()
+    conn.execute("SET maintenance_work_mem = '1GB'")
+    for _, definition in defs:
+        conn.execute(definition)
+    index_s = time.perf_counter() - start
+    start = time.perf_counter()
+    conn.execute("VACUUM ANALYZE")
+    analyze_s = time.perf_counter() - start
+    return {"added": len(texts), "embeddings_from_cache": cached is not None,
+            "embed_s": round(embed_s, 1),
+            "embed_per_s": round(len(texts) / embed_s, 1), "copy_s": round(copy_s, 1),
+            "hnsw_rebuild_s": round(index_s, 1), "vacuum_analyze_s": round(analyze_s, 1),
+            "hnsw_indexes": [name for name, _ in defs]}
+
+
+def bench_turn_writes(conn: Any, writer: Any, timers: list[TimedEmbedder], turns: list[
+        tuple[str, str]], scale: int) -> dict[str, Any]:
+    from agent.memory.sessions import ensure_session, ensure_user
+    from agent.memory.turns import TurnInput
+
+    with conn.transaction():
+        user_id = ensure_user(conn, "bench")
+        session_id = ensure_session(conn, user_id, f"bench-loop-{scale}")
+    total: list[float] = []
+    embed: list[float] = []
+    decisions: Counter[str] = Counter()
+    warmup = 5
+    for i, (role, content) in enumerate(turns):
+        before = sum(t.ms for t in timers)
+        start = time.perf_counter()
+        with conn.transaction():
+            written = writer.write(conn, [TurnInput(session_id=session_id, user_id=user_id,
+                                                    role=role, content=content)])
+        elapsed = (time.perf_counter() - start) * 1000.0
+        if i < warmup:
+            continue
+        total.append(elapsed)
+        embed.append(sum(t.ms for t in timers) - before)
+        decisions[written[0].decision if written[0] else "duplicate"] += 1
+    rest = [t - e for t, e in zip(total, embed, strict=True)]
+    return {"turns": len(total), "warmup_turns": warmup, "total_ms": stats(total),
+            "embed_ms": stats(embed), "db_and_gate_ms": stats(rest),
+            "embed_share": round(sum(embed) / sum(total), 3), "decisions": dict(decisions)}
+
+
+def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
+                 queries: list[tuple[str, str]]) -> dict[str, Any]:
+    from agent.db.queries import query, vector_text
+    from agent.domain import lexical
+    from agent.memory.recall import tsquery_text
+
+    for _, text in queries[:5]:  # warm-up, not counted
+        recaller.recall(conn, text, k=10, log=False)
+    latency: list[float] = []
+    embed: list[float] = []
+    verdicts: Counter[str] = Counter()
+    by_kind: dict[str, Counter[str]] = {}
+    for kind, text in queries:
+        before = timer.ms
+        outcome = recaller.recall(conn, text, k=10, log=False)
+        latency.append(outcome.latency_ms)
+        embed.append(timer.ms - before)
+        verdicts[outcome.result.verdict] += 1
+        by_kind.setdefault(kind, Counter())[outcome.result.verdict] += 1
+    inner = timer.inner
+    bare: list[float] = []
+    bare_sql: list[float] = []
+    for i, (_, text) in enumerate(queries[:5] + queries):
+        start = time.perf_counter()
+        qvec = vector_text(inner.embed_query(text))
+        mid = time.perf_counter()
+        conn.execute(BARE_SQL, (qvec,)).fetchall()
+        end = time.perf_counter()
+        if i >= 5:
+            bare.append((end - start) * 1000.0)
+            bare_sql.append((end - mid) * 1000.0)
+    # where the time goes: each named query of the pipeline alone, the pool size it uses
+    pool = 10 * max(1, int(recaller.cfg.rerank_candidate_multiplier))
+    per_query: dict[str, list[float]] = {name: [] for name in PIPELINE_QUERIES}
+    rows_found: dict[str, list[int]] = {name: [] for name in PIPELINE_QUERIES}
+    for _, text in queries:
+        qvec = vector_text(inner.embed_query(text))
+        ts = tsquery_text(lexical.terms(text))
+        for name in PIPELINE_QUERIES:
+            if "sparse" in name:
+                if ts is None:
+                    continue
+                params: dict[str, Any] = {"tsquery": ts, "k": pool}
+            else:
+                params = {"query": qvec, "k": pool}
+            start = time.perf_counter()
+            got = conn.execute(query(name), params).fetchall()
+            per_query[name].append((time.perf_counter() - start) * 1000.0)
+            rows_found[name].append(len(got))
+    matches = []
+    for _, text in queries:
+        ts = tsquery_text(lexical.terms(text))
+        if ts is not None:
+            row = conn.execute("SELECT count(*) FROM memories m, to_tsquery('simple', %s) q "
+                               "WHERE m.content_tsv @@ q", (ts,)).fetchone()
+            matches.append(int(row[0]) if row else 0)
+    sample = vector_text(inner.embed_query(queries[0][1]))
+    plan = "\n".join(str(r[0]) for r in conn.execute("EXPLAIN " + BARE_SQL, (sample,)))
+    plan_dense = "\n".join(str(r[0]) for r in conn.execute(
+        "EXPLAIN " + query("recall_dense_memories"), {"query": sample, "k": pool}))
+    return {
+        "queries": len(latency), "warmup_queries": 5,
+        "pipeline_ms": stats(latency), "pipeline_embed_ms": stats(embed),
+        "pipeline_embed_share": round(sum(embed) / sum(latency), 3),
+        "verdicts": dict(verdicts), "verdicts_by_kind": {k: dict(v) for k, v in by_kind.items()},
+        "bare_ms": stats(bare), "bare_sql_ms": stats(bare_sql),
+        "ratio_p50": round(percentile(latency, 50) / percentile(bare, 50), 2),
+        "ratio_p95": round(percentile(latency, 95) / percentile(bare, 95), 2),
+        "pool": pool,
+        "sql_ms": {name: stats(v) for name, v in per_query.items() if v},
+        "sql_rows_mean": {name: round(statistics.mean(v), 1)
+                          for name, v in rows_found.items() if v},
+        "sparse_memories_matches_mean": round(statistics.mean(matches), 1) if matches else 0,
+        "bare_uses_hnsw": "ix_memories_universal_embedding_hnsw" in plan,
+        "dense_memories_uses_hnsw": "ix_memories_universal_embedding_hnsw" in plan_dense,
+    }
+
+
+def table_counts(conn: Any) -> dict[str, int]:
+    out = {}
+    for table in ("memories", "day_table", "gate_decisions", "scratch_buffer",
+                  "holographic_blocks"):
+        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+        out[table] = int(row[0]) if row else 0
+    return out
+
+
+def server_info(conn: Any) -> dict[str, Any]:
+    def show(name: str) -> str:
+        row = conn.execute(f"SHOW {name}").fetchone()
+        return str(row[0]) if row else "?"
+
+    conn.execute("SELECT '[1]'::vector")  # loads pgvector, which defines hnsw.ef_search
+    version = conn.execute("SELECT version()").fetchone()
+    vec = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    return {"postgres": str(version[0]).split(" on ")[0] if version else "?",
+            "pgvector": str(vec[0]) if vec else "?",
+            "shared_buffers": show("shared_buffers"), "hnsw.ef_search": show("hnsw.ef_search"),
+            "synchronous_commit": show("synchronous_commit"), "fsync": show("fsync"),
+            "work_mem": show("work_mem")}
+
+
+def measured(watch: CpuWatch, settle_s: float, retries: int,
+             phase: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run a phase after waiting for quiet; while other processes used more than
+    BUSY_CORES during it, run it again (at most `retries` more times). Keeps the attempt
+    with the least foreign CPU; says what every attempt saw."""
+    attempts: list[dict[str, Any]] = []
+    best: dict[str, Any] | None = None
+    best_cores = float("inf")
+    for _ in range(retries + 1):
+        waited = watch.settle(settle_s)
+        a = watch.snapshot()
+        result = phase()
+        b = watch.snapshot()
+        cores = CpuWatch.foreign(a, b)
+        steal = None if a is None or b is None else round((b[3] - a[3]) / (b[0] - a[0]), 2)
+        attempts.append({"settle_wait_s": waited, "other_cores": cores, "steal_cores": steal})
+        if best is None or (cores is not None and cores < best_cores):
+            best, best_cores = result, cores if cores is not None else float("inf")
+            kept = len(attempts) - 1
+        if cores is None or cores <= BUSY_CORES:
+            break
+    assert best is not None
+    return best, {"attempts": attempts, "kept": kept,
+                  "other_cores": attempts[kept]["other_cores"]}
+
+
+def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
+        retries: int) -> dict[str, Any]:
+    from agent.db.connect import connect
+    from agent.domain.gates import EntryGateConfig
+    from agent.memory.recall import build_recaller
+    from agent.memory.turns import TurnWriter
+    from agent.providers import factory
+    from agent.providers.rerank import reranker_status
+    from agent.providers.text import default_counter
+
+    scales = SCALES_QUICK if quick else SCALES_FULL
+    n_turns = 100 if quick else 200
+    n_queries = 50 if quick else 200
+    started = time.perf_counter()
+    texts = memory_sentences(scales[-1], seed)
+    queries = query_texts(n_queries, seed + 1)
+    data: dict[str, Any] = {"date": dt.date.today().isoformat(), "quick": quick, "seed": seed,
+                            "machine": machine(), "settle_max_s": settle_s,
+                            "busy_cores_limit": BUSY_CORES, "scales": []}
+    with scratch_database(keep=keep) as (settings, url):
+        universal = TimedEmbedder(factory.build_universal_embedder(settings))
+        native = TimedEmbedder(factory.build_native_embedder(settings))
+        writer = TurnWriter(universal, native, default_counter().count,
+                            EntryGateConfig.from_table(settings.entry_gate))
+        recaller = build_recaller(settings)
+        recall_timer = TimedEmbedder(recaller.embedder)
+        recaller.embedder = recall_timer
+        loader = factory.build_universal_embedder(settings)
+        loader.embed_documents(texts[:32])  # load the ONNX session once, not timed
+        data["embedder"] = {"universal": universal.model_id, "native": native.model_id}
+        data["reranker"] = reranker_status(settings)
+        data["recall_config"] = {"top_k": recaller.cfg.top_k,
+                                 "rerank_candidate_multiplier":
+                                     recaller.cfg.rerank_candidate_multiplier,
+                                 "lexical_weight": recaller.cfg.lexical_weight}
+        watch = CpuWatch(Path(settings.data_dir) / "pg")
+        with connect(url, app="cogd-bench", autocommit=True) as conn:
+            data["server"] = server_info(conn)
+            loaded = 0
+            for scale in scales:
+                print(f"memories -> {scale}", flush=True)
+                cache_file = None if cache is None else cache / f"loop-{seed}-{loaded}-{scale}.npy"
+                load = load_memories(conn, loader, texts[loaded:scale], cache_file)
+                loaded = scale
+                before = table_counts(conn)
+                print(f"turn writes at {scale}", flush=True)
+                turns = turn_texts(n_turns, seed + scale)
+                writes, w_other = measured(watch, settle_s, retries, functools.partial(
+                    bench_turn_writes, conn, writer, [universal, native], turns, scale))
+                print(f"recall at {scale}", flush=True)
+                recall, r_other = measured(watch, settle_s, retries, functools.partial(
+                    bench_recall, conn, recaller, recall_timer, queries))
+                entry = {"memories": scale, "load": load, "tables_before_writes": before,
+                         "tables_during_recall": table_counts(conn), "turn_write": writes,
+                         "recall": recall, "other_cpu": {"turn_write": w_other,
+                                                         "recall": r_other}}
+                data["scales"].append(entry)
+                print(summary_line(entry), flush=True)
+    data["wall_s"] = round(time.perf_counter() - started, 1)
+    return data
+
+
+def summary_line(s: dict[str, Any]) -> str:
+    w, r = s["turn_write"], s["recall"]
+    return (f"{s['memories']} memories: turn write p50/p95 {w['total_ms']['p50']}/"
+            f"{w['total_ms']['p95']} ms; recall p50/p95 {r['pipeline_ms']['p50']}/"
+            f"{r['pipeline_ms']['p95']} ms; bare embed+HNSW p50/p95 {r['bare_ms']['p50']}/"
+            f"{r['bare_ms']['p95']} ms; ratio p50 {r['ratio_p50']}")
+
+
+def markdown(data: dict[str, Any]) -> str:
+    m, srv = data["machine"], data["server"]
+    cmd = "python -m bench.loop" + (" --quick" if data["quick"] else "")
+    lines = [
+        f"# Cognitive loop benchmark, {data['date']}",
+        "",
+        f"`{cmd}` (seed {data['seed']}) on {m['cpus']} CPUs ({m['processor']}), "
+        f"Python {m['python']}, {m['platform']}; wall time {data['wall_s']} s.",
+        "",
+        f"Embedded {srv['postgres']}, pgvector {srv['pgvector']}; shared_buffers "
+        f"{srv['shared_buffers']}, work_mem {srv['work_mem']}, hnsw.ef_search "
+        f"{srv['hnsw.ef_search']}, synchronous_commit {srv['synchronous_commit']}, fsync "
+        f"{srv['fsync']}. Embedder {data['embedder']['universal']} (native "
+        f"{data['embedder']['native']}: one embedding per turn). Reranker: {data['reranker']}. "
+        f"Recall config: {data['recall_config']}.",
+        "",
+        "## Summary (milliseconds)",
+        "",
+        "| memories | turn write p50 / p95 | of which embedding p50 | recall p50 / p95 "
+        "| bare embed+HNSW p50 / p95 | ratio p50 / p95 |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for s in data["scales"]:
+        w, r = s["turn_write"], s["recall"]
+        lines.append(
+            f"| {s['memories']:,} | {w['total_ms']['p50']} / {w['total_ms']['p95']} | "
+            f"{w['embed_ms']['p50']} ({w['embed_share']:.0%} of all write time) | "
+            f"{r['pipeline_ms']['p50']} / {r['pipeline_ms']['p95']} | "
+            f"{r['bare_ms']['p50']} / {r['bare_ms']['p95']} | "
+            f"{r['ratio_p50']} / {r['ratio_p95']} |")
+    for s in data["scales"]:
+        w, r, ld, o = s["turn_write"], s["recall"], s["load"], s["other_cpu"]
+        embedded = ("read from the cache" if ld["embeddings_from_cache"]
+                    else f"{ld['embed_s']} s, {ld['embed_per_s']}/s")
+        lines += [
+            "",
+            f"## {s['memories']:,} memories",
+            "",
+            f"Load: {ld['added']:,} memories added (embedding {embedded}; COPY "
+            f"{ld['copy_s']} s; HNSW rebuild of {', '.join(ld['hnsw_indexes'])} "
+            f"{ld['hnsw_rebuild_s']} s; VACUUM ANALYZE {ld['vacuum_analyze_s']} s).",
+            "",
+            f"Other processes on this shared machine used {o['turn_write']['other_cores']} "
+            f"cores on average during the kept turn-write run and "
+            f"{o['recall']['other_cores']} during the kept recall run (attempts: turn "
+            f"writes {o['turn_write']['attempts']}, recall {o['recall']['attempts']}).",
+            "",
+            f"Tables before the turn writes: {s['tables_before_writes']}; during recall: "
+            f"{s['tables_during_recall']}.",
+            "",
+            "| measure | n | p50 | p95 | mean | max |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        rows = [("turn write, total (one turn per transaction)", w["total_ms"]),
+                ("turn write, embedding", w["embed_ms"]),
+                ("turn write, rest (SQL, gate, commit)", w["db_and_gate_ms"]),
+                ("recall pipeline (latency_ms)", r["pipeline_ms"]),
+                ("recall pipeline, embedding", r["pipeline_embed_ms"]),
+                ("bare: embed_query + HNSW top 10 on memories", r["bare_ms"]),
+                ("bare: the HNSW query alone", r["bare_sql_ms"])]
+        rows += [(f"SQL alone: {name} (LIMIT {r['pool']}, mean rows "
+                  f"{r['sql_rows_mean'][name]})", v) for name, v in r["sql_ms"].items()]
+        for label, v in rows:
+            lines.append(f"| {label} | {v['n']} | {v['p50']} | {v['p95']} | {v['mean']} | "
+                         f"{v['max']} |")
+        lines += [
+            "",
+            f"Turn-write gate decisions: {w['decisions']}; embedding share of write time "
+            f"{w['embed_share']:.0%}. Recall verdicts: {r['verdicts']} (by query kind: "
+            f"{r['verdicts_by_kind']}); embedding share of recall time "
+            f"{r['pipeline_embed_share']:.0%}. recall_sparse_memories: "
+            f"{r['sparse_memories_matches_mean']} matching memories per query on average "
+            f"(all ranked before the LIMIT). HNSW index used: bare query "
+            f"{r['bare_uses_hnsw']}, recall_dense_memories {r['dense_memories_uses_hnsw']}.",
+        ]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="10k memories only, 100 turns, 50 queries")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep", action="store_true", help="keep the temp data dir")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="keep the memories' embeddings in DIR and reuse them next time")
+    parser.add_argument("--settle-s", type=float, default=120.0,
+                        help="wait up to this long for other processes to go quiet before "
+                             "each measured phase (0: do not wait)")
+    parser.add_argument("--retries", type=int, default=2,
+                        help=f"run a phase again when other processes used more than "
+                             f"{BUSY_CORES} cores during it, at most this many times")
+    args = parser.parse_args(argv)
+    data = run(args.quick, args.seed, args.keep, args.cache, args.settle_s, args.retries)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stem = RESULTS / f"loop-{'quick-' if args.quick else ''}{data['date']}"
+    stem.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n")
+    stem.with_suffix(".md").write_text(markdown(data))
+    print(markdown(data))
+    print(f"wrote {stem}.md and {stem}.json")
+
+
+if __name__ == "__main__":
+    main()
