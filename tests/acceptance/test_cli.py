@@ -163,9 +163,10 @@ def test_up_supervises_restarts_and_stops(db_url: str) -> None:
     env = cogd_env(DATABASE_URL=db_url, COGD_PROCESS__HEARTBEAT_INTERVAL_S="0.5",
                    COGD_LLM__ROLES__CONSOLIDATION="heuristic")
     up = subprocess.Popen(
-        [COGD, "up", "--workers", "consolidate,idle"], env=env,
+        [COGD, "up", "--workers", "consolidate,idle"], env=env, start_new_session=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
+    output = ""
     try:
         with psycopg.connect(db_url, autocommit=True) as conn:
             alive = _wait(lambda: (a := _alive(conn)) and {"up", "consolidate", "idle"} <= set(a)
@@ -175,14 +176,12 @@ def test_up_supervises_restarts_and_stops(db_url: str) -> None:
             second = run("up", "--workers", "idle", env=env, timeout=60)
             assert_clean_error(second, "cogd up is already running")
 
-            # a crashed child is restarted with backoff
+            # a crashed child is restarted with backoff (how fast: the reliability report)
             os.kill(alive["idle"], signal.SIGKILL)
-            killed_at = time.monotonic()
             restarted = _wait(
                 lambda: (p := _alive(conn).get("idle")) and p != alive["idle"] and p
             )
             assert restarted, "idle was not restarted"
-            assert time.monotonic() - killed_at < 30
 
             # the consolidate worker's first pass merged; killed and restarted, it
             # finds nothing left to do: the work is not done twice
@@ -208,12 +207,13 @@ def test_up_supervises_restarts_and_stops(db_url: str) -> None:
             ).fetchall())
             assert states == {"up": "stopped", "consolidate": "stopped", "idle": "stopped"}
     finally:
-        if up.poll() is None:
-            up.kill()
-        up.wait(30)
-        output = up.stdout.read() if up.stdout else ""
-        if up.stdout:
-            up.stdout.close()
+        if up.poll() is None:  # a failed run: stop up and every worker it started
+            os.killpg(up.pid, signal.SIGKILL)
+        try:
+            output = up.communicate(timeout=60)[0] or ""
+        except subprocess.TimeoutExpired:
+            os.killpg(up.pid, signal.SIGKILL)
+            output = up.communicate()[0] or ""
     assert "idle exited with -9; restarting" in output
     assert "consolidate exited with -9; restarting" in output
 
