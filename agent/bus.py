@@ -16,6 +16,8 @@ from typing import Any
 
 import psycopg
 
+from agent.errors import DatabaseError
+
 logger = logging.getLogger(__name__)
 
 MAX_PAYLOAD_BYTES = 512  # Postgres allows 8000; ids only, so keep far below
@@ -140,7 +142,8 @@ class Listener:
             if time.monotonic() - self._last_io >= self.keepalive_s:
                 conn.execute("SELECT 1")
             self._last_io = time.monotonic()
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, psycopg.InterfaceError, DatabaseError) as exc:
+            # DatabaseError: the server was still away when the connection was reopened
             logger.warning("listener connection lost (%s); reconnecting", exc)
             self.close()
             self.reconnects += 1

@@ -101,6 +101,7 @@ class ProcessSettings(BaseModel):
     shutdown_grace_s: float = 10.0
     restart_backoff_initial_s: float = 1.0
     restart_backoff_max_s: float = 30.0
+    restart_stable_after_s: float = 10.0
 
 
 class Settings(BaseSettings):

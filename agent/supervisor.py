@@ -1,8 +1,12 @@
 """`cogd up`: migrate, then run each worker as a child process and keep it running.
 
 A crashed child is restarted with exponential backoff (reset once it has stayed up
-for a minute). SIGINT/SIGTERM stop every child (SIGTERM, then SIGKILL after the
-grace period) and exit 0. One supervisor per database: an advisory lock.
+for [process] restart_stable_after_s). SIGINT/SIGTERM stop every child (SIGTERM,
+then SIGKILL after the grace period) and exit 0. One supervisor per database: an advisory lock.
+
+Children die with the supervisor: on Linux each child asks the kernel for SIGTERM
+when its parent dies (PR_SET_PDEATHSIG), so a supervisor killed with -9 leaves no
+orphans holding singleton locks, and a new `cogd up` starts cleanly.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+import psycopg
+
 from agent.config import Settings
 from agent.db.connect import application_name, connect
 from agent.errors import CogdError
@@ -27,7 +33,23 @@ from agent.workers.base import advisory_key
 
 logger = logging.getLogger(__name__)
 
-STABLE_AFTER_S = 60.0  # a child up this long has its backoff reset
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> Callable[[], None] | None:
+    """A preexec_fn that makes the child get SIGTERM when the supervisor dies (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def arm() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # the supervisor died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
 
 
 @dataclass
@@ -65,7 +87,8 @@ class Supervisor:
         return env
 
     def _spawn(self, child: Child) -> None:
-        child.proc = subprocess.Popen(child.argv, env=self._env())
+        child.proc = subprocess.Popen(child.argv, env=self._env(),
+                                      preexec_fn=_die_with_parent(os.getpid()))
         child.started_at = time.monotonic()
         child.restart_at = None
         self.say(f"started {child.name} (pid {child.proc.pid})")
@@ -103,14 +126,41 @@ class Supervisor:
             while not self.stop.is_set():
                 self._reap_and_restart()
                 if time.monotonic() >= next_beat:
-                    beat.beat("running", self.info())
+                    lock_conn = self._beat(beat, lock_conn)
                     next_beat = time.monotonic() + proc_cfg.heartbeat_interval_s
                 self.stop.wait(0.2)
         finally:
             self._stop_children()
-            beat.stopped()
-            lock_conn.close()
+            try:
+                beat.stopped()
+                lock_conn.close()
+            except psycopg.Error as exc:
+                self.say(f"could not mark the supervisor stopped: {exc}")
         return 0
+
+    def _beat(self, beat: Heartbeat, lock_conn: psycopg.Connection[Any]
+              ) -> psycopg.Connection[Any]:
+        """Heartbeat; when Postgres went away, keep the children running, reconnect and
+        take the supervisor lock again (returns the connection in use)."""
+        try:
+            beat.beat("running", self.info())
+            return lock_conn
+        except psycopg.OperationalError as exc:
+            self.say(f"database unreachable ({' '.join(str(exc).split())[:200]}); "
+                     "the workers keep running and reconnect on their own")
+        try:
+            lock_conn.close()
+            fresh = connect(self.url, app=application_name(self.settings, "up"),
+                            autocommit=True)
+        except CogdError:
+            return lock_conn  # still down; the next beat tries again
+        got = fresh.execute("SELECT pg_try_advisory_lock(%s)", (advisory_key("up"),)).fetchone()
+        if not got or not got[0]:
+            self.say("another `cogd up` took the supervisor lock while the database was away")
+        beat.conn = fresh
+        beat.register(self.settings.process.prune_after_s)
+        self.say("database reachable again; supervisor reconnected")
+        return fresh
 
     def info(self) -> dict[str, Any]:
         return {
@@ -130,7 +180,7 @@ class Supervisor:
             if child.proc is not None and child.restart_at is None:
                 code = child.proc.poll()
                 if code is None:
-                    if now - child.started_at > STABLE_AFTER_S:
+                    if now - child.started_at > cfg.restart_stable_after_s:
                         child.backoff_s = 0.0
                     continue
                 child.exits.append(code)

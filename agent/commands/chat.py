@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import click
+import psycopg
 
 from agent.bus import Channel, Listener, notify
 from agent.commands.context import settings_from
@@ -47,6 +48,7 @@ class ChatClient:
         self.local_loop: Any = None
         self._recaller: Any = None
         self._writer: Any = None
+        self._sent_at: Any = None  # when the last send began (server clock)
 
     @property
     def recaller(self) -> Any:
@@ -92,40 +94,88 @@ class ChatClient:
     def send(
         self, text: str, timeout_s: float = 600.0, on_partial: Any = None
     ) -> dict[str, Any]:
-        """Queue a message and wait for its reply row (printing partial text if asked)."""
+        """Queue a message and wait for its reply row (printing partial text if asked).
+
+        The message is acknowledged once its inbox row commits; the loop answers it
+        whenever a loop runs. If Postgres goes away meanwhile, this reconnects and keeps
+        waiting until the deadline (a message whose commit was cut off is looked up
+        before it is queued again, so it is never queued twice).
+        """
         if not text.strip():
             raise InputError("empty message: nothing sent")
+        from agent.memory.turns import clean_content
+
+        content, _ = clean_content(text)  # NUL and undecodable stdin bytes (surrogates) replaced
+        deadline = time.monotonic() + timeout_s
+        inbox_id: int | None = None
+        while time.monotonic() < deadline:
+            try:
+                if inbox_id is None:
+                    inbox_id = self._queue(content, on_partial is not None)
+                reply = self._reply(inbox_id, on_partial)
+                if reply is not None:
+                    return reply
+                self.listener.wait(0.25 if on_partial else 1.0)  # a wake-up; the query is the truth
+            except psycopg.OperationalError as exc:
+                self._reconnect(exc, deadline)
+                if inbox_id is None:
+                    inbox_id = self._queued_before(content)
+        where = (f"inbox id {inbox_id} is kept and will be answered when a loop runs"
+                 if inbox_id is not None else "the message was not queued: send it again")
+        raise CogdError(f"no reply within {timeout_s:.0f}s ({where})")
+
+    def _queue(self, content: str, stream: bool) -> int:
+        now = self.conn.execute("SELECT clock_timestamp()").fetchone()
+        self._sent_at = None if now is None else now[0]
         with self.conn.transaction():
             row = self.conn.execute(
                 "INSERT INTO inbox (session_id, content, stream) VALUES (%s, %s, %s) "
                 "RETURNING id",
-                (self.session_id, text.replace("\x00", "\ufffd"), on_partial is not None),
+                (self.session_id, content, stream),
             ).fetchone()
             assert row is not None
             notify(self.conn, Channel.INBOX, "inbox", row[0])
-        inbox_id = row[0]
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            reply = self.conn.execute(
-                "SELECT id, content, metadata FROM outbox WHERE inbox_id = %s ORDER BY id LIMIT 1",
-                (inbox_id,),
+        return int(row[0])
+
+    def _queued_before(self, content: str) -> int | None:
+        """The inbox row of a send whose commit was cut off, if it did commit."""
+        since = self._sent_at
+        if since is None:
+            return None
+        row = self.conn.execute(
+            "SELECT id FROM inbox WHERE session_id = %s AND content = %s AND created_at >= %s "
+            "ORDER BY id DESC LIMIT 1", (self.session_id, content, since)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _reply(self, inbox_id: int, on_partial: Any) -> dict[str, Any] | None:
+        reply = self.conn.execute(
+            "SELECT id, content, metadata FROM outbox WHERE inbox_id = %s ORDER BY id LIMIT 1",
+            (inbox_id,),
+        ).fetchone()
+        if reply:
+            self.conn.execute("UPDATE outbox SET delivered_at = now() WHERE id = %s", (reply[0],))
+            return {"inbox_id": inbox_id, "reply": reply[1], "metadata": reply[2]}
+        if on_partial is not None:
+            part = self.conn.execute(
+                "SELECT partial_reply FROM inbox WHERE id = %s", (inbox_id,)
             ).fetchone()
-            if reply:
-                self.conn.execute(
-                    "UPDATE outbox SET delivered_at = now() WHERE id = %s", (reply[0],)
-                )
-                return {"inbox_id": inbox_id, "reply": reply[1], "metadata": reply[2]}
-            if on_partial is not None:
-                part = self.conn.execute(
-                    "SELECT partial_reply FROM inbox WHERE id = %s", (inbox_id,)
-                ).fetchone()
-                if part and part[0]:
-                    on_partial(part[0])
-            self.listener.wait(0.25 if on_partial else 1.0)  # a wake-up; the query is the truth
-        raise CogdError(
-            f"no reply within {timeout_s:.0f}s (inbox id {inbox_id} is kept and will be "
-            "answered when a loop runs)"
-        )
+            if part and part[0]:
+                on_partial(part[0])
+        return None
+
+    def _reconnect(self, exc: Exception, deadline: float) -> None:
+        from agent.db.connect import connect
+
+        sys.stderr.write(f"cogd: database connection lost ({' '.join(str(exc).split())[:160]});"
+                         " reconnecting\n")
+        while time.monotonic() < deadline:
+            try:
+                if not self.conn.closed:
+                    self.conn.close()
+                self.conn = connect(self.url, app="cogd-chat", autocommit=True)
+                return
+            except CogdError:
+                time.sleep(1.0)
 
     def close(self) -> None:
         if self.local_loop:
@@ -153,10 +203,11 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
     elif cmd == "status":
         echo(introspect.status_text(client.conn))
     elif cmd in ("recall", "why"):
-        if not arg:
+        query = arg.replace("\x00", "").strip()  # Postgres text holds no NUL
+        if not query:
             echo(f"usage: /{cmd} <text>")
         else:
-            out = client.recaller.recall(client.conn, arg, session_id=client.session_id)
+            out = client.recaller.recall(client.conn, query, session_id=client.session_id)
             payload = introspect.recall_payload(out)
             echo(introspect.why_text(client.conn, payload) if cmd == "why"
                  else introspect.format_recall(payload))

@@ -285,7 +285,8 @@ class CognitiveLoop:
                 conn,
                 [TurnInput(session_id=session_id, user_id=user[0] if user else None,
                            user_tier=user[1] if user else None, role="assistant",
-                           content=reply if reply.strip() else "(no reply)")],
+                           content=reply if reply.strip() else "(no reply)",
+                           inbox_id=inbox_id)],  # the reply to that message
                 notify_turn=False,
             )
             assistant_entry = written[0].entry_id if written[0] else None

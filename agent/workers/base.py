@@ -22,7 +22,7 @@ import psycopg
 from agent.bus import Channel, Event, Listener
 from agent.config import Settings
 from agent.db.connect import application_name, connect
-from agent.errors import CogdError
+from agent.errors import CogdError, DatabaseError
 from agent.heartbeat import Heartbeat
 
 logger = logging.getLogger(__name__)
@@ -156,7 +156,8 @@ class Worker:
         """Database outages must not kill the worker: reconnect and carry on."""
         try:
             fn()
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, psycopg.InterfaceError, DatabaseError) as exc:
+            # DatabaseError: a connection the work opened itself could not be made
             logger.warning("%s: database error (%s); reconnecting", self.name, exc)
             time.sleep(self.settings.bus.reconnect_delay_s)
             try:
@@ -164,6 +165,10 @@ class Worker:
                     self.conn.close()
                 self.conn = self._connect()
                 self.beat.conn = self.conn
+                self._lock()  # an advisory lock dies with its session: take it again
+            except AlreadyRunning as taken:
+                logger.error("%s: %s; stopping this one", self.name, taken)
+                self.stop.set()
             except CogdError as again:
                 logger.warning("%s: still unreachable: %s", self.name, again)
 

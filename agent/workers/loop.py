@@ -2,8 +2,9 @@
 
 Claims inbox rows (SKIP LOCKED, so several loops can share the work). The user
 turn is committed to day_table with its embeddings before any model runs; a crash
-later leaves the inbox row claimed, and it is reclaimed after a timeout and
-continued (the user turn is keyed by inbox_id, so it is never written twice).
+later leaves the inbox row claimed, and it is reclaimed as soon as the claiming
+connection is gone (or after a timeout) and continued (the user turn is keyed by
+inbox_id, so it is never written twice; the reply turn carries the same inbox_id).
 Bad input (an empty message) is answered with a clear error through outbox.
 """
 
@@ -25,12 +26,20 @@ logger = logging.getLogger(__name__)
 RECLAIM_AFTER_S = 300  # a row 'processing' this long belonged to a crashed loop
 PARTIAL_EVERY_S = 0.25  # streamed replies: how often the partial text is published
 
+# claimed_by ends in the claiming backend's pid: a row whose claimer's connection is
+# gone (the loop was killed, or Postgres restarted) is taken over at once instead of
+# after RECLAIM_AFTER_S.
 CLAIM = """
-UPDATE inbox SET status = 'processing', claimed_by = %(me)s, claimed_at = now()
+UPDATE inbox SET status = 'processing',
+                 claimed_by = %(me)s || ' pid=' || pg_backend_pid(), claimed_at = now()
 WHERE id = (
     SELECT id FROM inbox
     WHERE status = 'pending'
-       OR (status = 'processing' AND claimed_at < now() - make_interval(secs => %(reclaim)s))
+       OR (status = 'processing' AND (
+             claimed_at < now() - make_interval(secs => %(reclaim)s)
+             OR NOT EXISTS (
+                 SELECT 1 FROM pg_stat_activity a
+                 WHERE a.pid = substring(inbox.claimed_by FROM ' pid=([0-9]+)$')::int)))
     ORDER BY id
     FOR UPDATE SKIP LOCKED
     LIMIT 1)
@@ -69,8 +78,8 @@ class LoopWorker(Worker):
         try:
             self.loop.answer(self.conn, session_id, content, inbox_id=inbox_id,
                              on_partial=publisher)
-        except psycopg.OperationalError:
-            raise  # the row stays claimed and is reclaimed later
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            raise  # the row stays claimed and is reclaimed once this connection is gone
         except Exception as exc:
             if not isinstance(exc, InputError):
                 logger.exception("loop: inbox %s failed", inbox_id)
