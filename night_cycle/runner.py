@@ -3,8 +3,10 @@ brief, one NOTIFY at the end.
 
 A run owns the day_table rows created before its start (its cutoff); its "now" is that
 start time too, so a resumed run judges ages exactly as the uninterrupted one would have.
-Stages 1, 3, 6 and 9 write the hippocampus in one transaction with their checkpoint;
-stages 7 and 8 write the cortex by key (upserts, derived ids) and are safe to repeat.
+Stages 1, 3, 6, 7, 8 and 9 write the hippocampus in one transaction with their
+checkpoint; stages 7 and 8 also write the cortex by key (upserts, derived ids) and are
+safe to repeat. When the cortex refuses a write (read-only, full), the stage's Postgres
+writes roll back and the run fails with one line saying where, why and what to do.
 `--resume` continues the newest unfinished run after its last checkpoint; a plain run
 marks unfinished runs failed and starts afresh, which is also safe: rows already in
 blocks are never formed again.
@@ -24,6 +26,7 @@ from typing import Any
 import psycopg
 
 from agent.bus import Channel, notify
+from agent.cortex.lance import CortexWriteError
 from agent.db.connect import application_name, connect
 from agent.errors import CogdError, InputError
 from agent.heartbeat import Heartbeat
@@ -189,14 +192,21 @@ class NightCycle:
             module = STAGES[number]
             info["stage"] = number
             t0 = self.clock()
-            with conn.transaction() if module.TRANSACTIONAL else nullcontext():
-                out = module.run(ctx, data)
-                sha = (rundir.write_artifact(number, out.artifact)
-                       if out.artifact is not None and number < 6 else None)
-                summary = dict(out.summary, seconds=round(self.clock() - t0, 3))
-                if sha:
-                    summary["artifact_sha256"] = sha
-                runs.checkpoint(conn, run, number, summary)
+            try:
+                with conn.transaction() if module.TRANSACTIONAL else nullcontext():
+                    out = module.run(ctx, data)
+                    sha = (rundir.write_artifact(number, out.artifact)
+                           if out.artifact is not None and number < 6 else None)
+                    summary = dict(out.summary, seconds=round(self.clock() - t0, 3))
+                    if sha:
+                        summary["artifact_sha256"] = sha
+                    runs.checkpoint(conn, run, number, summary)
+            except CortexWriteError as exc:
+                rolled_back = " (the stage's Postgres writes were rolled back)"
+                raise exc.within(
+                    f"night cycle run {run.run_id}, stage {number} ({module.NAME})",
+                    "run `cogd night-cycle --resume`"
+                    + (rolled_back if module.TRANSACTIONAL else "")) from exc
             data = out.artifact
             fault_hook(number, "after")
         self.progress.close()

@@ -8,14 +8,20 @@
   promoted back to cortex_blocks when accessed (seed 001 §5.5.1).
 
 The location is a LanceDB URI (a local path, or s3:// and friends), never assumed local.
+A write the storage refuses (read-only, full, not permitted) raises CortexWriteError, whose
+one line names the location, the cause and what to do; a table whose creation was cut
+short (no committed version) is created again on next use.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -25,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from agent.errors import InputError
+from agent.errors import CogdError, InputError
 
 BLOCKS = "cortex_blocks"
 CLUSTERS = "cortex_clusters"
@@ -39,6 +45,53 @@ def cortex_uri(settings: Any) -> str:
     """[night_cycle] cortex_uri, or DATA_DIR/cortex."""
     uri = str(settings.night_cycle.get("cortex_uri") or "")
     return uri or str(Path(settings.data_dir) / "cortex")
+
+
+# What to do when the cortex cannot be written, by the OS error behind it. Other errors
+# pass through unchanged: they are not the storage's fault.
+REMEDIES = {
+    errno.EROFS: "make it writable (remount its filesystem read-write)",
+    errno.ENOSPC: "free space on its filesystem",
+    errno.EDQUOT: "free space or raise the disk quota",
+    errno.EACCES: "give the user cogd runs as write access to it",
+    errno.EPERM: "give the user cogd runs as write access to it",
+    errno.EIO: "check the disk it is on",
+}
+# LanceDB raises RuntimeError/ValueError("lance error: LanceError(IO): Read-only file system
+# (os error 30), ...") for the Rust side's I/O errors, and OSError for its own mkdir
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def os_error_code(exc: BaseException) -> int | None:
+    """The errno behind a failed LanceDB call (an OSError, or lance's "(os error N)")."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the exception and what it was raised from
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and seen.errno:
+            return int(seen.errno)
+        found = _OS_ERROR.search(str(seen))
+        if found:
+            return int(found.group(1))
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+class CortexWriteError(CogdError):
+    """The cortex cannot be written: read-only, full, not permitted, failing disk."""
+
+    def __init__(self, uri: str, code: int, *, during: str = "", then: str = "") -> None:
+        self.uri, self.code, self.during, self.then = uri, code, during, then
+        remedy = REMEDIES.get(code, "check the storage it is on")
+        super().__init__(
+            (f"{during}: " if during else "")
+            + f"cannot write the LanceDB cortex at {uri}: {os.strerror(code).lower()} "
+            f"(errno {code}). {remedy[0].upper()}{remedy[1:]}"
+            + (f", then {then}" if then else "") + ".")
+
+    def within(self, during: str, then: str) -> CortexWriteError:
+        """The same error, saying what was being done and how to carry on."""
+        return CortexWriteError(self.uri, self.code, during=during, then=then)
 
 
 def _vec(dim: int) -> pa.DataType:
@@ -119,8 +172,22 @@ class LanceCortex:
         self.universal_dim = universal_dim
         self.native_dim = native_dim
         interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
-        self.db = lancedb.connect(uri, read_consistency_interval=interval)
+        with self._writing():  # a local directory is created if missing
+            self.db = lancedb.connect(uri, read_consistency_interval=interval)
         self._tables: dict[str, Any] = {}
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Turn a storage failure (read-only, full, ...) into CortexWriteError."""
+        try:
+            yield
+        except CortexWriteError:
+            raise
+        except Exception as exc:
+            code = os_error_code(exc)
+            if code not in REMEDIES:
+                raise
+            raise CortexWriteError(self.uri, code) from exc
 
     @classmethod
     def from_settings(cls, settings: Any, read_consistency_s: float | None = None) -> LanceCortex:
@@ -145,10 +212,18 @@ class LanceCortex:
     def table(self, name: str) -> Any:
         """The table, created empty with its schema the first time it is needed."""
         if name not in self._tables:
+            tbl = None
             if name in self._names():
-                tbl = self.db.open_table(name)
-            else:
-                tbl = self.db.create_table(name, schema=self.schema(name), exist_ok=True)
+                try:
+                    tbl = self.db.open_table(name)
+                except ValueError as exc:
+                    # listed but never committed: its creation was cut short (disk full,
+                    # crash); it holds no rows, so it is created again below
+                    if "not found" not in str(exc):
+                        raise
+            if tbl is None:
+                with self._writing():
+                    tbl = self.db.create_table(name, schema=self.schema(name), exist_ok=True)
             self._tables[name] = tbl
         return self._tables[name]
 
@@ -181,34 +256,41 @@ class LanceCortex:
             return 0
         tbl = self.table(name)
         data = pa.Table.from_pylist(list(rows), schema=self.schema(name))
-        (tbl.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
-         .execute(data))
+        with self._writing():
+            (tbl.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
+             .execute(data))
         return len(rows)
 
     def replace(self, name: str, rows: Sequence[dict[str, Any]]) -> int:
         """Overwrite a derived table (the RAPTOR tree is rebuilt each night)."""
         data = pa.Table.from_pylist(list(rows), schema=self.schema(name))
-        self._tables[name] = self.db.create_table(name, data=data, mode="overwrite")
+        with self._writing():
+            self._tables[name] = self.db.create_table(name, data=data, mode="overwrite")
         return len(rows)
 
     def delete(self, name: str, ids: Sequence[str], key: str) -> None:
         if ids and self.exists(name):
-            self.table(name).delete(f"{key} IN ({_ids_sql(ids)})")
+            tbl = self.table(name)
+            with self._writing():
+                tbl.delete(f"{key} IN ({_ids_sql(ids)})")
 
     def maintain(self, min_index_rows: int) -> dict[str, Any]:
         """Compact (optimize) and, once the blocks table is large enough, index it."""
         done: dict[str, Any] = {"indexed": False}
         for name in TABLES:
             if self.exists(name) and self.count(name):
-                self.table(name).optimize()
+                tbl = self.table(name)
+                with self._writing():
+                    tbl.optimize()
         if self.count(BLOCKS) >= min_index_rows:
             from lancedb.index import BTree, IvfHnswSq
 
             tbl = self.table(BLOCKS)
             have = {getattr(i, "columns", [None])[0] for i in tbl.list_indices()}
             if "universal" not in have:
-                tbl.create_index("universal", config=IvfHnswSq(distance_type="cosine"))
-                tbl.create_index("block_id", config=BTree())
+                with self._writing():
+                    tbl.create_index("universal", config=IvfHnswSq(distance_type="cosine"))
+                    tbl.create_index("block_id", config=BTree())
                 done["indexed"] = True
         return done
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from agent.cortex.lance import ARCHIVE, BLOCKS, LanceCortex, cortex_uri
+from agent.cortex.lance import ARCHIVE, BLOCKS, CortexWriteError, LanceCortex, cortex_uri
 from agent.db.queries import vector_text
 from agent.domain.night_reconsolidation import reconsolidation_event, shift_description
 from agent.providers.ports import Embedder
@@ -202,7 +202,7 @@ class CortexWhenPresent:
             return []
         try:
             return store.reconsolidate(conn, ids, session_id)
-        except (OSError, RuntimeError, ValueError) as exc:
+        except (OSError, RuntimeError, ValueError, CortexWriteError) as exc:
             logger.warning("cortex reconsolidation failed (%s); the blocks stay as they were",
                            exc)
             return []

@@ -5,7 +5,8 @@ The tree is rebuilt from all cortex blocks each night (node ids come from their 
 so an unchanged cortex gives the same tree) and replaces cortex_clusters. Blocks of this
 run marked in stage 3 add their implicit question (proxy: their user turns) to the
 antechamber; dense antechamber clusters become satellite preoccupation centroids
-(mitosis) and centroids that overlap merge (fusion, the originals retired).
+(mitosis) and centroids that overlap merge (fusion, the originals retired). The centroid
+writes share the stage's transaction: a cortex write that fails rolls them back.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from night_cycle.stages.compression import summarizer
 from night_cycle.summarize import strip_fallback
 
 NAME = "RAPTOR clustering"
-TRANSACTIONAL = False
+TRANSACTIONAL = True
 ENTRY_NAMESPACE = uuid.UUID("a3d9e0f2-6c14-4b8a-9e7d-0f2c4b6a8e13")
 
 

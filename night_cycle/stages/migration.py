@@ -7,6 +7,8 @@ after the raw cycle; meso: +2 cycles; elder: +6). In the cortex the margins are 
 and the summaries condensed, the live zones stay verbatim and both vectors keep the
 precision the hippocampus stored. The hippocampus row stays (migrated_at is set): nothing
 is deleted. Upserts by block_id, so a crash between the two stores is repaired by a re-run.
+migrated_at is set once every cortex write has succeeded, in the stage's transaction: a
+cortex that refuses a write (read-only, full) leaves no block marked migrated.
 
 Then the archive sweep: cortex blocks untouched for archive_after_days move to the
 archive table, which stays searchable.
@@ -27,7 +29,7 @@ from night_cycle.stages import StageOutput
 from night_cycle.vectors import parse_vector
 
 NAME = "cortex migration"
-TRANSACTIONAL = False
+TRANSACTIONAL = True
 BATCH = 256
 
 PENDING = """
@@ -93,14 +95,15 @@ def run(ctx: RunContext, _inputs: Any = None) -> StageOutput:
         cortex.upsert(BLOCKS, [cortex_row(ctx, r, ctx.now) for r, _ in part], "block_id")
         if start == 0:
             fault_hook(7, "mid")  # after a cortex write, before the hippocampus knows
-        ctx.conn.execute("UPDATE holographic_blocks SET migrated_at = %s "
-                         "WHERE block_id = ANY(%s::uuid[])", (ctx.now, [r[0] for r, _ in part]))
         for _, why in part:
             by_reason.update(why)
         ctx.progress.advance(len(part))
     cutoff = ctx.now - timedelta(days=float(ctx.cfg.get("archive_after_days", 730)))
     archived = cortex.archive_untouched(cutoff, ctx.now)
     upkeep = cortex.maintain(int(ctx.cfg.get("cortex_index_min_rows", 5000)))
+    # the hippocampus learns of the migration last (row locks held only until the checkpoint)
+    ctx.conn.execute("UPDATE holographic_blocks SET migrated_at = %s "
+                     "WHERE block_id = ANY(%s::uuid[])", (ctx.now, [r[0] for r, _ in due]))
     summary = {"migrated": len(due), "stayed_in_hippocampus": len(rows) - len(due),
                "by_reason": dict(by_reason), "archived": len(archived),
                "cortex": cortex.counts(), **upkeep}
