@@ -1,8 +1,12 @@
 """A stub of the OpenAI and Gemini HTTP APIs on 127.0.0.1, for the real SDKs to talk to.
 
-Scriptable faults (`fail_next`), recorded requests (headers and JSON bodies), and
-usage computed by a real tokenizer (SmolLM2's BPE vocabulary, loaded vocab-only),
-so that cogd's offline token counter can be checked against it.
+Scriptable faults, one per request in order (`fail_next`: an HTTP error or a dropped
+connection, with Retry-After; `delay_next`: an answer that comes too late, so the
+client times out; `malformed_next`: a 200 whose body is not JSON), scripted chat
+answers (`queue_replies`: malformed, fenced or truncated JSON, prose), recorded
+requests (headers and JSON bodies), and usage computed by a real tokenizer
+(SmolLM2's BPE vocabulary, loaded vocab-only), so that cogd's offline token counter
+can be checked against it.
 """
 
 from __future__ import annotations
@@ -38,14 +42,17 @@ class Recorded:
 
 @dataclass
 class Fault:
-    status: int  # 0 = drop the connection without an answer
+    status: int  # 0 = drop the connection without an answer; 200 = answer (after delay_s)
     retry_after: str | None = None
+    delay_s: float = 0.0  # wait this long before answering (the client's timeout fires first)
+    body: str | None = None  # sent verbatim as the response body (malformed JSON)
 
 
 @dataclass
 class StubState:
     requests: list[Recorded] = field(default_factory=list)
     faults: deque[Fault] = field(default_factory=deque)
+    replies: deque[str] = field(default_factory=deque)
     reply: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -70,7 +77,8 @@ class _Tokenizer:
                     self._llama = Llama(
                         model_path=str(smollm2_gguf_path()), vocab_only=True, verbose=False
                     )
-            return len(self._llama.tokenize(text.encode(), add_bos=False, special=False))
+            data = text.encode("utf-8", "replace")  # a scripted reply may hold a lone surrogate
+            return len(self._llama.tokenize(data, add_bos=False, special=False))
 
     def close(self) -> None:
         with self._lock:
@@ -89,6 +97,7 @@ class StubServer:
     def __init__(self) -> None:
         self.state = StubState()
         self.tokenizer = _Tokenizer()
+        self.stopping = threading.Event()  # wakes delayed handlers when the stub stops
         handler = type("Handler", (_Handler,), {"stub": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
@@ -112,6 +121,7 @@ class StubServer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self.tokenizer.close()
@@ -120,6 +130,7 @@ class StubServer:
         with self.state.lock:
             self.state.requests.clear()
             self.state.faults.clear()
+            self.state.replies.clear()
             self.state.reply = None
 
     def fail_next(self, n: int, status: int, retry_after: str | None = None) -> None:
@@ -127,12 +138,40 @@ class StubServer:
         with self.state.lock:
             self.state.faults.extend(Fault(status, retry_after) for _ in range(n))
 
+    def delay_next(self, n: int, seconds: float, status: int = 200) -> None:
+        """The next n requests are answered only after `seconds` (then normally, or `status`)."""
+        with self.state.lock:
+            self.state.faults.extend(Fault(status, delay_s=seconds) for _ in range(n))
+
+    def malformed_next(self, n: int, body: str = '{"id": "chatcmpl-stub", "choices": [{"ind',
+                       status: int = 200) -> None:
+        """The next n requests get `status` with `body` verbatim (by default truncated JSON)."""
+        with self.state.lock:
+            self.state.faults.extend(Fault(status, body=body) for _ in range(n))
+
+    def queue_replies(self, *texts: str) -> None:
+        """The content of the next chat answers, one each, before `set_reply`'s or the default."""
+        with self.state.lock:
+            self.state.replies.extend(texts)
+
+    def pending(self) -> tuple[int, int]:
+        """(faults, scripted replies) not used yet."""
+        with self.state.lock:
+            return len(self.state.faults), len(self.state.replies)
+
+    def count(self, path: str | None = None) -> int:
+        """Requests received (to `path`, when given), faulted ones included."""
+        with self.state.lock:
+            return sum(1 for r in self.state.requests if path is None or r.path == path)
+
     def set_reply(self, text: str | None) -> None:
         with self.state.lock:
             self.state.reply = text
 
     def reply_for(self, prompt: str) -> str:
         with self.state.lock:
+            if self.state.replies:
+                return self.state.replies.popleft()
             if self.state.reply is not None:
                 return self.state.reply
         words = prompt.split()[-6:]
@@ -168,18 +207,35 @@ class _Handler(BaseHTTPRequestHandler):
         with self.stub.state.lock:
             self.stub.state.requests.append(rec)
             fault = self.stub.state.faults.popleft() if self.stub.state.faults else None
-        if fault is not None:
-            self._fault(fault, parts.path)
-            return
         try:
-            self._route(method, parts.path, parts.query, body)
-        except Exception as exc:  # a bug in the stub shows up as a 500 the test can read
-            self._json(500, {"error": {"message": f"stub error: {exc!r}", "code": 500}})
+            # a delayed answer; none at all when the stub stops meanwhile
+            if fault is not None and fault.delay_s and self.stub.stopping.wait(fault.delay_s):
+                self.close_connection = True
+                return
+            if fault is not None and not (fault.status == 200 and fault.body is None):
+                self._fault(fault, parts.path)
+                return
+            try:
+                self._route(method, parts.path, parts.query, body)
+            except (BrokenPipeError, ConnectionResetError):
+                raise
+            except Exception as exc:  # a bug in the stub shows up as a 500 the test can read
+                self._json(500, {"error": {"message": f"stub error: {exc!r}", "code": 500}})
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
+            self.close_connection = True
 
     def _fault(self, fault: Fault, path: str) -> None:
         if fault.status == 0:
             self.close_connection = True
             self.connection.close()
+            return
+        if fault.body is not None:
+            data = fault.body.encode()
+            self.send_response(fault.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
             return
         headers = {"retry-after": fault.retry_after} if fault.retry_after else {}
         status_name = {401: "UNAUTHENTICATED", 429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT",
@@ -254,7 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
                                   "message": {"role": "assistant", "content": text}}
         if body.get("logprobs"):
             choice["logprobs"] = {"content": [
-                {"token": p, "logprob": -0.1 * (i + 1), "bytes": list(p.encode()),
+                {"token": p, "logprob": -0.1 * (i + 1), "bytes": list(p.encode("utf-8", "replace")),
                  "top_logprobs": []} for i, p in enumerate(pieces)]}
         self._json(200, {**base, "object": "chat.completion", "choices": [choice],
                          "usage": usage})

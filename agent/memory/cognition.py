@@ -262,6 +262,8 @@ class CognitiveLoop:
             # stakes belong to the request and fire again on every pass: one reflection
             # answers them; further loops only while two or more other triggers remain
             again = len(report.triggers) >= self.cfg.monitors.escalation_min_triggers
+        if reply.strip():  # model text Postgres can store: NUL and lone surrogates replaced
+            reply, _ = clean_content(reply)
         cited = parse_memory_tags(reply)
         valid_ids = {i.id.split(":", 1)[1]: i.kind for i in recalled}
         metadata = {

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import re
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -35,11 +34,15 @@ import psycopg
 from agent.db.queries import vector_text
 from agent.domain import consolidation as rules
 from agent.domain.gates import EntryGateConfig, ExitGateConfig, contradiction_cue
+from agent.domain.llm_json import parse_llm_json, parse_yes_no
 
 logger = logging.getLogger(__name__)
 
 MAX_MEMORIES = 2000
 MAX_PAIRS = 100
+CONTRADICTION_SYSTEM = (
+    'Answer with JSON only: {"contradicts": true or false, "reason": "<one short sentence>"}'
+)
 
 Op = Callable[[psycopg.Connection[Any], datetime], dict[str, Any] | None]
 
@@ -57,6 +60,21 @@ class PassReport:
     def as_dict(self) -> dict[str, Any]:
         return {"pass_id": self.pass_id, "changed": self.changed,
                 "stopped_early": self.stopped_early, "operations": self.operations}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One contradiction check: the verdict, who decided, and how the answer was parsed."""
+
+    verdict: bool
+    how: str
+    parsed_by: str  # direct | fenced | boundary | yes_no | unparseable | llm_failed | no_llm
+    reason: str | None = None
+
+
+def _storable(text: str) -> str:
+    """Model text jsonb can hold: no NUL, no lone surrogates."""
+    return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
 
 
 def get_state(conn: psycopg.Connection[Any], key: str) -> dict[str, Any]:
@@ -236,7 +254,7 @@ class Consolidator:
                  ) -> dict[str, Any]:
         contents = [s[1] for s in sources]
         result = self.llm.chat(rules.insight_prompt(contents), temperature=0.2, max_tokens=80)
-        text = " ".join(result.text.split()) or contents[0]
+        text = _storable(" ".join(result.text.split())).strip() or contents[0]
         uni = self.universal.embed_documents([text], memory_type="insight")[0]
         nat = uni if self.native.model_id == self.universal.model_id else (
             self.native.embed_documents([text], memory_type="insight")[0])
@@ -279,6 +297,7 @@ class Consolidator:
             "FROM memory_links")}
         found = []
         checked = 0
+        parsed: Counter[str] = Counter()
         for i, j, sim in pairs:
             a, b = rows[i], rows[j]
             key = (min(str(a[0]), str(b[0])), max(str(a[0]), str(b[0])))
@@ -287,41 +306,67 @@ class Consolidator:
             if checked >= MAX_PAIRS or self.should_stop():
                 break
             checked += 1
-            verdict, how = self._contradicts(a[1], b[1])
-            link = "contradicts" if verdict else "related"
+            judged = self._contradicts(a[1], b[1])
+            parsed[judged.parsed_by] += 1
+            link = "contradicts" if judged.verdict else "related"
+            meta: dict[str, Any] = {"classifier": judged.how, "parsed_by": judged.parsed_by,
+                                    "resolved": False}
+            if judged.reason:
+                meta["reason"] = judged.reason
             conn.execute(
                 "INSERT INTO memory_links (source_id, target_id, link_type, strength, metadata)"
                 " VALUES (%s, %s, %s, %s, %s::jsonb) ON CONFLICT DO NOTHING",
-                (b[0], a[0], link, sim, json.dumps({"classifier": how, "resolved": False})))
-            if verdict:
+                (b[0], a[0], link, sim, json.dumps(meta)))
+            if judged.verdict:
                 conn.execute(
                     "UPDATE memories SET metadata = metadata || '{\"flag\": \"contradiction\"}'"
                     " WHERE memory_id = ANY(%s)", ([a[0], b[0]],))
                 found.append({"pair": [str(a[0]), str(b[0])], "similarity": round(sim, 3),
-                              "classifier": how})
+                              "classifier": judged.how})
         if not checked:
             return None
-        return {"inputs": {"pairs_checked": checked}, "outputs": {"contradictions": found}}
+        # seed 000 §10.6: parse failures are counted (the heuristic decided those pairs)
+        return {"inputs": {"pairs_checked": checked},
+                "outputs": {"contradictions": found, "parse_failures": parsed["unparseable"],
+                            "parsed_by": dict(parsed)}}
 
-    def _contradicts(self, a: str, b: str) -> tuple[bool, str]:
-        """The consolidation LLM as a yes/no classifier; the named heuristic without one."""
+    def _contradicts(self, a: str, b: str) -> Judgement:
+        """The consolidation LLM as a JSON classifier; the named heuristic without one.
+
+        Its answer is parsed as JSON (direct, fenced, boundary), then as a bare yes/no;
+        when nothing parses the heuristic decides and the pair counts as a parse failure.
+        """
         if self.llm.provider == "heuristic":
-            return contradiction_cue(a, b), "negation/value heuristic (no LLM configured)"
+            return Judgement(contradiction_cue(a, b),
+                             "negation/value heuristic (no LLM configured)", "no_llm")
         messages = [
-            {"role": "system", "content": "Answer only 'yes' or 'no'."},
+            {"role": "system", "content": CONTRADICTION_SYSTEM},
             {"role": "user", "content": f"Do these two statements contradict each other?\n"
                                         f"1. {a}\n2. {b}"},
         ]
         try:
-            answer = self.llm.chat(messages, temperature=0.0, max_tokens=3).text.strip().lower()
+            answer = self.llm.chat(messages, temperature=0.0, max_tokens=80).text
         except Exception as exc:  # provider down: the heuristic decides, and says so
             logger.warning("contradiction classifier failed: %s", exc)
-            return contradiction_cue(a, b), "negation/value heuristic (LLM failed)"
-        if re.match(r"^\W*yes\b", answer):
-            return True, f"llm:{self.llm.model}"
-        if re.match(r"^\W*no\b", answer):
-            return False, f"llm:{self.llm.model}"
-        return contradiction_cue(a, b), "negation/value heuristic (LLM answer unparseable)"
+            return Judgement(contradiction_cue(a, b), "negation/value heuristic (LLM failed)",
+                             "llm_failed")
+        how = f"llm:{self.llm.model}"
+        result = parse_llm_json(answer, expect=dict)
+        if result.ok:
+            verdict = result.value.get("contradicts")
+            if isinstance(verdict, str):
+                verdict = parse_yes_no(verdict)
+            if isinstance(verdict, bool):
+                reason = result.value.get("reason")
+                return Judgement(verdict, how, result.strategy or "direct",
+                                 _storable(reason[:300]) if isinstance(reason, str) else None)
+        bare = parse_yes_no(answer)
+        if bare is not None:
+            return Judgement(bare, how, "yes_no")
+        logger.warning("contradiction classifier: unparseable answer (%s)",
+                       result.error or "no boolean 'contradicts'")
+        return Judgement(contradiction_cue(a, b),
+                         "negation/value heuristic (LLM answer unparseable)", "unparseable")
 
     def decay(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Unused memories lose importance (once per period); below the floor: archived."""

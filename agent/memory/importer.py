@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import IO, Any
 
 import psycopg
@@ -20,6 +20,10 @@ import psycopg
 from agent.errors import InputError
 from agent.memory.sessions import ensure_session, ensure_user
 from agent.memory.turns import ROLES, TurnInput, TurnWriter
+
+# cogd choice: session, speaker and external_id are unique-index keys; 500 characters stay
+# under Postgres's B-tree row limit (2704 bytes) even at 4 bytes per character
+MAX_KEY_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -54,8 +58,9 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
     where = f"line {lineno}"
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise InputError(f"{where}: not JSON ({exc.__class__.__name__}: {exc})") from None
+    except (ValueError, RecursionError) as exc:  # ValueError: also a huge integer literal
+        reason = f"{exc.__class__.__name__}: {exc}"[:200]
+        raise InputError(f"{where}: not JSON ({reason})") from None
     if not isinstance(data, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(data).__name__}")
     content = data.get("content")
@@ -67,9 +72,11 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
     session = data.get("session")
     if session is None or not str(session).strip():
         raise InputError(f"{where}: 'session' is required")
+    _key(where, "session", str(session))
     speaker = data.get("speaker") or (default_user if role == "user" else role)
     if not isinstance(speaker, str):
         raise InputError(f"{where}: 'speaker' must be a string")
+    _key(where, "speaker", speaker)
     stamp = data.get("timestamp")
     when: datetime | None = None
     if stamp is not None:
@@ -81,6 +88,10 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
             raise InputError(f"{where}: 'timestamp' {stamp!r} is not ISO 8601") from None
         if when.tzinfo is None:
             raise InputError(f"{where}: 'timestamp' {stamp!r} has no time zone")
+        try:
+            when.astimezone(UTC)
+        except OverflowError:
+            raise InputError(f"{where}: 'timestamp' {stamp!r} is out of range in UTC") from None
     ext = data.get("external_id")
     if ext is None:
         digest = hashlib.sha256(
@@ -89,7 +100,23 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
         ext = f"sha256:{digest}"
     elif not isinstance(ext, str | int) or not str(ext).strip():
         raise InputError(f"{where}: 'external_id' must be a non-empty string")
+    _key(where, "external_id", str(ext))
     return ImportLine(lineno, str(session), speaker, role, content, when, str(ext))
+
+
+def _key(where: str, name: str, value: str) -> None:
+    """Refuse a key Postgres cannot store or index (NUL, lone surrogates, blank, too long)."""
+    if not value.strip():
+        raise InputError(f"{where}: '{name}' must not be blank")
+    if "\x00" in value:
+        raise InputError(f"{where}: '{name}' contains a NUL character")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{where}: '{name}' contains an unpaired surrogate") from None
+    if len(value) > MAX_KEY_CHARS:
+        raise InputError(f"{where}: '{name}' is over {MAX_KEY_CHARS} characters")
 
 
 def read_lines(

@@ -15,7 +15,14 @@ import numpy.typing as npt
 from agent.providers.embedding import BaseEmbedder, EmbedTask
 from agent.providers.llm_base import BaseLLM, StreamMeta
 from agent.providers.ports import CallRecorder, ChatResult, Endpoint, TokenLogprob, Usage
-from agent.providers.retry import Failure, Retrier, RetryPolicy, is_transport_error, status_failure
+from agent.providers.retry import (
+    Failure,
+    Retrier,
+    RetryPolicy,
+    body_failure,
+    is_transport_error,
+    status_failure,
+)
 from agent.providers.text import default_counter
 
 GEMINI_API_VERSION = "v1beta"  # the Developer API version that has logprobs and task types
@@ -38,7 +45,7 @@ def classify(exc: BaseException) -> Failure | None:
         )
     if is_transport_error(exc):
         return Failure(True, None, None, f"{type(exc).__name__}: {exc}")
-    return None
+    return body_failure(exc)
 
 
 def make_client(endpoint: Endpoint, timeout_s: float | None = None) -> Any:
@@ -190,7 +197,7 @@ class GeminiLLM(BaseLLM):
             failure = classify(exc)
             if failure is None:
                 raise
-            raise self.retrier.error(failure, attempts) from exc
+            raise self.retrier.error(failure, attempts) from None
 
 
 class GeminiEmbedder(BaseEmbedder):

@@ -14,7 +14,14 @@ import numpy.typing as npt
 from agent.providers.embedding import BaseEmbedder, EmbedTask
 from agent.providers.llm_base import BaseLLM, StreamMeta
 from agent.providers.ports import CallRecorder, ChatResult, Endpoint, TokenLogprob, Usage
-from agent.providers.retry import Failure, Retrier, RetryPolicy, is_transport_error, status_failure
+from agent.providers.retry import (
+    Failure,
+    Retrier,
+    RetryPolicy,
+    body_failure,
+    is_transport_error,
+    status_failure,
+)
 
 
 def classify(exc: BaseException) -> Failure | None:
@@ -27,7 +34,7 @@ def classify(exc: BaseException) -> Failure | None:
         return status_failure(exc.status_code, dict(exc.response.headers), detail)
     if isinstance(exc, openai.APIConnectionError) or is_transport_error(exc):
         return Failure(True, None, None, f"{type(exc).__name__}: {exc}")
-    return None
+    return body_failure(exc)
 
 
 def make_client(endpoint: Endpoint, timeout_s: float | None = None) -> Any:
@@ -91,8 +98,12 @@ class OpenAILLM(BaseLLM):
                 max_tokens=max_tokens, **extra,
             )
         )
-        choice = resp.choices[0]
-        text = choice.message.content or ""
+        try:
+            choice = resp.choices[0]
+            text = choice.message.content or ""
+        except (AttributeError, IndexError, TypeError) as exc:  # a 200 of another shape
+            failure = Failure(False, 200, None, f"the response has no choices[0].message: {exc}")
+            raise self.retrier.error(failure, attempts) from None
         logprobs = None
         if want_logprobs and choice.logprobs is not None and choice.logprobs.content:
             logprobs = [TokenLogprob(t.token, float(t.logprob)) for t in choice.logprobs.content]
@@ -129,7 +140,7 @@ class OpenAILLM(BaseLLM):
             failure = classify(exc)
             if failure is None:
                 raise
-            raise self.retrier.error(failure, attempts) from exc
+            raise self.retrier.error(failure, attempts) from None
         finally:
             stream.close()
 

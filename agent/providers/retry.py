@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import random
 import time
@@ -104,6 +105,13 @@ def is_transport_error(exc: BaseException) -> bool:
     return any(cls.__name__ in _TRANSPORT_NAMES for cls in type(exc).__mro__)
 
 
+def body_failure(exc: BaseException) -> Failure | None:
+    """A 200 whose body is not JSON (cut short, a proxy's error page): retried like a drop."""
+    if isinstance(exc, json.JSONDecodeError):
+        return Failure(True, 200, None, f"malformed response body: {exc}")
+    return None
+
+
 def status_failure(status: int, headers: Mapping[str, str] | None, detail: str) -> Failure:
     retryable = status in RETRYABLE_STATUS or status >= 500
     return Failure(retryable, status, parse_retry_after(headers) if retryable else None, detail)
@@ -190,7 +198,7 @@ class Retrier:
                 self.policy.max_retries + 1, wait,
             )
             return wait
-        raise self.error(failure, attempt) from exc
+        raise self.error(failure, attempt) from None  # the SDK error may echo the key
 
     def error(self, failure: Failure, attempts: int) -> ProviderCallError:
         hint = hint_for(failure.status, self.key_env, self.base_url, self.model)

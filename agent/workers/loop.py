@@ -19,6 +19,7 @@ import psycopg
 
 from agent.bus import Channel, notify
 from agent.errors import InputError
+from agent.memory.turns import clean_content
 from agent.workers.base import Worker
 
 logger = logging.getLogger(__name__)
@@ -131,6 +132,9 @@ class PartialPublisher:
         if now - self.last < PARTIAL_EVERY_S:
             return
         self.last = now
+        if not text.strip():
+            return
+        text, _ = clean_content(text)  # model text Postgres can store (NUL, lone surrogates)
         if self.conn is None:
             from agent.db.connect import connect
 
