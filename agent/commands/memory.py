@@ -278,16 +278,9 @@ def _decide(proposal_id: str, approve: bool) -> str:
                      "WHERE proposal_id = %s", (status, who, pid))
         payload = row[2]
         if approve and row[1] == 0:
-            trait = conn.execute(
-                "INSERT INTO identity (name, description, weight, source) VALUES "
-                "(%s, %s, %s, 'proposal') ON CONFLICT (name) DO UPDATE SET weight = "
-                "EXCLUDED.weight, description = EXCLUDED.description, updated_at = now() "
-                "RETURNING trait_id", (payload["name"], payload.get("description", ""),
-                                       float(payload.get("weight", 0.5)))).fetchone()
-            assert trait is not None
-            conn.execute("INSERT INTO identity_history (trait_id, old_weight, new_weight, "
-                         "reason, proposal_id) VALUES (%s, NULL, %s, 'approved proposal', %s)",
-                         (trait[0], float(payload.get("weight", 0.5)), pid))
+            from agent.memory.identity import apply_approved_proposal
+
+            apply_approved_proposal(conn, pid, payload)
         conn.execute("INSERT INTO audit_log (actor, action, target, details) VALUES "
                      "(%s, %s, %s, %s::jsonb)",
                      (who, f"proposal_{status}", str(pid), json.dumps(payload)))

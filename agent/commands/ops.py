@@ -14,6 +14,7 @@ from agent.commands.context import json_option, settings_from
 from agent.errors import DatabaseError
 
 WORKERS = ("loop", "consolidate", "idle")
+DB_ROLES = ("cogd_app", "cogd_readonly")  # created by revision 0006
 MAIN_TABLES = (
     "users",
     "sessions",
@@ -58,8 +59,18 @@ def migrate(revision: str, as_json: bool) -> None:
     mig.upgrade(target.url, settings, revision)
     with connect(target.url) as conn:
         current = mig.current_revision(conn)
-    out = {"database": redact(target.url), "revision": current, "pgvector": vector}
+        found = {r[0] for r in conn.execute(
+            "SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)", (list(DB_ROLES),))}
+    roles = {r: r in found for r in DB_ROLES}
+    out = {"database": redact(target.url), "revision": current, "pgvector": vector,
+           "roles": roles}
     click.echo(json.dumps(out) if as_json else f"migrated {out['database']} to {current}")
+    if not all(roles.values()) and not as_json:
+        # revision 0006 skips them (with a NOTICE nobody sees) when we may not create roles
+        click.echo(
+            f"warning: role(s) {', '.join(r for r, ok in roles.items() if not ok)} missing: "
+            "this user may not create roles; an administrator can CREATE ROLE ... LOGIN and "
+            "then run SELECT cogd_apply_grants() in this database", err=True)
 
 
 def collect_status(settings: Any, start: bool = True) -> dict[str, Any]:
@@ -167,10 +178,66 @@ def _print_status(data: dict[str, Any]) -> None:
         console.print(rows)
 
 
+READONLY_ROLE = "cogd_readonly"  # revision 0006: SELECT on the v_* views only
+READONLY_PASSWORD_ENV = "COGD_READONLY_PASSWORD"
+
+
+def readonly_url(url: str, password: str | None = None) -> str:
+    """`url` with its user replaced by cogd_readonly (same host, socket, database and
+    options); `password` only when given."""
+    from urllib.parse import quote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    hostport = parts.netloc.rpartition("@")[2]
+    user = READONLY_ROLE + (f":{quote(password, safe='')}" if password else "")
+    # a user or password in the query string would override the ones in the netloc
+    query = "&".join(p for p in parts.query.split("&")
+                     if p and p.split("=", 1)[0] not in ("user", "password"))
+    return urlunsplit((parts.scheme, f"{user}@{hostport}", parts.path, query, parts.fragment))
+
+
+def _check_readonly_role(url: str) -> None:
+    from agent.db.connect import connect
+
+    with connect(url, app="cogd-db-url", autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = %s), "
+            "to_regclass('public.v_processes') IS NOT NULL",
+            (READONLY_ROLE,)).fetchone()
+        assert row is not None
+        role, migrated = row
+        if not role:
+            raise DatabaseError(
+                f"role {READONLY_ROLE} does not exist on this server: run `cogd migrate` as "
+                "a user allowed to create roles, or have an administrator run CREATE ROLE "
+                f"{READONLY_ROLE} LOGIN PASSWORD '...' and then SELECT cogd_apply_grants()")
+        if not migrated:
+            raise DatabaseError("the schema is not migrated yet: run `cogd migrate` first")
+        granted = conn.execute("SELECT has_table_privilege(%s, 'public.v_processes', 'SELECT')",
+                               (READONLY_ROLE,)).fetchone()
+        if not granted or not granted[0]:
+            raise DatabaseError(
+                f"{READONLY_ROLE} may not read this database's views: run `cogd migrate`, or "
+                "SELECT cogd_apply_grants() as the schema owner")
+
+
 @click.command("db-url")
-def db_url() -> None:
+@click.option(
+    "--readonly", is_flag=True, envvar="COGD_DB_URL_READONLY", show_envvar=True,
+    help=f"A URL that logs in as {READONLY_ROLE} (SELECT on the v_* views, no table access). "
+    f"With DATABASE_URL, its password comes from ${READONLY_PASSWORD_ENV} (set it with "
+    f"ALTER ROLE {READONLY_ROLE} PASSWORD '...'); the embedded server needs none.",
+)
+def db_url(readonly: bool) -> None:
     """Print a URI psql accepts: psql "$(cogd db-url)". Starts the embedded server if needed."""
-    click.echo(_target().url)
+    target = _target()
+    if not readonly:
+        click.echo(target.url)
+        return
+    _check_readonly_role(target.url)
+    # the embedded server trusts local socket connections: no password there
+    password = None if target.embedded else os.environ.get(READONLY_PASSWORD_ENV) or None
+    click.echo(readonly_url(target.url, password))
 
 
 @click.command(context_settings={"ignore_unknown_options": True})

@@ -177,6 +177,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
             _in("status", ("pending", "persisted", "dropped", "failed")), name="ck_scratch_status"
         ),
         Index("ix_scratch_buffer_status", "status", "created_at"),
+        Index("ix_scratch_buffer_entry_id", "entry_id"),  # revision 0006
     )
 
     Table(
@@ -458,6 +459,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
             name="ck_gate_decisions_decision",
         ),
         Index("ix_gate_decisions_created", "gate", "created_at"),
+        Index("ix_gate_decisions_entry_id", "entry_id"),  # revision 0006
     )
 
     Table(
@@ -477,6 +479,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
             _in("verdict", ("strong_match", "weak_match", "no_match")), name="ck_recall_verdict"
         ),
         Index("ix_recall_log_created", "created_at"),
+        Index("ix_recall_log_entry_id", "entry_id"),  # revision 0006
     )
 
     Table(
@@ -644,6 +647,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("outcome", Text, nullable=False, server_default=""),
         _ts(),
         Index("ix_escalations_created", "created_at"),
+        Index("ix_escalations_entry_id", "entry_id"),  # revision 0006
     )
 
     return md

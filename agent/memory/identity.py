@@ -3,21 +3,42 @@
 Identity starts blank except for the hard safety boundaries in config
 ([identity] bootstrap_boundaries). Nothing here lets conversation content write
 Layer 0: beyond the bootstrap, identity changes only through approved proposals
-(issue #5).
+(issue #5). Revision 0006 enforces it in the database: a trigger refuses identity
+writes in a transaction that did not name its writer (`layer0_writer`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 
 from agent.domain.prompt import Goal, Trait
 
+# revision 0006's trigger refuses identity writes unless the transaction names its writer
+LAYER0_WRITER = "cogd.layer0_writer"
+
+
+@contextmanager
+def layer0_writer(conn: psycopg.Connection[Any], writer: str) -> Iterator[None]:
+    """A transaction (or savepoint) in which `writer` ('bootstrap' or 'approve:<proposal
+    id>') may write identity; the permission ends with the block."""
+    with conn.transaction():
+        conn.execute("SELECT set_config(%s, %s, true)", (LAYER0_WRITER, writer))
+        yield
+        conn.execute("SELECT set_config(%s, '', true)", (LAYER0_WRITER,))
+
 
 def bootstrap_boundaries(conn: psycopg.Connection[Any], boundaries: list[str]) -> int:
     """Insert the configured hard boundaries once; returns how many were added."""
+    with layer0_writer(conn, "bootstrap"):
+        return _insert_boundaries(conn, boundaries)
+
+
+def _insert_boundaries(conn: psycopg.Connection[Any], boundaries: list[str]) -> int:
     added = 0
     for i, text in enumerate(boundaries, start=1):
         row = conn.execute(
@@ -34,6 +55,26 @@ def bootstrap_boundaries(conn: psycopg.Connection[Any], boundaries: list[str]) -
                 (str(row[0]), json.dumps({"boundary": text})),
             )
     return added
+
+
+def apply_approved_proposal(conn: psycopg.Connection[Any], proposal_id: Any,
+                            payload: dict[str, Any]) -> Any:
+    """Write an approved Layer 0 proposal into identity (with identity_history); the
+    caller has already marked the proposal approved in this transaction. Returns the
+    trait_id."""
+    weight = float(payload.get("weight", 0.5))
+    with layer0_writer(conn, f"approve:{proposal_id}"):
+        trait = conn.execute(
+            "INSERT INTO identity (name, description, weight, source) VALUES "
+            "(%s, %s, %s, 'proposal') ON CONFLICT (name) DO UPDATE SET weight = "
+            "EXCLUDED.weight, description = EXCLUDED.description, updated_at = now() "
+            "RETURNING trait_id", (payload["name"], payload.get("description", ""), weight),
+        ).fetchone()
+        assert trait is not None
+        conn.execute("INSERT INTO identity_history (trait_id, old_weight, new_weight, "
+                     "reason, proposal_id) VALUES (%s, NULL, %s, 'approved proposal', %s)",
+                     (trait[0], weight, proposal_id))
+    return trait[0]
 
 
 def load_traits(conn: psycopg.Connection[Any]) -> list[Trait]:
