@@ -42,6 +42,7 @@ def default_data_dir() -> Path:
 class DatabaseSettings(BaseModel):
     application_name_prefix: str = "cogd"
     connect_timeout_s: float = 5.0
+    app_role: str = "cogd_app"
     # HNSW build parameters, read at migration time
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64

@@ -113,7 +113,8 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
             lines.append(f"| up (supervisor) | children stopped after {k['children_stopped_s']}"
                          f" | {k['ready_s']} | n/a | {k.get('note', '')} |")
         else:
-            lines.append(f"| {k['process']} | killed after {k.get('kills_after_s')} s | "
+            when = ", ".join(f"after stage {x['after_stage']}" for x in k.get("kills", []))
+            lines.append(f"| {k['process']} | killed {when} | "
                          f"resume took {k.get('resume_s')} | n/a | {k.get('runs')} run rows, "
                          f"{k.get('blocks')} blocks, {k.get('cortex_blocks')} cortex blocks, "
                          "no turn in two blocks, no duplicate cortex id |")

@@ -27,7 +27,7 @@ import psycopg
 
 from agent.bus import Channel, notify
 from agent.cortex.lance import CortexWriteError
-from agent.db.connect import application_name, connect
+from agent.db.connect import app_role, application_name, connect
 from agent.errors import CogdError, InputError
 from agent.heartbeat import Heartbeat
 from agent.workers.base import AlreadyRunning, advisory_key
@@ -76,7 +76,7 @@ class _Beater(threading.Thread):
         proc = self.settings.process
         try:
             with connect(self.url, app=application_name(self.settings, LOCK_NAME),
-                         autocommit=True) as conn:
+                         autocommit=True, role=app_role(self.settings)) as conn:
                 beat = Heartbeat(conn, LOCK_NAME)
                 beat.register(proc.prune_after_s)
                 while not self.done.wait(proc.heartbeat_interval_s):
@@ -104,7 +104,8 @@ class NightCycle:
                 "`cogd night-cycle` (all stages) or `cogd night-cycle --resume`")
         if only_stage is not None and resume:
             raise InputError("--stage and --resume cannot be combined")
-        conn = connect(self.url, app=application_name(self.settings, LOCK_NAME), autocommit=True)
+        conn = connect(self.url, app=application_name(self.settings, LOCK_NAME), autocommit=True,
+                       role=app_role(self.settings))
         try:
             got = conn.execute("SELECT pg_try_advisory_lock(%s)",
                                (advisory_key(LOCK_NAME),)).fetchone()

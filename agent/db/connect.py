@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import socket
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from agent.config import Settings
 from agent.errors import DatabaseError
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -56,23 +60,55 @@ def application_name(settings: Settings, process: str) -> str:
     return f"{settings.database.application_name_prefix}-{process}@{socket.gethostname()}"[:63]
 
 
+def app_role(settings: Settings) -> str | None:
+    """The least-privilege role the daemon's processes act as ([database] app_role)."""
+    return settings.database.app_role or None
+
+
+_ROLE_WARNED: set[str] = set()
+
+
+def _set_role(conn: psycopg.Connection[Any], role: str) -> None:
+    """SET ROLE for the session; where the role is missing or not ours to take, say so
+    once and go on as the connecting user (a managed Postgres may lack the roles)."""
+    try:
+        conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+        if not conn.autocommit:
+            conn.commit()  # SET ROLE in a rolled-back transaction would be undone
+    except (psycopg.errors.InvalidParameterValue, psycopg.errors.InsufficientPrivilege) as exc:
+        if not conn.autocommit:
+            conn.rollback()
+        if role not in _ROLE_WARNED:
+            _ROLE_WARNED.add(role)
+            logger.warning(
+                "cannot act as role %s (%s); running with the connecting user's privileges. "
+                "Run `cogd migrate` as a user who may create roles, or set "
+                "[database] app_role = \"\"", role, " ".join(str(exc).split()))
+
+
 def connect(
     url: str,
     *,
     app: str = "cogd",
     autocommit: bool = False,
     timeout_s: float = 5.0,
+    role: str | None = None,
     **kwargs: Any,
 ) -> psycopg.Connection[Any]:
-    """A psycopg connection, or DatabaseError saying what is wrong and how to fix it."""
+    """A psycopg connection, or DatabaseError saying what is wrong and how to fix it.
+
+    `role`: SET ROLE to it after connecting (least privilege for the workers)."""
     try:
-        return psycopg.connect(
+        conn = psycopg.connect(
             url,
             autocommit=autocommit,
             application_name=app,
             connect_timeout=max(1, int(timeout_s)),
             **kwargs,
         )
+        if role:
+            _set_role(conn, role)
+        return conn
     except psycopg.OperationalError as exc:
         reason = " ".join(str(exc).split()).rstrip(".?") or exc.__class__.__name__
         raise DatabaseError(

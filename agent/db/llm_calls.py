@@ -7,6 +7,9 @@ from typing import Any
 
 import psycopg
 
+from agent.db.connect import connect
+from agent.errors import DatabaseError
+
 logger = logging.getLogger(__name__)
 
 INSERT = """
@@ -19,8 +22,9 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 class PgCallRecorder:
     """Writes each CallRecord on its own autocommit connection (opened lazily)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, role: str | None = None) -> None:
         self.url = url
+        self.role = role  # [database] app_role of the worker that records
         self._conn: psycopg.Connection[Any] | None = None
 
     def record(self, rec: Any) -> None:
@@ -32,12 +36,11 @@ class PgCallRecorder:
         for _ in range(2):
             try:
                 if self._conn is None or self._conn.closed:
-                    self._conn = psycopg.connect(
-                        self.url, autocommit=True, application_name="cogd-llm-calls"
-                    )
+                    self._conn = connect(self.url, app="cogd-llm-calls", autocommit=True,
+                                         role=self.role)
                 self._conn.execute(INSERT, row)
                 return
-            except psycopg.OperationalError as exc:
+            except (psycopg.OperationalError, DatabaseError) as exc:
                 logger.warning("llm_calls: could not record a call (%s); retrying once", exc)
                 self._conn = None
         logger.warning("llm_calls: dropped the record of a %s call to %s", rec.kind, rec.provider)

@@ -21,7 +21,7 @@ import psycopg
 
 from agent.bus import Channel, Event, Listener
 from agent.config import Settings
-from agent.db.connect import application_name, connect
+from agent.db.connect import app_role, application_name, connect
 from agent.errors import CogdError, DatabaseError
 from agent.heartbeat import Heartbeat
 
@@ -71,7 +71,7 @@ class Worker:
 
     # --- lifecycle ---------------------------------------------------------
     def _connect(self) -> psycopg.Connection[Any]:
-        return connect(self.url, app=self.app, autocommit=True)
+        return connect(self.url, app=self.app, autocommit=True, role=app_role(self.settings))
 
     def install_signal_handlers(self) -> None:
         def _stop(signum: int, frame: FrameType | None) -> None:

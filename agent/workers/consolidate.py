@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from agent.bus import Channel, Event
+from agent.db.connect import app_role
 from agent.workers.base import Worker
 
 logger = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ class ConsolidationWorker(Worker):
         from agent.db.llm_calls import PgCallRecorder
         from agent.memory.consolidation import Consolidator
 
-        self.recorder = PgCallRecorder(self.url)
+        self.recorder = PgCallRecorder(self.url, app_role(self.settings))
         self.consolidator = Consolidator(self.settings, self.recorder)
         self.last_pass: float | None = None
         self.turns_since = 0

@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from agent.bus import Channel, notify
+from agent.db.connect import app_role
 from agent.errors import InputError
 from agent.memory.turns import clean_content
 from agent.workers.base import Worker
@@ -56,7 +57,7 @@ class LoopWorker(Worker):
         from agent.db.llm_calls import PgCallRecorder
         from agent.memory.cognition import CognitiveLoop
 
-        self.recorder = PgCallRecorder(self.url)
+        self.recorder = PgCallRecorder(self.url, app_role(self.settings))
         self.loop = CognitiveLoop(self.settings, self.recorder)
 
     def teardown(self) -> None:
@@ -75,7 +76,8 @@ class LoopWorker(Worker):
         if row is None:
             return False
         inbox_id, session_id, content, stream = row
-        publisher = PartialPublisher(self.url, self.app, inbox_id) if stream else None
+        publisher = (PartialPublisher(self.url, self.app, inbox_id, app_role(self.settings))
+                     if stream else None)
         try:
             self.loop.answer(self.conn, session_id, content, inbox_id=inbox_id,
                              on_partial=publisher)
@@ -120,8 +122,9 @@ class PartialPublisher:
     transaction commits.
     """
 
-    def __init__(self, url: str, app: str, inbox_id: int) -> None:
+    def __init__(self, url: str, app: str, inbox_id: int, role: str | None = None) -> None:
         self.url = url
+        self.role = role
         self.app = f"{app}-stream"
         self.inbox_id = inbox_id
         self.last = 0.0
@@ -138,7 +141,7 @@ class PartialPublisher:
         if self.conn is None:
             from agent.db.connect import connect
 
-            self.conn = connect(self.url, app=self.app, autocommit=True)
+            self.conn = connect(self.url, app=self.app, autocommit=True, role=self.role)
         self.conn.execute("UPDATE inbox SET partial_reply = %s WHERE id = %s",
                           (text, self.inbox_id))
         notify(self.conn, Channel.OUTBOX, "partial", self.inbox_id)

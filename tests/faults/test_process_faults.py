@@ -258,6 +258,17 @@ def test_kill_9_each_worker_and_the_supervisor_under_load(
     assert "loop exited with -9; restarting" in log
 
 
+def _last_run(url: str) -> tuple[str, int] | None:
+    """(status, last completed stage) of the newest night-cycle run."""
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute("SELECT status, stage FROM night_cycle_runs "
+                               "ORDER BY run_id DESC LIMIT 1").fetchone()
+    except psycopg.OperationalError:
+        return None
+    return None if row is None else (row[0], int(row[1]))
+
+
 def _nights(url: str) -> list[tuple[str, str]]:
     with psycopg.connect(url, autocommit=True) as conn:
         return conn.execute("SELECT run_id::text, status FROM night_cycle_runs "
@@ -283,17 +294,20 @@ def test_kill_9_the_night_cycle_under_load_then_resume(
         load = ChatLoad(fault_env, tmp_path / "chat.log", gap_s=0.2)
         load.start()
         kills = []
-        for attempt in range(2):
+        # killed twice: once after a random stage of 1-4 completed, then (resumed) after
+        # one of 5-7, plus a random moment into the next stage
+        for attempt, stages in enumerate(((1, 4), (5, 7))):
+            target = rng.randint(*stages)
             night = subprocess.Popen([COGD, "night-cycle", "--json"] + (
                 ["--resume"] if attempt else []), env=fault_env, start_new_session=True,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            delay = rng.uniform(2.0, 10.0)
-            try:
-                night.wait(delay)
-            except subprocess.TimeoutExpired:
-                night.send_signal(signal.SIGKILL)
-                night.wait(30)
-                kills.append(round(delay, 2))
+            reached = wait_for(lambda t=target, n=night: n.poll() is not None or (
+                (r := _last_run(db_url)) is not None and r[1] >= t), 600, every=0.05)
+            assert reached and night.poll() is None, "the night cycle ended before the kill"
+            time.sleep(rng.uniform(0.0, 0.5))
+            night.send_signal(signal.SIGKILL)
+            night.wait(30)
+            kills.append({"after_stage": target, "stage_reached": _last_run(db_url)})
         t0 = time.monotonic()
         resumed = subprocess.run([COGD, "night-cycle", "--resume", "--json"], env=fault_env,
                                  capture_output=True, text=True, timeout=900)
@@ -322,7 +336,7 @@ def test_kill_9_the_night_cycle_under_load_then_resume(
     cortex = LanceCortex(str(tmp_path / "data" / "cortex"), 384, 384)
     ids = [r["block_id"] for r in cortex.rows(BLOCKS, columns=["block_id"])]
     assert ids and len(ids) == len(set(ids))
-    reliability.add("kill", process="night-cycle", kills_after_s=kills, runs=len(runs),
+    reliability.add("kill", process="night-cycle", kills=kills, runs=len(runs),
                     resume_s=round(time.monotonic() - t0, 2), blocks=blocks[0],
                     cortex_blocks=len(ids))
     reliability.add("load", scenario="kill -9 night-cycle, then --resume", seed=SEED + 1,

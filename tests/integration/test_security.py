@@ -130,6 +130,35 @@ def test_app_role_runs_a_turn_and_a_consolidation_pass(settings: Settings, db_ur
         assert scalar(app, "SELECT count(*) FROM consolidation_log") >= 1
 
 
+def test_workers_and_the_night_cycle_act_as_the_app_role(settings: Settings, db_url: str) -> None:
+    """[database] app_role: every worker connection (and the night cycle's) is SET ROLE."""
+    from agent.workers.base import Worker
+    from night_cycle.runner import app_role
+
+    conn = Worker(settings, db_url)._connect()
+    with conn:
+        assert scalar(conn, "SELECT current_user") == "cogd_app"
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("CREATE TABLE sneaky (id int)")
+    assert app_role(settings) == "cogd_app"
+
+
+def test_a_missing_app_role_is_named_once_and_the_worker_goes_on(
+    settings: Settings, db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from agent.db import connect as connect_mod
+    from agent.workers.base import Worker
+
+    settings.database.app_role = "cogd_no_such_role"
+    connect_mod._ROLE_WARNED.discard("cogd_no_such_role")
+    for _ in range(2):
+        with Worker(settings, db_url)._connect() as conn:
+            assert scalar(conn, "SELECT current_user") != "cogd_no_such_role"
+            assert scalar(conn, "SELECT 1") == 1
+    warned = [r for r in caplog.records if "cannot act as role cogd_no_such_role" in r.message]
+    assert len(warned) == 1
+
+
 def test_readonly_role_reads_every_view_and_no_table(
     conn: psycopg.Connection[Any], readonly: psycopg.Connection[Any]
 ) -> None:
