@@ -60,7 +60,7 @@ def clean_text(text: str | bytes, max_chars: int | None = None, what: str = "tex
             "%s of %d characters truncated to %d (embedding.max_chars)",
             what, len(cleaned), max_chars,
         )
-        cleaned = cleaned[:max_chars]
+        cleaned = cleaned.lstrip()[:max_chars]  # leading blanks must not fill the budget
     return cleaned
 
 
