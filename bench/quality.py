@@ -10,7 +10,7 @@ that same database, each returning its top 20 day-table turns:
 - **cogd**: `build_recaller(settings).recall(conn, q, k=20, log=False)`, the loop's pipeline
   (dense | sparse | cortex, RRF, recency x importance, rerank when its model is present,
   verdict), asked just after the last turn of the conversation (`now` = last turn + 1 h);
-- **cogd, recency off**: the same pipeline asked a year later, so that the 7-day-half-life
+- **cogd, recency off**: the same pipeline asked a year later, so that the (30-day half-life)
   recency term is ~0 for every turn (an ablation of the recency weight);
 - **BM25**: Okapi BM25 (k1 1.2, b 0.75, Lucene's IDF) in Python over the imported turns,
   tokenised as agent/domain/lexical.terms does (stopwords out, crude 4-character stems)

@@ -1,10 +1,13 @@
 """The retrieval chain after the database (issue #4 step 3; seed 003 §17e, seed 004).
 
 candidates (dense | sparse | cortex, each with its rank) → reciprocal rank fusion
-(k = 60) → 0.5 relevance + 0.3 recency (7-day half-life) + 0.2 importance, plus a
-goal boost → rerank (0.6 rerank + 0.4 weighted, when a reranker is present) → a
-verdict per item and per query (strong_match / weak_match / no_match) → drop ids
-injected in the last few turns → fit a token budget.
+(k = 60; the sparse list weighted by sparse_list_weight) → 0.5 relevance + 0.3
+recency + 0.2 importance, plus a goal boost, where relevance is the fused score
+min-max scaled over the candidates (so it spans 0..1 as the seed's formula assumes;
+raw RRF scores differ by a few percent and recency drowned them) → rerank (0.6
+rerank + 0.4 weighted, when a reranker is present) → a verdict per item and per
+query (strong_match / weak_match / no_match) → drop ids injected in the last few
+turns → fit a token budget.
 
 The verdict is judged on a match score: (1 - w)·cosine similarity of the item to
 the query + w·IDF-weighted coverage of the query's terms (lexical.py), with
@@ -29,6 +32,7 @@ VERDICTS = ("strong_match", "weak_match", "no_match")
 @dataclass(frozen=True)
 class RecallConfig:
     rrf_k: int = 60
+    sparse_list_weight: float = 1.0
     recency_half_life_days: float = 7.0
     weight_relevance: float = 0.5
     weight_recency: float = 0.3
@@ -140,8 +144,10 @@ class RecallResult:
         return max(scores) if scores else None
 
 
-def rrf(ranks: Sequence[int | None], k: int) -> float:
-    return sum(1.0 / (k + r) for r in ranks if r is not None)
+def rrf(ranks: Sequence[int | None], k: int, weights: Sequence[float] | None = None) -> float:
+    """Weighted reciprocal rank fusion: sum of w / (k + rank) over the lists that hold it."""
+    w = weights or (1.0,) * len(ranks)
+    return sum(wi / (k + r) for r, wi in zip(ranks, w, strict=True) if r is not None)
 
 
 def recency(created_at: datetime | None, now: datetime, half_life_days: float) -> float:
@@ -191,13 +197,15 @@ def recall_pipeline(
     """Fuse, weight, rerank, judge, de-duplicate and fit candidates to a budget."""
     if not candidates:
         return RecallResult(items=[], verdict="no_match", candidates=0)
-    fused = {c.id: rrf((c.dense_rank, c.sparse_rank, c.cortex_rank), cfg.rrf_k) for c in candidates}
-    top = max(fused.values()) or 1.0
+    weights = (1.0, cfg.sparse_list_weight, 1.0)
+    fused = {c.id: rrf((c.dense_rank, c.sparse_rank, c.cortex_rank), cfg.rrf_k, weights)
+             for c in candidates}
+    hi, lo = max(fused.values()), min(fused.values())
     scored: list[tuple[float, Candidate, dict[str, float]]] = []
     for c in candidates:
         parts = {
             "rrf": fused[c.id],
-            "relevance": fused[c.id] / top,
+            "relevance": (fused[c.id] - lo) / (hi - lo) if hi > lo else 1.0,
             "recency": recency(c.created_at, now, cfg.recency_half_life_days),
             "importance": min(1.0, max(0.0, c.importance)),
             "goal": c.goal_similarity or 0.0,

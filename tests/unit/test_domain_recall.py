@@ -18,12 +18,16 @@ def cand(i: str, **kw: object) -> Candidate:
     return Candidate(id=f"memory:{i}", **base)  # type: ignore[arg-type]
 
 
-def test_config_comes_from_the_seed_table() -> None:
-    assert CFG.rrf_k == 60 and CFG.recency_half_life_days == 7 and CFG.token_budget == 2000
+def test_config_comes_from_the_seed_table_and_the_calibration() -> None:
+    assert CFG.rrf_k == 60 and CFG.token_budget == 2000  # seed 003 §17e, issue #4
+    assert (CFG.weight_relevance, CFG.weight_recency, CFG.weight_importance) == (0.5, 0.3, 0.2)
+    # calibrated on the synthetic benchmark (config/default.toml says so)
+    assert CFG.recency_half_life_days == 30 and CFG.sparse_list_weight == 0.5
 
 
 def test_rrf_and_recency_formulas() -> None:
     assert rrf([1, None, 3], 60) == 1 / 61 + 1 / 63
+    assert rrf([1, 2, None], 60, (1.0, 0.5, 1.0)) == 1 / 61 + 0.5 / 62
     assert recency(NOW - timedelta(days=7), NOW, 7) == 0.5
     assert recency(NOW - timedelta(days=14), NOW, 7) == 0.25
 
@@ -111,3 +115,22 @@ def test_lexical_coverage_weighs_rare_terms() -> None:
 
 def test_lexical_terms_include_cjk_bigrams() -> None:
     assert "喜欢" in lexical.terms("我喜欢猫")
+
+
+def test_relevance_spans_the_candidates_so_recency_cannot_drown_it() -> None:
+    """Raw RRF scores of rank 1 and rank 20 differ by ~25 %; min-max scaling gives the
+    best candidate relevance 1 and the worst 0, so a month-old best match still beats a
+    fresh weak one (it did not with relevance = rrf / top)."""
+    best_old = cand("old", dense_rank=1, sparse_rank=1, created_at=NOW - timedelta(days=30))
+    weak_new = cand("new", dense_rank=20, created_at=NOW)
+    out = recall_pipeline([weak_new, best_old], now=NOW, cfg=CFG, k=5)
+    assert [i.id for i in out.items] == ["memory:old", "memory:new"]
+    rel = {i.id: i.components["relevance"] for i in out.items}
+    assert rel == {"memory:old": 1.0, "memory:new": 0.0}
+
+
+def test_the_sparse_list_counts_less_than_the_dense_one() -> None:
+    dense_first = cand("d", dense_rank=1)
+    sparse_first = cand("s", sparse_rank=1)
+    out = recall_pipeline([sparse_first, dense_first], now=NOW, cfg=CFG, k=5)
+    assert [i.id for i in out.items] == ["memory:d", "memory:s"]
