@@ -426,9 +426,9 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
             if "sparse" in name:
                 if ts is None:
                     continue
-                params: dict[str, Any] = {"tsquery": ts, "k": pool}
+                params: dict[str, Any] = {"tsquery": ts, "k": pool, "user_id": None}
             else:
-                params = {"query": qvec, "k": pool}
+                params = {"query": qvec, "k": pool, "user_id": None}
             start = time.perf_counter()
             got = conn.execute(query(name), params).fetchall()
             per_query[name].append((time.perf_counter() - start) * 1000.0)
@@ -443,7 +443,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
     sample = vector_text(inner.embed_query(queries[0][1]))
     plan = "\n".join(str(r[0]) for r in conn.execute("EXPLAIN " + BARE_SQL, (sample,)))
     plan_dense = "\n".join(str(r[0]) for r in conn.execute(
-        "EXPLAIN " + query("recall_dense_memories"), {"query": sample, "k": pool}))
+        "EXPLAIN " + query("recall_dense_memories"), {"query": sample, "k": pool, "user_id": None}))
     return {
         "queries": len(latency), "warmup_queries": 5,
         "pipeline_ms": stats(latency), "pipeline_embed_ms": stats(embed),

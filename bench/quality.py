@@ -218,7 +218,7 @@ def run_systems(
             t0 = time.perf_counter()
             qvec = vector_text(recaller.embedder.embed_query(q.text))
             dense = conn.execute(query("recall_dense_day_table"),
-                                 {"query": qvec, "k": DEPTH}).fetchall()
+                                 {"query": qvec, "k": DEPTH, "user_id": None}).fetchall()
             got["dense"] = [Hit(_ext(r[5]), 1 - float(r[7])) for r in dense]
             timing["dense"] += time.perf_counter() - t0
 
@@ -230,13 +230,14 @@ def run_systems(
             t0 = time.perf_counter()
             ts = tsquery_text(lexical.terms(q.text))
             sparse = (conn.execute(query("recall_sparse_day_table"),
-                                   {"tsquery": ts, "k": DEPTH}).fetchall() if ts else [])
+                                   {"tsquery": ts, "k": DEPTH, "user_id": None}).fetchall()
+                      if ts else [])
             got["ts_rank_cd"] = [Hit(_ext(r[5]), None) for r in sparse]
             timing["ts_rank_cd"] += time.perf_counter() - t0
 
             t0 = time.perf_counter()
             pool = conn.execute(query("recall_dense_day_table"),
-                                {"query": qvec, "k": POOL}).fetchall()
+                                {"query": qvec, "k": POOL, "user_id": None}).fetchall()
             fused = rrf_fuse([[str(r[0]) for r in pool], [str(docs[i][0]) for i, _ in top]])
             fused = fused[:DEPTH]
             sims = {str(rid): float(s) for rid, s in conn.execute(

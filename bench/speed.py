@@ -172,14 +172,15 @@ def bench_recall(settings: Any, url: str, questions: list[str]) -> dict[str, Any
             t0 = time.perf_counter()
             vec = vector_text(plain.embedder.embed_query(q))
             t1 = time.perf_counter()
-            conn.execute(query("recall_dense_day_table"), {"query": vec, "k": k}).fetchall()
+            conn.execute(query("recall_dense_day_table"),
+                         {"query": vec, "k": k, "user_id": None}).fetchall()
             t2 = time.perf_counter()
             out["bare"].append((t2 - t0) * 1000)
             out["bare_sql"].append((t2 - t1) * 1000)
             out["embed"].append((t1 - t0) * 1000)
         plan = conn.execute("EXPLAIN " + query("recall_dense_day_table"),
                             {"query": vector_text(plain.embedder.embed_query("x")),
-                             "k": k}).fetchall()
+                             "k": k, "user_id": None}).fetchall()
     res: dict[str, Any] = {name: stats(v) for name, v in out.items()}
     res["top_k"] = k
     res["candidates_per_list"] = k * int(plain.cfg.rerank_candidate_multiplier)

@@ -102,13 +102,17 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
 @click.option("--level", type=click.IntRange(0, 3), default=None,
               help="Search the cortex at one RAPTOR level instead (seed 001 §5.4): 0 = blocks, "
               "1 branch, 2 trunk, 3 canopy cluster nodes.")
+@click.option("--user", "user", default=None, metavar="HANDLE",
+              help="Only this user's memories (what the loop recalls for them); default: "
+              "every user's.")
 @json_option
 def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
-           no_log: bool, level: int | None, as_json: bool) -> int:
+           no_log: bool, level: int | None, user: str | None, as_json: bool) -> int:
     """What memory returns for a query: items with id, kind, content, score, a verdict
     (strong_match / weak_match / no_match) and their sources (day_table entry ids and
-    external ids). The same pipeline the loop uses. With --level N: the cortex's blocks
-    (0) or cluster nodes (1-3) nearest the query.
+    external ids). The same pipeline the loop uses, which scopes recall to the user it
+    talks to; this searches every user's memories unless --user names one. With
+    --level N: the cortex's blocks (0) or cluster nodes (1-3) nearest the query.
     """
     from agent.db.connect import connect
     from agent.memory.introspect import format_recall, recall_payload
@@ -124,8 +128,16 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
         return _recall_level(settings, url, query, queries, level, k, as_json)
     recaller = build_recaller(settings)
     with connect(url, app="cogd-recall", autocommit=True) as conn:
+        user_id = None
+        if user is not None:
+            row = conn.execute("SELECT user_id FROM users WHERE handle = %s", (user,)).fetchone()
+            if row is None:
+                raise InputError(f"no user {user!r} (handles are listed by "
+                                 "`select handle from users`)")
+            user_id = row[0]
         if query is not None:
-            out = recaller.recall(conn, query, k=k, verify=verify, log=not no_log)
+            out = recaller.recall(conn, query, k=k, verify=verify, log=not no_log,
+                                  user_id=user_id)
             payload = recall_payload(out)
             if out.cortex_events:
                 payload["reconsolidation"] = out.cortex_events
@@ -138,7 +150,8 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
             text = line.strip()
             if not text:
                 continue
-            out = recaller.recall(conn, text, k=k, verify=verify, log=not no_log)
+            out = recaller.recall(conn, text, k=k, verify=verify, log=not no_log,
+                                  user_id=user_id)
             click.echo(json.dumps({"line": lineno, **recall_payload(out)}, default=str))
     return 0
 

@@ -314,15 +314,23 @@ class LanceCortex:
 
     # --- reads ----------------------------------------------------------------
     def search_blocks(self, vector: Sequence[float], k: int, column: str = "universal",
-                      include_archive: bool = True) -> list[Hit]:
-        """Nearest blocks by cosine; the archive is searched by universal vector too."""
+                      include_archive: bool = True, user_id: str | None = None) -> list[Hit]:
+        """Nearest blocks by cosine; the archive is searched by universal vector too.
+        `user_id`: only that user's blocks and blocks of no user (a prefilter)."""
         hits: list[Hit] = []
         names = [BLOCKS] + ([ARCHIVE] if include_archive and column == "universal" else [])
+        scope = None
+        if user_id is not None:
+            uid = str(uuid.UUID(str(user_id)))  # a uuid, so it is safe inside the filter
+            scope = f"user_id = '{uid}' OR user_id IS NULL"
         for name in names:
             if not self.exists(name) or self.count(name) == 0:
                 continue
-            res = (self.table(name).search(list(vector), vector_column_name=column)
-                   .distance_type("cosine").select(["block_id", "prose_text", "_distance"])
+            search = (self.table(name).search(list(vector), vector_column_name=column)
+                      .distance_type("cosine"))
+            if scope is not None:
+                search = search.where(scope, prefilter=True)
+            res = (search.select(["block_id", "prose_text", "_distance"])
                    .limit(k).to_list())
             hits.extend(Hit(r["block_id"], r["prose_text"], 1.0 - float(r["_distance"]),
                             name == ARCHIVE) for r in res)

@@ -58,16 +58,17 @@ class LanceCortexStore:
         self.drift_min_similarity = drift_min_similarity
         self.epiphany_delta = epiphany_delta
 
-    def search(self, vector: Sequence[float], k: int,
-               query_text: str | None = None) -> list[tuple[str, str, float]]:
-        """(block id, prose, similarity): native probe first, universal when it drifted."""
+    def search(self, vector: Sequence[float], k: int, query_text: str | None = None,
+               user_id: str | None = None) -> list[tuple[str, str, float]]:
+        """(block id, prose, similarity): native probe first, universal when it drifted.
+        `user_id`: that user's blocks (and blocks of no user) only."""
         if query_text and self.native.model_id != self.universal.model_id:
             probe = self.native.embed_query(query_text)
             hits = self.cortex.search_blocks([float(x) for x in probe], k, column="native",
-                                             include_archive=False)
+                                             include_archive=False, user_id=user_id)
             if hits and hits[0].similarity >= self.drift_min_similarity:
                 return [(h.id, h.content, h.similarity) for h in hits]
-        hits = self.cortex.search_blocks(vector, k)
+        hits = self.cortex.search_blocks(vector, k, user_id=user_id)
         return [(h.id, h.content, h.similarity) for h in hits]
 
     def search_level(self, vector: Sequence[float], level: int, k: int) -> list[dict[str, Any]]:
@@ -183,13 +184,13 @@ class CortexWhenPresent:
             epiphany_delta=float(cfg.get("epiphany_delta", 0.35)))
         return self._store
 
-    def search(self, vector: Sequence[float], k: int,
-               query_text: str | None = None) -> list[tuple[str, str, float]]:
+    def search(self, vector: Sequence[float], k: int, query_text: str | None = None,
+               user_id: str | None = None) -> list[tuple[str, str, float]]:
         store = self.store()
         if store is None:
             return []
         try:
-            return store.search(vector, k, query_text)
+            return store.search(vector, k, query_text, user_id)
         except (OSError, RuntimeError, ValueError) as exc:  # recall goes on without it
             logger.warning("cortex search failed (%s); recalling from the hippocampus only",
                            exc)

@@ -114,7 +114,7 @@ class Dmn:
     def _recall_for(self, conn: psycopg.Connection[Any], entry: Any, session: Any, text: str,
                     fired: list[str], now: datetime) -> list[dict[str, Any]]:
         out = self.recaller.recall(conn, text, k=self.cfg.search_results, log=False,
-                                   recent_ids={f"day_table:{entry}"})
+                                   recent_ids={f"day_table:{entry}"}, session_id=session)
         made: list[dict[str, Any]] = []
         same_session = {str(r[0]) for r in conn.execute(
             "SELECT entry_id FROM day_table WHERE session_id = %s", (session,))}

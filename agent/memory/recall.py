@@ -8,6 +8,7 @@ boost, rerank, verdict, recently-injected filter, token budget) → recall_log.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from agent.domain import lexical
 from agent.domain import recall as domain
 from agent.providers.ports import Embedder, Reranker
 
+logger = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 64
 DOC_FREQ_CAP = 5000
 
@@ -29,8 +31,8 @@ class CortexStore(Protocol):
     """Long-term blocks in LanceDB (issue #6, agent/cortex): search returns (id, content,
     similarity); reconsolidate heals the blocks recall returned (seed 001 §9.6)."""
 
-    def search(self, vector: Sequence[float], k: int,
-               query_text: str | None = None) -> list[tuple[str, str, float]]: ...
+    def search(self, vector: Sequence[float], k: int, query_text: str | None = None,
+               user_id: str | None = None) -> list[tuple[str, str, float]]: ...
 
     def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
                       session_id: Any = None) -> list[dict[str, Any]]: ...
@@ -39,8 +41,8 @@ class CortexStore(Protocol):
 class EmptyCortex:
     """No cortex yet: the night cycle has not migrated anything (issue #6)."""
 
-    def search(self, vector: Sequence[float], k: int,
-               query_text: str | None = None) -> list[tuple[str, str, float]]:
+    def search(self, vector: Sequence[float], k: int, query_text: str | None = None,
+               user_id: str | None = None) -> list[tuple[str, str, float]]:
         return []
 
     def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
@@ -85,13 +87,16 @@ class Recaller:
 
     def candidates(
         self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None,
-        goal_vector: Sequence[float] | None = None,
+        goal_vector: Sequence[float] | None = None, user_id: Any = None,
     ) -> list[domain.Candidate]:
         """Dense | sparse | cortex candidates, each with similarity and term coverage.
 
         `text` is what is searched (the compound query in the loop); `verdict_text`
         (default: `text`) is what the verdict judges: the question actually asked.
+        `user_id`: only that user's rows (and rows of no user); None: everyone's.
         """
+        if user_id is not None:
+            _relaxed_hnsw(conn)
         qvec_raw = self.embedder.embed_query(text)
         qvec = vector_text(qvec_raw)
         judge = verdict_text or text
@@ -105,7 +110,8 @@ class Recaller:
             else:
                 found[key] = domain.Candidate(id=key, **fields)
 
-        params = {"query": qvec, "k": pool}
+        uid = None if user_id is None else str(user_id)
+        params = {"query": qvec, "k": pool, "user_id": uid}
         for rank, r in enumerate(conn.execute(query("recall_dense_day_table"), params), 1):
             add(f"day_table:{r[0]}", kind="day_table", content=r[3], created_at=r[4],
                 importance=0.5, dense_rank=rank, source_ids=(str(r[0]),),
@@ -121,7 +127,7 @@ class Recaller:
         qterms = lexical.terms(judge)
         ts = tsquery_text(lexical.terms(text))
         if ts:
-            sparse = {"tsquery": ts, "k": pool}
+            sparse = {"tsquery": ts, "k": pool, "user_id": uid}
             rank = 0
             for r in conn.execute(query("recall_sparse_day_table"), sparse):
                 rank += 1
@@ -135,7 +141,8 @@ class Recaller:
                     source_ids=(str(r[5]),) if r[5] else (),
                     external_ids=(r[8],) if r[8] else ())
         for rank, (cid, content, sim) in enumerate(
-            self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text), 1
+            self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text,
+                               user_id=uid), 1
         ):
             # a migrated block is also a hippocampus row: one candidate, the cortex's
             hippo = found.pop(f"block:{cid}", None)
@@ -204,10 +211,17 @@ class Recaller:
         now: datetime | None = None,
         log: bool = True,
         reconsolidate: bool = True,
+        user_id: Any = None,
     ) -> RecallOutcome:
+        """Recall for `text`. Scoped to one user: `user_id`, or else the user of
+        `session_id`; with neither (operator tools), everyone's memories."""
         started = time.perf_counter()
         k = k or int(self.cfg.top_k)
-        cands = self.candidates(conn, text, k, verdict_text, goal_vector)
+        if user_id is None and session_id is not None:
+            row = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                               (session_id,)).fetchone()
+            user_id = row[0] if row else None
+        cands = self.candidates(conn, text, k, verdict_text, goal_vector, user_id)
         rerank_scores = self._rerank(text, cands)
         result = domain.recall_pipeline(
             cands,
@@ -274,3 +288,13 @@ def build_cortex(settings: Any, universal: Embedder, native: Embedder | None = N
     from agent.cortex.store import CortexWhenPresent
 
     return CortexWhenPresent(settings, universal, native)
+
+
+def _relaxed_hnsw(conn: psycopg.Connection[Any]) -> None:
+    """pgvector >= 0.8: keep scanning the HNSW index until enough rows pass a filter
+    (the user scope); an older pgvector without the setting filters what it finds."""
+    try:
+        with conn.transaction():  # a savepoint when the caller holds a transaction
+            conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false)")
+    except psycopg.errors.Error as exc:
+        logger.debug("hnsw.iterative_scan unavailable: %s", exc)

@@ -252,3 +252,40 @@ def test_when_exit_scoring_fails_the_scratch_buffer_keeps_the_content(
     assert all(r[0] == "scratch" and "exit gate failed" in r[1] and r[2] == "pending"
                for r in failed)
     assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+
+
+def test_recall_is_scoped_to_the_user_it_talks_to(loop: LoopWorker, conn: Any) -> None:
+    """One user's memories never reach another user's prompt (per-user scope)."""
+    alice, bob = make_session(conn, "alice"), make_session(conn, "bob")
+    for text in ("Remember this: my gym locker code is 4512.", "ok", "thanks", "fine"):
+        say(loop, conn, alice, text)
+    secret = conn.execute("SELECT count(*) FROM day_table WHERE content LIKE '%4512%'"
+                          ).fetchone()
+    assert secret is not None and secret[0] >= 1
+    recaller = loop.loop.recaller
+
+    def found(session: Any, **kw: Any) -> list[str]:
+        out = recaller.recall(conn, "what is my gym locker code?", log=False,
+                              session_id=session, **kw)
+        return [i.content for i in out.result.items]
+
+    assert any("4512" in c for c in found(alice))
+    assert not any("4512" in c for c in found(bob))
+    # the loop itself: Bob asks, and nothing of Alice's is recalled into his prompt
+    for text in ("Remember this: my gym bag is the blue one by the locker door.", "ok",
+                 "thanks", "fine"):
+        say(loop, conn, bob, text)
+    meta = say(loop, conn, bob, "What is my gym locker code?")["meta"]
+    alices = {f"day_table:{r[0]}" for r in conn.execute(
+        "SELECT entry_id FROM day_table WHERE session_id = %s", (alice,))} | {
+        f"memory:{r[0]}" for r in conn.execute(
+            "SELECT memory_id FROM memories WHERE session_id = %s", (alice,))}
+    assert len(alices) >= 8
+    logged = conn.execute("SELECT items FROM recall_log WHERE id = %s",
+                          (meta["recall"]["log_id"],)).fetchone()
+    assert logged is not None and logged[0], "Bob's turn recalled nothing at all"
+    assert any(i["id"].startswith(("day_table:", "memory:")) for i in logged[0])
+    assert not {i["id"] for i in logged[0]} & alices, logged[0]
+    # operator tools without a user see everyone's
+    everyone = recaller.recall(conn, "what is my gym locker code?", log=False)
+    assert any("4512" in i.content for i in everyone.result.items)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+import pytest
 
 from agent.config import Settings
 from agent.cortex.lance import ANTECHAMBER, ARCHIVE, BLOCKS, CLUSTERS, LanceCortex
@@ -74,6 +75,25 @@ def test_the_store_upserts_by_key_searches_by_level_archives_and_indexes(tmp_pat
     assert found == {moved[0]: True}
     assert cortex.maintain(min_index_rows=200)["indexed"] is True
     assert cortex.search_blocks(axis(3).tolist(), 1)[0].similarity > 0.9  # through the index
+
+
+def test_cortex_search_is_scoped_to_a_user(tmp_path: Path) -> None:
+    """A user's recall sees their blocks and blocks of no user, never another user's."""
+    cortex = LanceCortex(str(tmp_path / "cortex"), DIM, DIM)
+    alice, bob = str(uuid.uuid4()), str(uuid.uuid4())
+    rows = [dict(block_row(i, age_days=1, vec=axis(3, 0.01, i)), user_id=owner)
+            for i, owner in enumerate((alice, alice, bob, None))]
+    cortex.upsert(BLOCKS, rows, "block_id")
+    owner_of = {r["block_id"]: r["user_id"] for r in rows}
+
+    def owners(user: str | None) -> set[str | None]:
+        return {owner_of[h.id] for h in cortex.search_blocks(axis(3).tolist(), 10, user_id=user)}
+
+    assert owners(None) == {alice, bob, None}
+    assert owners(alice) == {alice, None}
+    assert owners(bob) == {bob, None}
+    with pytest.raises(ValueError):
+        cortex.search_blocks(axis(3).tolist(), 10, user_id="x' OR '1'='1")
 
 
 def _night(settings: Settings, db_url: str, **night: Any) -> dict[str, Any]:

@@ -1,13 +1,15 @@
 -- Recall hot path (issue #4): one dense query per table so each uses its HNSW
 -- index, one sparse (full text) query per table. Pasteable into psql: replace
 -- %(name)s with values. Vectors are pgvector text ('[0.1,0.2,...]').
+-- %(user_id)s scopes recall to one user's rows (plus rows that belong to no user);
+-- NULL searches everyone's (operator tools such as `cogd recall` without --user).
 
 -- name: recall_dense_day_table
 -- Nearest day_table entries by universal embedding (HNSW, cosine).
 SELECT entry_id, session_id, role, content, created_at, external_id, token_count,
        universal_embedding <=> %(query)s::vector AS distance
 FROM day_table
-WHERE universal_embedding IS NOT NULL
+WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
 ORDER BY universal_embedding <=> %(query)s::vector
 LIMIT %(k)s;
 
@@ -19,7 +21,7 @@ SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance, m.sour
 FROM (SELECT memory_id, memory_type, content, created_at, importance, source_entry_id, status,
              universal_embedding <=> %(query)s::vector AS distance
       FROM memories
-      WHERE universal_embedding IS NOT NULL
+      WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
       ORDER BY universal_embedding <=> %(query)s::vector
       LIMIT %(k)s) m
 LEFT JOIN day_table d ON d.entry_id = m.source_entry_id
@@ -30,7 +32,7 @@ ORDER BY m.distance;
 SELECT block_id, session_id, prose, arc_start_time, coherence_gain,
        universal_embedding <=> %(query)s::vector AS distance
 FROM holographic_blocks
-WHERE universal_embedding IS NOT NULL
+WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
 ORDER BY universal_embedding <=> %(query)s::vector
 LIMIT %(k)s;
 
@@ -41,7 +43,7 @@ LIMIT %(k)s;
 SELECT d.entry_id, d.session_id, d.role, d.content, d.created_at, d.external_id,
        d.token_count, ts_rank_cd(d.content_tsv, q) AS rank
 FROM day_table d, to_tsquery('simple', %(tsquery)s) q
-WHERE d.content_tsv @@ q
+WHERE d.content_tsv @@ q AND (%(user_id)s::uuid IS NULL OR d.user_id IS NULL OR d.user_id = %(user_id)s::uuid)
 ORDER BY rank DESC, d.created_at DESC
 LIMIT %(k)s;
 
@@ -50,7 +52,7 @@ SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance,
        m.source_entry_id, m.status, ts_rank_cd(m.content_tsv, q) AS rank,
        (SELECT external_id FROM day_table d WHERE d.entry_id = m.source_entry_id)
 FROM memories m, to_tsquery('simple', %(tsquery)s) q
-WHERE m.content_tsv @@ q
+WHERE m.content_tsv @@ q AND (%(user_id)s::uuid IS NULL OR m.user_id IS NULL OR m.user_id = %(user_id)s::uuid)
 ORDER BY rank DESC, m.created_at DESC
 LIMIT %(k)s;
 
