@@ -5,11 +5,23 @@ Nothing here runs at import time; `load_settings()` is called from `main()`.
 
 from __future__ import annotations
 
+import json
 import os
+import tomllib
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -41,11 +53,11 @@ def default_data_dir() -> Path:
 
 class DatabaseSettings(BaseModel):
     application_name_prefix: str = "cogd"
-    connect_timeout_s: float = 5.0
+    connect_timeout_s: PositiveFloat = 5.0
     app_role: str = "cogd_app"
     # HNSW build parameters, read at migration time
-    hnsw_m: int = 16
-    hnsw_ef_construction: int = 64
+    hnsw_m: Annotated[int, Field(ge=2, le=100)] = 16
+    hnsw_ef_construction: Annotated[int, Field(ge=4, le=1000)] = 64
 
 
 class EmbeddingSettings(BaseModel):
@@ -56,8 +68,8 @@ class EmbeddingSettings(BaseModel):
     native_dim: int = 384
     native_base_url: str | None = None
     native_api_key_env: str | None = None
-    batch_size: int = 64
-    max_chars: int = 8000
+    batch_size: PositiveInt = 64
+    max_chars: PositiveInt = 8000
 
 
 class LLMProfile(BaseModel):
@@ -65,9 +77,9 @@ class LLMProfile(BaseModel):
     model: str = ""
     base_url: str | None = None
     api_key_env: str | None = None
-    temperature: float = 0.7
-    max_tokens: int = 256
-    timeout_s: float = 60.0
+    temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 0.7
+    max_tokens: PositiveInt = 256
+    timeout_s: PositiveFloat = 60.0
 
 
 class LLMSettings(BaseModel):
@@ -76,10 +88,10 @@ class LLMSettings(BaseModel):
 
 
 class RetrySettings(BaseModel):
-    max_retries: int = 3
-    base_delay_s: float = 1.0
-    max_delay_s: float = 30.0
-    jitter: float = 0.5
+    max_retries: NonNegativeInt = 3
+    base_delay_s: NonNegativeFloat = 1.0
+    max_delay_s: NonNegativeFloat = 30.0
+    jitter: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
 
 
 class RerankerSettings(BaseModel):
@@ -89,20 +101,20 @@ class RerankerSettings(BaseModel):
 
 
 class BusSettings(BaseModel):
-    listen_timeout_s: float = 1.0
-    keepalive_s: float = 30.0
-    poll_interval_s: float = 5.0
-    reconnect_delay_s: float = 1.0
+    listen_timeout_s: PositiveFloat = 1.0
+    keepalive_s: PositiveFloat = 30.0
+    poll_interval_s: PositiveFloat = 5.0
+    reconnect_delay_s: NonNegativeFloat = 1.0
 
 
 class ProcessSettings(BaseModel):
-    heartbeat_interval_s: float = 5.0
-    stale_after_s: float = 30.0
-    prune_after_s: float = 3600.0
-    shutdown_grace_s: float = 10.0
-    restart_backoff_initial_s: float = 1.0
-    restart_backoff_max_s: float = 30.0
-    restart_stable_after_s: float = 10.0
+    heartbeat_interval_s: PositiveFloat = 5.0
+    stale_after_s: PositiveFloat = 30.0
+    prune_after_s: PositiveFloat = 3600.0
+    shutdown_grace_s: NonNegativeFloat = 10.0
+    restart_backoff_initial_s: NonNegativeFloat = 1.0
+    restart_backoff_max_s: NonNegativeFloat = 30.0
+    restart_stable_after_s: NonNegativeFloat = 10.0
 
 
 class Settings(BaseSettings):
@@ -179,9 +191,85 @@ def load_settings(**overrides: Any) -> Settings:
         )
         raise ConfigError(f"invalid configuration: {problems}") from None
     except (OSError, ValueError) as exc:  # unreadable or malformed TOML
-        raise ConfigError(f"could not read configuration: {exc}") from None
+        where = os.environ.get("COGD_CONFIG") or str(default_config_path())
+        raise ConfigError(f"could not read the configuration file {where}: {exc}") from None
     _validate(settings)
+    _check_seed_tables(settings)
     return settings
+
+
+SEED_TABLES: tuple[str, ...] = (
+    "entry_gate", "exit_gate", "context", "recall", "identity", "goals", "consolidation",
+    "compulsion_safety", "intentions", "idle", "night_cycle", "retention", "monitors",
+)
+
+
+@cache
+def _seed_defaults() -> dict[str, Any]:
+    with default_config_path().open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def _coerce(key: str, value: Any, default: Any) -> Any:
+    """`value` as the type of config/default.toml's `default` (env vars arrive as text);
+    a number whose default is not negative must not be negative."""
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(f"invalid configuration: {key}: expected {expected}, got {value!r}")
+
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "false",
+                                                               "0", "no"):
+            return value.strip().lower() in ("true", "1", "yes")
+        raise bad("true or false")
+    if isinstance(default, int | float):
+        number: Any = value
+        if isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                raise bad("a number") from None
+        if isinstance(number, bool) or not isinstance(number, int | float) or number != number \
+                or number in (float("inf"), float("-inf")):
+            raise bad("a number")
+        if isinstance(default, int) and not float(number).is_integer():
+            raise bad("a whole number")
+        if default >= 0 > number:
+            raise bad("a number >= 0")
+        return int(number) if isinstance(default, int) else float(number)
+    if isinstance(default, list):
+        items = value
+        if isinstance(value, str):
+            try:
+                items = json.loads(value)
+            except (json.JSONDecodeError, RecursionError):
+                raise bad("a list, e.g. [1, 2]") from None
+        if not isinstance(items, list):
+            raise bad("a list")
+        if default and all(isinstance(d, int | float) and not isinstance(d, bool)
+                           for d in default):
+            if len(items) != len(default):  # bands, windows: positions have meanings
+                raise bad(f"a list of {len(default)} numbers like {default}")
+            return [_coerce(f"{key}[{i}]", v, d) for i, (v, d) in
+                    enumerate(zip(items, default, strict=True))]
+        return items
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise bad("text")
+        return value
+    return value
+
+
+def _check_seed_tables(settings: Settings) -> None:
+    """The seed tables are plain dicts: give every key default.toml knows its type there."""
+    defaults = _seed_defaults()
+    for table in SEED_TABLES:
+        known = defaults.get(table, {})
+        values = getattr(settings, table)
+        for key, value in list(values.items()):
+            if key in known and not isinstance(known[key], dict):
+                values[key] = _coerce(f"{table}.{key}", value, known[key])
 
 
 def _validate(settings: Settings) -> None:

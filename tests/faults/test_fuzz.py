@@ -455,7 +455,8 @@ def named_in(message: str, keys: list[str], toml: bool = False) -> bool:
     """Whether the error names one of the injected keys (or, for TOML syntax, a line)."""
     low = message.lower()
     parts = {p for key in keys for p in key.lower().split("__") if p}
-    return (toml and "line " in low) or any(p in low for p in parts)
+    return (toml and ("line " in low or "configuration file" in low)) or any(
+        p in low for p in parts)
 
 
 def test_fuzz_config_env_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -614,3 +615,63 @@ def test_fuzz_notify_round_trip_through_a_real_listener(
         listener.close()
     tally.record(reliability, "LISTEN round trip (pg_notify → Listener, real db)")
 
+
+
+def _seed_keys() -> list[str]:
+    """Every scalar or list key of the seed tables in config/default.toml, as env names."""
+    from agent.config import SEED_TABLES, _seed_defaults
+
+    defaults = _seed_defaults()
+    return sorted(f"{t.upper()}__{k.upper()}" for t in SEED_TABLES
+                  for k, v in defaults.get(t, {}).items() if not isinstance(v, dict))
+
+
+SEED_KEYS = _seed_keys()
+
+
+def domain_configs(settings: Settings) -> None:
+    """Build every config the workers build from the seed tables."""
+    from agent.domain import consolidation, dmn, night_blocks, night_flux, night_salience
+    from agent.memory.cognition import LoopConfig
+
+    LoopConfig.from_settings(settings)
+    consolidation.ConsolidationConfig.from_table(settings.consolidation)
+    consolidation.SafetyConfig.from_table(settings.compulsion_safety)
+    dmn.DmnConfig.from_table(settings.idle)
+    night_flux.FluxConfig.from_table(settings.night_cycle)
+    night_blocks.BlockConfig.from_table(settings.night_cycle)
+    night_salience.SalienceConfig.from_table(settings.night_cycle)
+
+
+def test_fuzz_seed_table_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                reliability: Reliability) -> None:
+    """The seed tables ([recall], [entry_gate], ...) are plain tables: a value of the wrong
+    type or sign is refused by load_settings, naming the key, and whatever it accepts
+    builds every domain config without error (it used to crash at first use:
+    `COGD_RECALL__RRF_K=abc cogd recall x` was an internal error)."""
+    import os
+
+    for var in [v for v in os.environ if v.startswith("COGD_")] + ["DATABASE_URL"]:
+        monkeypatch.delenv(var, raising=False)
+    assert len(SEED_KEYS) > 100
+    domain_configs(load_settings(data_dir=tmp_path))  # the defaults themselves
+    tally = Tally()
+
+    @FUZZ
+    @given(st.dictionaries(st.sampled_from(SEED_KEYS), ENV_VALUES, min_size=1, max_size=3))
+    def prop(env: dict[str, str]) -> None:
+        tally.cases += 1
+        with pytest.MonkeyPatch.context() as mp:
+            for key, value in env.items():
+                mp.setenv(f"COGD_{key}", value)
+            try:
+                loaded = load_settings(data_dir=tmp_path)
+            except ConfigError as exc:
+                assert named_in(clear(exc), list(env)), (env, str(exc))
+                tally.rejected += 1
+                return
+        domain_configs(loaded)
+        tally.accepted += 1
+
+    prop()
+    tally.record(reliability, "config: seed tables via env, then every domain config")

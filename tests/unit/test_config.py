@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,38 @@ def test_malformed_user_config_is_a_clear_error(
     user = tmp_path / "bad.toml"
     user.write_text("[retry\nmax_retries = ")
     monkeypatch.setenv("COGD_CONFIG", str(user))
-    with pytest.raises(ConfigError, match="could not read configuration"):
+    with pytest.raises(ConfigError, match="could not read the configuration file") as err:
         load_settings(data_dir=tmp_path)
+    assert str(user) in str(err.value)
+
+
+@pytest.mark.parametrize(("env", "value", "message"), [
+    ("COGD_RECALL__RRF_K", "abc", "recall.rrf_k: expected a number, got 'abc'"),
+    ("COGD_RECALL__TOP_K", "-5", "recall.top_k: expected a number >= 0"),
+    ("COGD_RECALL__TOP_K", "2.5", "recall.top_k: expected a whole number"),
+    ("COGD_EXIT_GATE__CONTRADICTION_BAND", "[0.5]", "a list of 2 numbers like [0.5, 0.85]"),
+    ("COGD_MONITORS__STAKES_ALWAYS_ESCALATE", "maybe", "expected true or false"),
+    ("COGD_RETRY__MAX_RETRIES", "-1", "retry.max_retries"),
+    ("COGD_RETRY__JITTER", "2", "retry.jitter"),
+])
+def test_seed_table_values_of_the_wrong_type_or_sign_are_clear_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str, value: str, message: str,
+) -> None:
+    monkeypatch.setenv(env, value)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_settings(data_dir=tmp_path)
+
+
+def test_seed_table_values_from_env_take_their_default_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COGD_RECALL__RRF_K", "61")
+    monkeypatch.setenv("COGD_RECALL__STRONG_MATCH_MIN_SCORE", "0.6")
+    monkeypatch.setenv("COGD_EXIT_GATE__CONTRADICTION_BAND", "[0.4, 0.9]")
+    s = load_settings(data_dir=tmp_path)
+    assert s.recall["rrf_k"] == 61 and isinstance(s.recall["rrf_k"], int)
+    assert s.recall["strong_match_min_score"] == 0.6
+    assert s.exit_gate["contradiction_band"] == [0.4, 0.9]
 
 
 def test_wrong_type_names_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
