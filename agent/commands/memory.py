@@ -262,7 +262,8 @@ def proposals(show_all: bool, as_json: bool) -> int:
     elif not items:
         click.echo("no pending proposals")
     for p in items if not as_json else []:
-        click.echo(f"{p['id']}  L{p['layer']} {p['kind']} [{p['status']}] "
+        flag = "SUSPECT: " if (p["evidence"] or {}).get("suspect") else ""
+        click.echo(f"{p['id']}  L{p['layer']} {p['kind']} [{p['status']}] {flag}"
                    f"{p['payload'].get('description', '')[:120]}  evidence: {p['evidence']}")
     return 0
 

@@ -33,7 +33,12 @@ import psycopg
 
 from agent.db.queries import vector_text
 from agent.domain import consolidation as rules
-from agent.domain.gates import EntryGateConfig, ExitGateConfig, contradiction_cue
+from agent.domain.gates import (
+    EntryGateConfig,
+    ExitGateConfig,
+    contradiction_cue,
+    detects_identity_rewrite,
+)
 from agent.domain.llm_json import parse_llm_json, parse_yes_no
 
 logger = logging.getLogger(__name__)
@@ -70,6 +75,10 @@ class Judgement:
     how: str
     parsed_by: str  # direct | fenced | boundary | yes_no | unparseable | llm_failed | no_llm
     reason: str | None = None
+
+
+SUSPECT_REASON = ("asks the agent to rewrite its identity or instructions "
+                  "(entry gate pattern): review before approving")
 
 
 def _storable(text: str) -> str:
@@ -458,20 +467,34 @@ class Consolidator:
         rows = conn.execute(
             "SELECT m.memory_id, m.content, m.evidence_count, "
             "extract(epoch FROM greatest(m.updated_at, max(coalesce(s.created_at, m.created_at)))"
-            " - least(m.created_at, min(coalesce(s.created_at, m.created_at)))) / 86400 "
+            " - least(m.created_at, min(coalesce(s.created_at, m.created_at)))) / 86400, "
+            "m.metadata "
             "FROM memories m LEFT JOIN memory_links l ON l.source_id = m.memory_id "
             "AND l.link_type = 'supersedes' LEFT JOIN memories s ON s.memory_id = l.target_id "
             "WHERE m.status = 'active' AND m.evidence_count >= %s GROUP BY m.memory_id",
             (self.cfg.promote_l1_min_signals,)).fetchall()
-        goals, proposals = [], []
+        goals, proposals, held = [], [], []
         weight = float(self.goals_cfg.get("promoted_initial_weight", 0.5))
-        for mid, content, evidence, span_raw in rows:
+        for mid, content, evidence, span_raw, meta in rows:
             span = round(float(span_raw or 0), 2)
             level = rules.promotion_level(int(evidence), span, self.cfg)
             if level is None:
                 continue
+            suspect = detects_identity_rewrite(content)
+            if suspect:
+                # repeated text that asks the agent to rewrite itself is no goal: Layer 1
+                # applies without a person, so it is held (once, recorded on the memory);
+                # its Layer 0 proposal below waits for a person, flagged
+                if "promotion_held" not in (meta or {}):
+                    conn.execute(
+                        "UPDATE memories SET metadata = metadata || %s::jsonb "
+                        "WHERE memory_id = %s",
+                        (json.dumps({"promotion_held": SUSPECT_REASON}), mid))
+                    held.append({"memory_id": str(mid), "reason": SUSPECT_REASON})
+                if level != 0:
+                    continue
             name = f"goal_{str(mid)[:8]}"
-            row = conn.execute(
+            row = None if suspect else conn.execute(
                 "INSERT INTO goals (name, description, weight, source, evidence_count, metadata)"
                 " VALUES (%s, %s, %s, 'promotion', %s, %s::jsonb) ON CONFLICT (name) DO NOTHING"
                 " RETURNING goal_id",
@@ -492,11 +515,15 @@ class Consolidator:
                     "VALUES (0, 'new_value', %s::jsonb, %s::jsonb)",
                     (json.dumps({"name": f"value_{str(mid)[:8]}", "description": content[:500],
                                  "weight": weight, "memory_id": str(mid)}),
-                     json.dumps({"evidence_count": evidence, "span_days": span})))
-                proposals.append({"memory_id": str(mid)})
-        if not goals and not proposals:
+                     json.dumps({"evidence_count": evidence, "span_days": span,
+                                 **({"suspect": SUSPECT_REASON} if suspect else {})})))
+                proposals.append({"memory_id": str(mid), **({"suspect": True} if suspect else {})})
+        if not goals and not proposals and not held:
             return None
-        return {"outputs": {"goals": goals, "proposals": proposals}}
+        outputs: dict[str, Any] = {"goals": goals, "proposals": proposals}
+        if held:
+            outputs["held"] = held
+        return {"outputs": outputs}
 
     def goal_safety(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Diminishing gains, the 0.92 cap, dominance and utility damping (once per cycle)."""

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from agent.cli import cli
 from agent.config import Settings
+from agent.domain.gates import detects_identity_rewrite
 from agent.memory import introspect
 from agent.memory.cognition import CognitiveLoop
 from agent.memory.consolidation import Consolidator
@@ -135,6 +136,17 @@ def test_prompt_injection_never_reaches_layer0(
     injected = [r[3] for r in statuses if any(r[3]["description"] in line or line in
                                               r[3]["description"] for line in corpus)]
     assert injected
+    # text that asks for a rewrite is flagged for the reviewer and never became a goal
+    # (Layer 1 applies without a person)
+    rewrite = [(r[3]["memory_id"], e) for r in statuses for e in [scalar(
+        conn, "SELECT evidence FROM proposals WHERE payload->>'memory_id' = %s",
+        (r[3]["memory_id"],))] if detects_identity_rewrite(r[3]["description"])]
+    assert rewrite and all(e.get("suspect") for _, e in rewrite)
+    goal_sources = {r[0] for r in conn.execute("SELECT metadata->>'memory_id' FROM goals")}
+    assert not goal_sources & {mid for mid, _ in rewrite}
+    listing = CliRunner().invoke(cli, ["proposals"], env={
+        "COGD_DATABASE_URL": db_url, "COGD_DATA_DIR": str(tmp_path / "cli")})
+    assert listing.exit_code == 0 and listing.output.count("SUSPECT: ") == len(rewrite)
     # a person approves one: only now does identity change, with an audit row
     pid = conn.execute("SELECT proposal_id::text, payload FROM proposals "
                        "ORDER BY created_at LIMIT 1").fetchone()
