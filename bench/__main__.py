@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS, machine
+from bench.common import RESULTS, machine, write_results
 
 ALL = ("quality", "speed", "loop", "night")
 
@@ -252,12 +252,7 @@ def run_all(quick: bool, parts: tuple[str, ...] = ALL) -> dict[str, Any]:
             "command": "python -m bench all" + (" --quick" if quick else ""),
             "wall_s": round(time.perf_counter() - started, 1), "load_average_1min": load,
             "parts": results}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"summary-{'quick-' if quick else ''}{data['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(data, indent=1, default=str) + "\n")
-    stem.with_suffix(".md").write_text(markdown(data))
-    print(markdown(data))
-    print(f"wrote {stem}.md and {stem}.json")
+    write_results("summary", data, markdown(data), quick=quick)
     return data
 
 

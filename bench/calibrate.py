@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import statistics
 import time
 from typing import Any
 
-from bench.common import RESULTS, machine, percentile, scratch_database
+from bench.common import machine, percentile, scratch_database, write_results
 
 ANSWERABLE = ("planted", "paraphrase", "updated")
 NEVER = ("never_said", "never_said_hard")
@@ -220,12 +219,7 @@ def main(argv: list[str] | None = None) -> None:
             "questions": len(rows), "import": imported, "chosen": chosen,
             "outcome": outcome(rows, chosen), "held_out": outcome(check_rows, chosen),
             "rows": rows}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"calibration-{data['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(data, indent=1, default=str) + "\n")
-    stem.with_suffix(".md").write_text(markdown(data))
-    print(markdown(data))
-    print(f"wrote {stem}.md and {stem}.json")
+    write_results("calibration", data, markdown(data))
 
 
 if __name__ == "__main__":

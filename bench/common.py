@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import shutil
@@ -12,6 +13,19 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def write_results(name: str, data: dict[str, Any], report: str, *, quick: bool = False,
+                  indent: int = 1) -> Path:
+    """bench/results/<name>[-quick]-<date>.json and .md; prints the report. Returns the
+    path without suffix."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stem = RESULTS / f"{name}-{'quick-' if quick else ''}{data['date']}"
+    stem.with_suffix(".json").write_text(json.dumps(data, indent=indent, default=str) + "\n")
+    stem.with_suffix(".md").write_text(report)
+    print(report)
+    print(f"wrote {stem}.md and {stem}.json")
+    return stem
 
 
 def percentile(values: list[float], q: float) -> float:

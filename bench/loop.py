@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import functools
-import json
 import os
 import random
 import statistics
@@ -37,7 +36,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.common import RESULTS, machine, percentile, scratch_database
+from bench.common import machine, percentile, scratch_database, write_results
 
 SCALES_FULL = (10_000, 100_000)
 SCALES_QUICK = (10_000,)
@@ -678,12 +677,7 @@ def main(argv: list[str] | None = None) -> None:
                              f"{BUSY_CORES} cores during it, at most this many times")
     args = parser.parse_args(argv)
     data = run(args.quick, args.seed, args.keep, args.cache, args.settle_s, args.retries)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"loop-{'quick-' if args.quick else ''}{data['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n")
-    stem.with_suffix(".md").write_text(markdown(data))
-    print(markdown(data))
-    print(f"wrote {stem}.md and {stem}.json")
+    write_results("loop", data, markdown(data), quick=args.quick, indent=2)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import os
 import time
 from typing import Any
 
-from bench.common import RESULTS, machine, scratch_database
+from bench.common import machine, scratch_database, write_results
 
 HANDLES = {0: ("nora", "normal"), 1: ("mia", "meso"), 2: ("eli", "elder")}
 STAGE_NAMES = {"1": "flux detection", "2": "block formation", "3": "salience",
@@ -119,12 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     turns = args.turns or (2000 if args.quick else 10000)
     days = args.days or (14 if args.quick else 42)
     data = run(turns, days, args.llm)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"night-{'quick-' if args.quick else ''}{data['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n")
-    stem.with_suffix(".md").write_text(markdown(data))
-    print(markdown(data))
-    print(f"wrote {stem}.md and {stem}.json")
+    write_results("night", data, markdown(data), quick=args.quick, indent=2)
     return 0
 
 

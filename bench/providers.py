@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import platform
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from bench.common import percentile, write_results
+
 SUBJECTS = ("the user", "my sister", "the new manager", "our neighbour", "the night cycle",
             "a colleague from Lyon", "the agent")
 VERBS = ("prefers", "remembers", "forgot", "asked about", "complained about", "wants to learn",
@@ -36,12 +35,6 @@ def sentences(n: int) -> list[str]:
         s, v, o = SUBJECTS[i % 7], VERBS[(i // 7) % 7], OBJECTS[(i // 49 + i) % 7]
         out.append(f"{s.capitalize()} {v} {o}" + (", again." if i % 3 else f" (sentence {i})."))
     return out
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
-    return ordered[k]
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> list[float]:
@@ -165,12 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     data = {"date": dt.date.today().isoformat(), "machine": machine(),
             "embedder": bench_embedder(args.quick), "llm": bench_llm(args.quick)}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"providers-{data['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n")
-    stem.with_suffix(".md").write_text(markdown(data))
-    print(markdown(data))
-    print(f"wrote {stem}.md and {stem}.json")
+    write_results("providers", data, markdown(data), indent=2)
 
 
 if __name__ == "__main__":

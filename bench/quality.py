@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import math
 import time
 from collections import Counter
@@ -43,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.common import RESULTS, machine
+from bench.common import machine, write_results
 
 K_LIST = (1, 5, 10, 20)
 DEPTH = 20  # every retriever returns its top 20
@@ -480,12 +479,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     turns = 600 if args.quick else args.turns
     data = run(turns, args.seed, args.quick)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"quality-{'quick-' if args.quick else ''}{data['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(data, indent=1, default=str) + "\n")
-    stem.with_suffix(".md").write_text(markdown(data))
-    print(markdown(data))
-    print(f"wrote {stem}.md and {stem}.json")
+    stem = write_results("quality", data, markdown(data), quick=args.quick)
     data["files"] = [f"{stem.name}.md", f"{stem.name}.json"]
     return data
 

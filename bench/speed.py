@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import signal
 import subprocess
@@ -39,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS, machine, percentile
+from bench.common import machine, percentile, write_results
 
 N_NOTIFY = 200
 WORKERS = ("loop", "consolidate", "idle")
@@ -497,12 +496,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     turns = 600 if args.quick else args.turns
     cap = args.rss_max_seconds or (45.0 if args.quick else 120.0)
     data = run(turns, args.seed, args.quick, args.rss_seconds, cap)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"speed-{'quick-' if args.quick else ''}{data['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(data, indent=1, default=str) + "\n")
-    stem.with_suffix(".md").write_text(markdown(data))
-    print(markdown(data))
-    print(f"wrote {stem}.md and {stem}.json")
+    stem = write_results("speed", data, markdown(data), quick=args.quick)
     data["files"] = [f"{stem.name}.md", f"{stem.name}.json"]
     return data
 

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agent.domain.tables import scalar_fields
+
 
 @dataclass(frozen=True)
 class ConsolidationConfig:
@@ -49,15 +51,10 @@ class ConsolidationConfig:
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> ConsolidationConfig:
-        out: dict[str, Any] = {}
-        for name, f in cls.__dataclass_fields__.items():
-            if name not in t:
-                continue
-            value = t[name]
-            if name == "contradiction_band":
-                out[name] = (float(value[0]), float(value[1]))
-            else:
-                out[name] = int(value) if f.type == "int" else float(value)
+        band = t.get("contradiction_band")
+        out = scalar_fields(cls, {k: v for k, v in t.items() if k != "contradiction_band"})
+        if band is not None:
+            out["contradiction_band"] = (float(band[0]), float(band[1]))
         return cls(**out)
 
 

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.domain.night_flux import FluxArc
+from agent.domain.tables import scalar_fields
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,7 @@ class BlockConfig:
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> BlockConfig:
-        out: dict[str, Any] = {}
-        for name, f in cls.__dataclass_fields__.items():
-            if name in t:
-                out[name] = int(t[name]) if f.type == "int" else float(t[name])
-        return cls(**out)
+        return cls(**scalar_fields(cls, t))
 
 
 @dataclass(frozen=True)

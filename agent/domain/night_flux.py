@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agent.domain.tables import scalar_fields
+
 SIGNAL_PERPLEXITY = "perplexity"
 SIGNAL_NOVELTY = "embedding_novelty_proxy"
 FLUX_STATES = ("baseline", "spike", "resolution", "stable")
@@ -37,15 +39,7 @@ class FluxConfig:
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> FluxConfig:
-        keys = {"flux_smoothing_turns": "smoothing_turns"}
-        out: dict[str, Any] = {}
-        for name, f in cls.__dataclass_fields__.items():
-            src = next((k for k, v in keys.items() if v == name), name)
-            if src in t:
-                kind = f.type
-                out[name] = (bool(t[src]) if kind == "bool" else
-                             int(t[src]) if kind == "int" else float(t[src]))
-        return cls(**out)
+        return cls(**scalar_fields(cls, t, {"flux_smoothing_turns": "smoothing_turns"}))
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from agent.domain.lexical import match_score
+from agent.domain.tables import scalar_fields
 
 VERDICTS = ("strong_match", "weak_match", "no_match")
 
@@ -52,11 +53,7 @@ class RecallConfig:
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> RecallConfig:
-        out: dict[str, Any] = {}
-        for name, f in cls.__dataclass_fields__.items():
-            if name in t:
-                out[name] = int(t[name]) if f.type == "int" else float(t[name])
-        return cls(**out)
+        return cls(**scalar_fields(cls, t))
 
 
 @dataclass(frozen=True)

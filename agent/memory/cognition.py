@@ -42,7 +42,13 @@ from agent.domain.tags import parse_memory_tags
 from agent.memory.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.memory.recall import Recaller, build_cortex
 from agent.memory.rollover import RelevanceScorer, Rollover
-from agent.memory.turns import TurnInput, TurnWriter, WrittenTurn, clean_content
+from agent.memory.turns import (
+    TurnInput,
+    TurnWriter,
+    WrittenTurn,
+    clean_content,
+    storable_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -157,16 +163,18 @@ class CognitiveLoop:
 
     def write_user_turn(
         self, conn: psycopg.Connection[Any], session_id: Any, content: str,
-        inbox_id: int | None = None,
+        inbox_id: int | None = None, user: tuple[Any, Any] | None = None,
     ) -> WrittenTurn | None:
-        """Commit the user's message (with embeddings and the entry gate) before anything else."""
+        """Commit the user's message (with embeddings and the entry gate) before anything else.
+        `user`: the session's (user_id, tier) when the caller already has it."""
         if inbox_id is not None:
             row = conn.execute(
                 "SELECT entry_id FROM day_table WHERE inbox_id = %s AND role = 'user'", (inbox_id,)
             ).fetchone()
             if row:
                 return None  # written before a crash; the turn continues from here
-        user = conn.execute(SESSION_USER, (session_id,)).fetchone()
+        if user is None:
+            user = conn.execute(SESSION_USER, (session_id,)).fetchone()
         with conn.transaction():
             written = self.writer.write(
                 conn,
@@ -189,7 +197,8 @@ class CognitiveLoop:
         raw = content  # the writer cleans it again and records what it changed
         content, _ = clean_content(content)  # InputError for an empty message
         self.bootstrap(conn)
-        self.write_user_turn(conn, session_id, raw, inbox_id)
+        user = conn.execute(SESSION_USER, (session_id,)).fetchone()  # (user_id, tier), once
+        self.write_user_turn(conn, session_id, raw, inbox_id, user)
         user_entry = self._user_entry(conn, session_id, inbox_id)
         traits = load_traits(conn)
         goals = load_goals(conn)
@@ -214,6 +223,7 @@ class CognitiveLoop:
         outcome = self.recaller.recall(
             conn, query_text, verdict_text=content, recent_ids=recent, session_id=session_id,
             entry_id=user_entry, goal_vector=self._goal_centroid(goals),
+            user_id=user[0] if user else None,
         )
         recalled = [i for i in outcome.result.items if i.verdict != "no_match"]
         # 4. identity: the hash always, the full identity on a trigger
@@ -262,8 +272,7 @@ class CognitiveLoop:
             # stakes belong to the request and fire again on every pass: one reflection
             # answers them; further loops only while two or more other triggers remain
             again = len(report.triggers) >= self.cfg.monitors.escalation_min_triggers
-        if reply.strip():  # model text Postgres can store: NUL and lone surrogates replaced
-            reply, _ = clean_content(reply)
+        reply, _ = storable_text(reply)  # model text Postgres can store: NUL, lone surrogates
         cited = parse_memory_tags(reply)
         valid_ids = {i.id.split(":", 1)[1]: i.kind for i in recalled}
         metadata = {
@@ -282,7 +291,6 @@ class CognitiveLoop:
         }
         # 6-7. the assistant turn, citations, escalation record, outbox, NOTIFY
         with conn.transaction():
-            user = conn.execute(SESSION_USER, (session_id,)).fetchone()
             written = self.writer.write(
                 conn,
                 [TurnInput(session_id=session_id, user_id=user[0] if user else None,

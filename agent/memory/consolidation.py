@@ -40,6 +40,7 @@ from agent.domain.gates import (
     detects_identity_rewrite,
 )
 from agent.domain.llm_json import parse_llm_json, parse_yes_no
+from agent.memory.turns import storable_text
 
 logger = logging.getLogger(__name__)
 
@@ -82,8 +83,8 @@ SUSPECT_REASON = ("asks the agent to rewrite its identity or instructions "
 
 
 def _storable(text: str) -> str:
-    """Model text jsonb can hold: no NUL, no lone surrogates."""
-    return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    """Model text jsonb can hold: NUL removed, no lone surrogates."""
+    return storable_text(text, nul="")[0]
 
 
 def get_state(conn: psycopg.Connection[Any], key: str) -> dict[str, Any]:

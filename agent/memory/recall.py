@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -290,11 +291,21 @@ def build_cortex(settings: Any, universal: Embedder, native: Embedder | None = N
     return CortexWhenPresent(settings, universal, native)
 
 
+_RELAXED: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+
+
 def _relaxed_hnsw(conn: psycopg.Connection[Any]) -> None:
     """pgvector >= 0.8: keep scanning the HNSW index until enough rows pass a filter
-    (the user scope); an older pgvector without the setting filters what it finds."""
+    (the user scope); an older pgvector without the setting filters what it finds.
+    A session setting: set once per autocommit connection (the workers'); inside a
+    caller's transaction it is set each time, since a rollback would undo it."""
+    if conn in _RELAXED:
+        return
     try:
         with conn.transaction():  # a savepoint when the caller holds a transaction
             conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false)")
     except psycopg.errors.Error as exc:
         logger.debug("hnsw.iterative_scan unavailable: %s", exc)
+        return
+    if conn.autocommit:
+        _RELAXED.add(conn)

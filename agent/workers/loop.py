@@ -20,7 +20,7 @@ import psycopg
 from agent.bus import Channel, notify
 from agent.db.connect import app_role
 from agent.errors import InputError
-from agent.memory.turns import clean_content
+from agent.memory.turns import storable_text
 from agent.workers.base import Worker
 
 logger = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ class PartialPublisher:
         self.last = now
         if not text.strip():
             return
-        text, _ = clean_content(text)  # model text Postgres can store (NUL, lone surrogates)
+        text, _ = storable_text(text)  # model text Postgres can store (NUL, lone surrogates)
         if self.conn is None:
             from agent.db.connect import connect
 

@@ -459,16 +459,23 @@ def named_in(message: str, keys: list[str], toml: bool = False) -> bool:
         p in low for p in parts)
 
 
-def test_fuzz_config_env_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                   reliability: Reliability) -> None:
+@pytest.fixture
+def no_cogd_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No COGD_* or DATABASE_URL from the caller's environment."""
     import os
 
     for var in [v for v in os.environ if v.startswith("COGD_")] + ["DATABASE_URL"]:
         monkeypatch.delenv(var, raising=False)
+
+
+def fuzz_env_overrides(tmp_path: Path, keys: list[str], max_size: int,
+                       check: Any) -> Tally:
+    """Set 1..max_size of `keys` (COGD_<key>) to fuzzed text: load_settings accepts
+    (then `check` gets the settings) or refuses with an error naming a key."""
     tally = Tally()
 
     @FUZZ
-    @given(st.dictionaries(st.sampled_from(ENV_KEYS), ENV_VALUES, min_size=1, max_size=4))
+    @given(st.dictionaries(st.sampled_from(keys), ENV_VALUES, min_size=1, max_size=max_size))
     def prop(env: dict[str, str]) -> None:
         tally.cases += 1
         with pytest.MonkeyPatch.context() as mp:
@@ -480,10 +487,19 @@ def test_fuzz_config_env_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                 assert named_in(clear(exc), list(env)), (env, str(exc))
                 tally.rejected += 1
                 return
-        assert isinstance(loaded, Settings)
+        check(loaded)
         tally.accepted += 1
 
     prop()
+    return tally
+
+
+@pytest.mark.usefixtures("no_cogd_env")
+def test_fuzz_config_env_overrides(tmp_path: Path, reliability: Reliability) -> None:
+    def check(loaded: Settings) -> None:
+        assert isinstance(loaded, Settings)
+
+    tally = fuzz_env_overrides(tmp_path, ENV_KEYS, 4, check)
     tally.record(reliability, "config: COGD_* env overrides (load_settings)")
 
 
@@ -509,12 +525,9 @@ KEYS = ["max_retries", "jitter", "native_dim", "native_provider", "provider", "m
         "system1", "gate", "enabled", "hnsw_m", "timeout_s", "explicit_marker", "what"]
 
 
+@pytest.mark.usefixtures("no_cogd_env")
 def test_fuzz_config_toml_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                 reliability: Reliability) -> None:
-    import os
-
-    for var in [v for v in os.environ if v.startswith("COGD_")] + ["DATABASE_URL"]:
-        monkeypatch.delenv(var, raising=False)
     path = tmp_path / "user.toml"
     monkeypatch.setenv("COGD_CONFIG", str(path))
     tally = Tally()
@@ -643,35 +656,13 @@ def domain_configs(settings: Settings) -> None:
     night_salience.SalienceConfig.from_table(settings.night_cycle)
 
 
-def test_fuzz_seed_table_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                reliability: Reliability) -> None:
+@pytest.mark.usefixtures("no_cogd_env")
+def test_fuzz_seed_table_values(tmp_path: Path, reliability: Reliability) -> None:
     """The seed tables ([recall], [entry_gate], ...) are plain tables: a value of the wrong
     type or sign is refused by load_settings, naming the key, and whatever it accepts
     builds every domain config without error (it used to crash at first use:
     `COGD_RECALL__RRF_K=abc cogd recall x` was an internal error)."""
-    import os
-
-    for var in [v for v in os.environ if v.startswith("COGD_")] + ["DATABASE_URL"]:
-        monkeypatch.delenv(var, raising=False)
     assert len(SEED_KEYS) > 100
     domain_configs(load_settings(data_dir=tmp_path))  # the defaults themselves
-    tally = Tally()
-
-    @FUZZ
-    @given(st.dictionaries(st.sampled_from(SEED_KEYS), ENV_VALUES, min_size=1, max_size=3))
-    def prop(env: dict[str, str]) -> None:
-        tally.cases += 1
-        with pytest.MonkeyPatch.context() as mp:
-            for key, value in env.items():
-                mp.setenv(f"COGD_{key}", value)
-            try:
-                loaded = load_settings(data_dir=tmp_path)
-            except ConfigError as exc:
-                assert named_in(clear(exc), list(env)), (env, str(exc))
-                tally.rejected += 1
-                return
-        domain_configs(loaded)
-        tally.accepted += 1
-
-    prop()
+    tally = fuzz_env_overrides(tmp_path, SEED_KEYS, 3, domain_configs)
     tally.record(reliability, "config: seed tables via env, then every domain config")

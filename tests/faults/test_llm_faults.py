@@ -213,18 +213,23 @@ SCRIPT: list[tuple[str, str | None]] = [  # (the model's answer, how it must par
 ]
 
 
-def test_consolidation_survives_malformed_json_answers(
-    settings: Settings, conn: Any, stub_server: StubServer, reliability: Reliability
-) -> None:
+def remember_for_consolidation(settings: Settings, conn: Any, stub_server: StubServer,
+                               texts: list[str]) -> None:
+    """The consolidation role on the stub, the loop heuristic, `texts` remembered in turn."""
     for role in ("system1", "system2"):
         settings.llm.roles[role] = "heuristic"
     route_to_stub(settings, stub_server, "consolidation")
     cog = CognitiveLoop(settings, rng=NoFloor())
     sid = make_session(conn)
     uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()[0]
-    for a, b in PAIRS:
-        introspect.remember(conn, cog, sid, uid, a)
-        introspect.remember(conn, cog, sid, uid, b)
+    for text in texts:
+        introspect.remember(conn, cog, sid, uid, text)
+
+
+def test_consolidation_survives_malformed_json_answers(
+    settings: Settings, conn: Any, stub_server: StubServer, reliability: Reliability
+) -> None:
+    remember_for_consolidation(settings, conn, stub_server, [t for pair in PAIRS for t in pair])
     stub_server.queue_replies(*(answer for answer, _ in SCRIPT))
     stub_server.set_reply(GARBAGE)  # any further check gets garbage too
     report = Consolidator(settings, rng=NoFloor()).run_pass(conn)
@@ -280,14 +285,7 @@ def test_consolidation_survives_malformed_json_answers(
 def test_consolidation_with_the_provider_down_still_links_pairs(
     settings: Settings, conn: Any, stub_server: StubServer, reliability: Reliability
 ) -> None:
-    for role in ("system1", "system2"):
-        settings.llm.roles[role] = "heuristic"
-    route_to_stub(settings, stub_server, "consolidation")
-    cog = CognitiveLoop(settings, rng=NoFloor())
-    sid = make_session(conn)
-    uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()[0]
-    for text in PAIRS[0]:
-        introspect.remember(conn, cog, sid, uid, text)
+    remember_for_consolidation(settings, conn, stub_server, list(PAIRS[0]))
     stub_server.fail_next(100, 503)
     report = Consolidator(settings, rng=NoFloor()).run_pass(conn)
     outputs = report.operations["contradictions"]["outputs"]
