@@ -42,7 +42,7 @@ SCALES_FULL = (10_000, 100_000)
 SCALES_QUICK = (10_000,)
 LOAD_CHUNK = 2048  # sentences embedded and copied per round
 PIPELINE_QUERIES = ("recall_dense_day_table", "recall_dense_memories", "recall_dense_blocks",
-                    "recall_sparse_day_table", "recall_sparse_memories")
+                    "recall_bm25_day_table", "recall_bm25_memories", "recall_bm25_blocks")
 BUSY_CORES = 0.25  # other processes using more than this during a phase: run it again
 BARE_SQL = "SELECT memory_id FROM memories ORDER BY universal_embedding <=> %s::vector LIMIT 10"
 
@@ -301,6 +301,8 @@ def load_memories(conn: Any, embedder: Any, texts: list[str], cache: Path | None
     dropped during the load and rebuilt with their migration definitions afterwards
     (a bulk build is faster than row-by-row inserts); then VACUUM ANALYZE."""
     from agent.db.queries import vector_text
+    from agent.domain import lexical
+    from agent.domain.contextual import RECIPE_VERSION
 
     defs = hnsw_indexes(conn, "memories")
     for name, _ in defs:
@@ -308,7 +310,7 @@ def load_memories(conn: Any, embedder: Any, texts: list[str], cache: Path | None
     embed_s = copy_s = 0.0
     model_id = embedder.model_id
     copy_sql = ("COPY memories (content, memory_type, universal_embedding, native_embedding, "
-                "native_model, importance) FROM STDIN")
+                "native_model, importance, index_text, index_tsv, index_version) FROM STDIN")
     rng = random.Random(len(texts))
     cached = None
     if cache is not None and cache.exists():
@@ -329,7 +331,11 @@ def load_memories(conn: Any, embedder: Any, texts: list[str], cache: Path | None
         with conn.cursor() as cur, cur.copy(copy_sql) as copy:
             for text, vec in zip(chunk, vectors, strict=True):
                 vt = vector_text(vec)  # same text for the halfvec column (same model)
-                copy.write_row((text, "fact", vt, vt, model_id, round(rng.uniform(0.1, 0.9), 2)))
+                # the contextual index entry of a memory with no source turn is its text;
+                # the lexicon trigger fills lexical_postings row by row, as in production
+                copy.write_row((text, "fact", vt, vt, model_id, round(rng.uniform(0.1, 0.9), 2),
+                                text, lexical.tsvector_literal(lexical.tokens(text)),
+                                RECIPE_VERSION))
         copy_s += time.perf_counter() - start
         done = lo + len(chunk)
         if done % (LOAD_CHUNK * 10) < LOAD_CHUNK or done == len(texts):
@@ -387,7 +393,6 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                  queries: list[tuple[str, str]]) -> dict[str, Any]:
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
-    from agent.memory.recall import tsquery_text
 
     for _, text in queries[:5]:  # warm-up, not counted
         recaller.recall(conn, text, k=10, log=False)
@@ -420,24 +425,26 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
     rows_found: dict[str, list[int]] = {name: [] for name in PIPELINE_QUERIES}
     for _, text in queries:
         qvec = vector_text(inner.embed_query(text))
-        ts = tsquery_text(lexical.terms(text))
+        terms = lexical.terms(text)
         for name in PIPELINE_QUERIES:
-            if "sparse" in name:
-                if ts is None:
+            if "bm25" in name:
+                if not terms:
                     continue
-                params: dict[str, Any] = {"tsquery": ts, "k": pool, "user_id": None}
+                params: dict[str, Any] = {
+                    "terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75,
+                    "k": pool, "user_id": None, "since": None, "until": None}
             else:
                 params = {"query": qvec, "k": pool, "user_id": None}
             start = time.perf_counter()
             got = conn.execute(query(name), params).fetchall()
             per_query[name].append((time.perf_counter() - start) * 1000.0)
             rows_found[name].append(len(got))
-    matches = []
+    matches = []  # postings BM25 reads per query on memories (its cost grows with these)
     for _, text in queries:
-        ts = tsquery_text(lexical.terms(text))
-        if ts is not None:
-            row = conn.execute("SELECT count(*) FROM memories m, to_tsquery('simple', %s) q "
-                               "WHERE m.content_tsv @@ q", (ts,)).fetchone()
+        terms = lexical.terms(text)
+        if terms:
+            row = conn.execute("SELECT count(*) FROM lexical_postings WHERE kind = 'memory' "
+                               "AND term = ANY(%s)", (terms,)).fetchone()
             matches.append(int(row[0]) if row else 0)
     sample = vector_text(inner.embed_query(queries[0][1]))
     plan = "\n".join(str(r[0]) for r in conn.execute("EXPLAIN " + BARE_SQL, (sample,)))
@@ -651,9 +658,9 @@ def markdown(data: dict[str, Any]) -> str:
             f"Turn-write gate decisions: {w['decisions']}; embedding share of write time "
             f"{w['embed_share']:.0%}. Recall verdicts: {r['verdicts']} (by query kind: "
             f"{r['verdicts_by_kind']}); embedding share of recall time "
-            f"{r['pipeline_embed_share']:.0%}. recall_sparse_memories: "
-            f"{r['sparse_memories_matches_mean']} matching memories per query on average "
-            f"(all ranked before the LIMIT). HNSW index used: bare query "
+            f"{r['pipeline_embed_share']:.0%}. recall_bm25_memories: "
+            f"{r['sparse_memories_matches_mean']} postings of the query's terms read per "
+            f"query on average (all scored before the LIMIT). HNSW index used: bare query "
             f"{r['bare_uses_hnsw']}, recall_dense_memories {r['dense_memories_uses_hnsw']}.",
         ]
     lines.append("")

@@ -65,6 +65,7 @@ class ChatClient:
             from types import SimpleNamespace
 
             from agent.domain.gates import EntryGateConfig
+            from agent.memory.indexing import index_config
             from agent.memory.turns import TurnWriter
             from agent.providers import factory
             from agent.providers.text import default_counter
@@ -73,6 +74,7 @@ class ChatClient:
                 factory.build_universal_embedder(self.settings),
                 factory.build_native_embedder(self.settings),
                 default_counter().count, EntryGateConfig.from_table(self.settings.entry_gate),
+                index_cfg=index_config(self.settings),
             ))
         return self._writer
 

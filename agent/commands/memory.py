@@ -38,13 +38,15 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
     """Import a conversation from JSONL through the live write path.
 
     One message per line: {"session", "speaker", "role", "content", "timestamp",
-    "external_id"}. Idempotent on external_id: importing a file twice adds nothing.
+    "external_id", "user"}: `speaker` (who said it) is stored and indexed; `user` is the
+    account the session belongs to. Idempotent on external_id: importing a file twice adds nothing.
     A bad line is reported with its line number and skipped (or, with
     --stop-on-error, stops the import; lines before it stay imported).
     """
     from agent.db.connect import connect
     from agent.domain.gates import EntryGateConfig
     from agent.memory.importer import Importer, ImportReport, read_lines
+    from agent.memory.indexing import index_config
     from agent.memory.turns import TurnWriter
     from agent.providers import factory
     from agent.providers.text import default_counter
@@ -56,6 +58,7 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
     writer = TurnWriter(
         factory.build_universal_embedder(settings), factory.build_native_embedder(settings),
         default_counter().count, EntryGateConfig.from_table(settings.entry_gate),
+        index_cfg=index_config(settings),
     )
     report = ImportReport()
     stream: IO[str]
@@ -105,9 +108,13 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
 @click.option("--user", "user", default=None, metavar="HANDLE",
               help="Only this user's memories (what the loop recalls for them); default: "
               "every user's.")
+@click.option("--as-of", "as_of", default=None, metavar="ISO-TIME",
+              help="Ask as if at this time (ISO 8601 with a zone): 'last week' and 'in May' "
+              "resolve against it, recency counts from it [default: now].")
 @json_option
 def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
-           no_log: bool, level: int | None, user: str | None, as_json: bool) -> int:
+           no_log: bool, level: int | None, user: str | None, as_of: str | None,
+           as_json: bool) -> int:
     """What memory returns for a query: items with id, kind, content, score, a verdict
     (strong_match / weak_match / no_match) and their sources (day_table entry ids and
     external ids). The same pipeline the loop uses, which scopes recall to the user it
@@ -122,6 +129,7 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
         raise InputError("give a query, or --queries FILE (one query per line), not both")
     if query is not None and not query.strip():
         raise InputError("the query is empty")
+    now = _as_of(as_of)
     settings = settings_from()
     url = _ready_url(settings)
     if level is not None:
@@ -137,7 +145,7 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
             user_id = row[0]
         if query is not None:
             out = recaller.recall(conn, query, k=k, verify=verify, log=not no_log,
-                                  user_id=user_id)
+                                  user_id=user_id, now=now)
             payload = recall_payload(out)
             if out.cortex_events:
                 payload["reconsolidation"] = out.cortex_events
@@ -151,8 +159,61 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
             if not text:
                 continue
             out = recaller.recall(conn, text, k=k, verify=verify, log=not no_log,
-                                  user_id=user_id)
+                                  user_id=user_id, now=now)
             click.echo(json.dumps({"line": lineno, **recall_payload(out)}, default=str))
+    return 0
+
+
+def _as_of(value: str | None) -> Any:
+    """--as-of as an aware datetime, or None (now)."""
+    from datetime import datetime
+
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"--as-of {value!r} is not an ISO 8601 time "
+                         "(e.g. 2023-06-01T12:00:00+00:00)") from None
+    if when.tzinfo is None:
+        raise InputError(f"--as-of {value!r} has no time zone (add +00:00 or Z)")
+    return when
+
+
+@click.command()
+@click.option("--all", "everything", is_flag=True,
+              help="Rebuild every row, not only those missing an index entry or built by "
+                   "an older recipe (e.g. after changing the universal embedding model).")
+@click.option("--batch-size", default=256, show_default=True, type=click.IntRange(1, 10000),
+              help="Rows per transaction.")
+@json_option
+def reindex(everything: bool, batch_size: int, as_json: bool) -> int:
+    """Rebuild the contextual index: each turn's index text ("(8 May 2023) Ana said,
+    ..."), its universal vector and its BM25 lexicon entry; memories' and holographic
+    blocks' lexicon entries. Rows written since revision 0007 by the current recipe are
+    skipped (unless --all). Content is never changed. Safe to interrupt and run again.
+    """
+    from agent.db.connect import connect
+    from agent.memory.indexing import build_indexer
+
+    settings = settings_from()
+    url = _ready_url(settings)
+    indexer = build_indexer(settings)
+    show = not as_json and sys.stderr.isatty()
+    with connect(url, app="cogd-reindex", autocommit=True) as conn:
+        if show:
+            total = sum(indexer.pending(conn).values())
+            with click.progressbar(length=total, label="reindexing", file=sys.stderr) as bar:
+                report = indexer.run(conn, everything=everything, batch=batch_size,
+                                     progress=lambda _kind, n: bar.update(n))
+        else:
+            report = indexer.run(conn, everything=everything, batch=batch_size)
+    data = report.as_dict()
+    if as_json:
+        click.echo(json.dumps(data))
+    else:
+        done = ", ".join(f"{n} {kind}" for kind, n in data["indexed"].items())
+        click.echo(f"indexed {done} (recipe {data['recipe_version']})")
     return 0
 
 
@@ -361,4 +422,4 @@ def goals_reset(name: str | None) -> int:
     return 0
 
 
-COMMANDS = (import_, recall, why, proposals, approve, reject, goals)
+COMMANDS = (import_, recall, reindex, why, proposals, approve, reject, goals)

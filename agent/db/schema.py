@@ -21,6 +21,8 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
+    SmallInteger,
     Table,
     Text,
     UniqueConstraint,
@@ -75,6 +77,12 @@ def _ts(name: str = "created_at", nullable: bool = False) -> Column:
 
 def _serial_pk(name: str = "id") -> Column:
     return Column(name, BigInteger, Identity(always=False), primary_key=True)
+
+
+def _index_columns() -> list[Column]:
+    """The derived, versioned index entry of a row (revision 0007, agent/domain/contextual.py)."""
+    return [Column("index_text", Text), Column("index_tsv", TSVECTOR),
+            Column("index_version", SmallInteger)]
 
 
 def _hnsw(table: str, column: str, ops: str) -> Index:
@@ -140,6 +148,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("inbox_id", BigInteger, ForeignKey("inbox.id")),
         Column("external_id", Text),
         Column("content_tsv", TSVECTOR, Computed(TSV_EXPR, persisted=True)),
+        Column("speaker", Text),  # revision 0007
+        Column("index_embedding", universal),  # revision 0007: the turn in context
+        *_index_columns(),
         CheckConstraint(_in("role", ROLES), name="ck_day_table_role"),
         CheckConstraint(
             f"flux_state IS NULL OR {_in('flux_state', FLUX_STATES)}", name="ck_day_table_flux"
@@ -154,8 +165,11 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_day_table_message_type", "message_type"),
         Index("uq_day_table_external_id", "external_id", unique=True),
         Index("ix_day_table_content_tsv", "content_tsv", postgresql_using="gin"),
+        Index("ix_day_table_index_version", "index_version"),
+        Index("ix_day_table_speaker", "speaker"),
         _hnsw("day_table", "universal_embedding", "vector_cosine_ops"),
         _hnsw("day_table", "native_embedding", "halfvec_cosine_ops"),
+        _hnsw("day_table", "index_embedding", "vector_cosine_ops"),
     )
 
     Table(
@@ -209,6 +223,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         _ts(),
         Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
         Column("content_tsv", TSVECTOR, Computed(TSV_EXPR, persisted=True)),
+        *_index_columns(),
         CheckConstraint(_in("memory_type", MEMORY_TYPES), name="ck_memories_type"),
         CheckConstraint(_in("status", MEMORY_STATUSES), name="ck_memories_status"),
         CheckConstraint("importance >= 0 AND importance <= 1", name="ck_memories_importance"),
@@ -216,6 +231,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_memories_user_status", "user_id", "status"),
         Index("ix_memories_importance", "importance"),
         Index("ix_memories_content_tsv", "content_tsv", postgresql_using="gin"),
+        Index("ix_memories_index_version", "index_version"),
         _hnsw("memories", "universal_embedding", "vector_cosine_ops"),
         _hnsw("memories", "native_embedding", "halfvec_cosine_ops"),
     )
@@ -398,7 +414,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         ),
         Column("derived_from", UUID(as_uuid=True), ForeignKey("holographic_blocks.block_id")),
         Column("migrated_at", DateTime(timezone=True)),
+        *_index_columns(),
         Index("ix_holographic_blocks_session_id", "session_id"),
+        Index("ix_holographic_blocks_index_version", "index_version"),
         Index("ix_holographic_blocks_user_id", "user_id"),
         Index("ix_holographic_blocks_coherence", "coherence_gain"),
         Index("ix_holographic_blocks_centroid", "preoccupation_centroid_id"),
@@ -648,6 +666,30 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         _ts(),
         Index("ix_escalations_created", "created_at"),
         Index("ix_escalations_entry_id", "entry_id"),  # revision 0006
+    )
+
+    # the BM25 lexicon (revision 0007): postings maintained by triggers from index_tsv
+    Table(
+        "lexical_postings",
+        md,
+        Column("kind", Text, nullable=False),
+        Column("term", Text, nullable=False),
+        Column("doc_id", UUID(as_uuid=True), nullable=False),
+        Column("user_id", UUID(as_uuid=True)),
+        Column("dated", DateTime(timezone=True)),
+        Column("tf", Integer, nullable=False),
+        Column("doc_len", Integer, nullable=False),
+        PrimaryKeyConstraint("kind", "term", "doc_id", name="pk_lexical_postings"),
+        CheckConstraint("kind IN ('day_table', 'memory', 'block')",
+                        name="ck_lexical_postings_kind"),
+        Index("ix_lexical_postings_doc", "kind", "doc_id"),
+    )
+    Table(
+        "lexical_stats",
+        md,
+        Column("kind", Text, primary_key=True),
+        Column("n_docs", BigInteger, nullable=False, server_default="0"),
+        Column("total_len", BigInteger, nullable=False, server_default="0"),
     )
 
     return md

@@ -42,21 +42,49 @@ def stem(word: str) -> str:
     return word[:STEM_CHARS]
 
 
-def terms(text: str) -> list[str]:
-    """Informative terms of a text: stemmed non-stopwords and CJK bigrams, unique."""
+def tokens(text: str) -> list[str]:
+    """The terms of a text in order, repeats kept (BM25 counts them): stemmed
+    non-stopwords, then CJK bigrams. What the BM25 lexicon indexes (revision 0007)."""
     out: list[str] = []
     for w in _WORD.findall(text.lower()):
         if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
             continue
         if cjk_ngrams(w):
             continue  # CJK runs are counted as bigrams below
-        t = stem(w)
-        if t not in out:
-            out.append(t)
-    for g in cjk_ngrams(text).split():
-        if g not in out:
-            out.append(g)
+        out.append(stem(w))
+    out += cjk_ngrams(text).split()
     return out
+
+
+def terms(text: str) -> list[str]:
+    """Informative terms of a text: stemmed non-stopwords and CJK bigrams, unique."""
+    return list(dict.fromkeys(tokens(text)))
+
+
+# tsvector limits: positions run 1..16383, at most 256 positions are kept per lexeme
+_MAX_POSITION, _MAX_POSITIONS = 16383, 256
+
+
+def tsvector_literal(toks: list[str]) -> str:
+    """A tsvector in Postgres' text form whose positions count each token's repeats:
+    the lexicon trigger reads a term's frequency as its number of positions."""
+    positions: dict[str, list[int]] = {}
+    for i, tok in enumerate(toks, 1):
+        positions.setdefault(tok, []).append(min(i, _MAX_POSITION))
+    return " ".join(
+        "'" + tok.replace("\\", "\\\\").replace("'", "''") + "':"
+        + ",".join(str(p) for p in list(dict.fromkeys(ps))[:_MAX_POSITIONS])
+        for tok, ps in positions.items()
+    )
+
+
+def tsquery_text(query_terms: list[str], limit: int = 64) -> str | None:
+    """An OR of quoted prefix lexemes for to_tsquery('simple', ...): 'allerg':* | '喜欢':*.
+    For content_tsv (psql full text, the ts_rank_cd baseline of bench.quality); recall
+    itself scores BM25 over the lexicon."""
+    if not query_terms:
+        return None
+    return " | ".join("'" + t.replace("'", "''") + "':*" for t in query_terms[:limit])
 
 
 def idf(doc_freq: int, n_docs: int) -> float:

@@ -1,13 +1,18 @@
-"""The retrieval chain after the database (issue #4 step 3; seed 003 §17e, seed 004).
+"""The retrieval chain after the database (seed 003 §17e, seed 004; issue "Recall that
+finds what was said").
 
-candidates (dense | sparse | cortex, each with its rank) → reciprocal rank fusion
-(k = 60; the sparse list weighted by sparse_list_weight) → 0.5 relevance + 0.3
-recency + 0.2 importance, plus a goal boost, where relevance is the fused score
-min-max scaled over the candidates (so it spans 0..1 as the seed's formula assumes;
-raw RRF scores differ by a few percent and recency drowned them) → rerank (0.6
-rerank + 0.4 weighted, when a reranker is present) → a verdict per item and per
-query (strong_match / weak_match / no_match) → drop ids injected in the last few
-turns → fit a token budget.
+candidates from ranked lists (dense and BM25 over day_table, memories and
+holographic blocks; dense and BM25 inside the time window the query names; the
+cortex) → weighted reciprocal rank fusion (k = 60), scaled by the best candidate's
+fused score → relevance x time factor (inside the asked window) x person factor (said
+by, or naming, a person the query names) x role factor (the assistant's words count
+less than the user's) → plus
+small tie-breakers (recency, importance, goal boost: seed 003 §17e #4's weights, scaled
+by tiebreak_weight so they reorder only near-ties), or, when the query asks for the
+current state ("now", "still", "latest"), a newness term that lets the newer statement
+win → rerank (0.6 rerank + 0.4 weighted, when a reranker is present) → a verdict per item
+and per query (strong_match / weak_match / no_match) → drop ids injected in the last
+few turns → fit a token budget.
 
 The verdict is judged on a match score: (1 - w)·cosine similarity of the item to
 the query + w·IDF-weighted coverage of the query's terms (lexical.py), with
@@ -19,26 +24,42 @@ thresholds from config [recall], calibrated by
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from agent.domain.contextual import speaker_label
 from agent.domain.lexical import match_score
 from agent.domain.tables import scalar_fields
+from agent.domain.timeref import TimeWindow, overlap_score
 
 VERDICTS = ("strong_match", "weak_match", "no_match")
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
 @dataclass(frozen=True)
 class RecallConfig:
     rrf_k: int = 60
+    dense_list_weight: float = 1.0
     sparse_list_weight: float = 1.0
-    recency_half_life_days: float = 7.0
-    weight_relevance: float = 0.5
+    window_list_weight: float = 1.0
+    cortex_list_weight: float = 1.0
+    fallback_list_weight: float = 1.0
+    fallback_query_variants: int = 3
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    recency_half_life_days: float = 30.0
     weight_recency: float = 0.3
     weight_importance: float = 0.2
     goal_boost: float = 0.2
+    tiebreak_weight: float = 0.1
+    current_state_weight: float = 0.3
+    time_boost: float = 0.5
+    person_boost: float = 0.3
+    person_mention_boost: float = 0.15
+    assistant_weight: float = 0.8
     rerank_candidate_multiplier: int = 3
     weight_rerank: float = 0.6
     weight_pre_rerank: float = 0.4
@@ -67,6 +88,11 @@ class Candidate:
     dense_rank: int | None = None
     sparse_rank: int | None = None
     cortex_rank: int | None = None
+    window_dense_rank: int | None = None
+    window_sparse_rank: int | None = None
+    fallback_rank: int | None = None  # rank under the weak-match fallback's rewritten queries
+    speaker: str | None = None
+    role: str | None = None
     source_ids: tuple[str, ...] = ()
     external_ids: tuple[str, ...] = ()
     token_count: int | None = None
@@ -106,10 +132,13 @@ class RecallItem:
     source_ids: tuple[str, ...]
     external_ids: tuple[str, ...]
     components: dict[str, float]
+    speaker: str | None = None  # whose words: a name, or the role's label
+    role: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "kind": self.kind, "content": self.content,
+            "id": self.id, "kind": self.kind, "content": self.content, "speaker": self.speaker,
+            "role": self.role,
             "score": round(self.score, 5), "verdict": self.verdict,
             "similarity": None if self.similarity is None else round(self.similarity, 5),
             "coverage": None if self.coverage is None else round(self.coverage, 5),
@@ -129,6 +158,8 @@ class RecallResult:
     dropped_budget: list[str] = field(default_factory=list)
     tokens: int = 0
     reranked: bool = False
+    window: TimeWindow | None = None  # the period the query asks about, resolved
+    rewrites: list[str] = field(default_factory=list)  # the weak-match fallback's queries
 
     @property
     def best_similarity(self) -> float | None:
@@ -179,6 +210,71 @@ def query_verdict(items: Sequence[RecallItem]) -> str:
     return "no_match"
 
 
+@dataclass(frozen=True)
+class QueryContext:
+    """What the query says beyond its words: the period it asks about, whether it asks
+    for the current state, and the people (speakers) it names, lower-cased."""
+
+    window: TimeWindow | None = None
+    asks_current: bool = False
+    people: frozenset[str] = frozenset()
+
+
+def _names(content: str, people: frozenset[str]) -> bool:
+    words = {w.lower() for w in _WORD.findall(content)}
+    return bool(words & people)
+
+
+_CLAUSE = re.compile(r"\s*(?:;|,|\band\b|\bor\b|\bthen\b|\bafter\b|\bbefore\b)\s*",
+                     re.IGNORECASE)
+
+
+def heuristic_variants(query: str, terms: Sequence[str], n: int) -> list[str]:
+    """The weak-match fallback's rewrites when no LLM rewrites the query (seed 003 §17e
+    #7; a named heuristic, not a model): the query's clauses on their own (a question
+    about two things becomes two), then its informative words alone."""
+    out: list[str] = []
+    clauses = [c.strip(" ?.!") for c in _CLAUSE.split(query)]
+    for clause in clauses:
+        if len(clause.split()) >= 2 and clause.lower() != query.strip(" ?.!").lower():
+            out.append(clause)
+    keywords = " ".join(terms)
+    if keywords and keywords.lower() != query.lower():
+        out.append(keywords)
+    return list(dict.fromkeys(out))[:max(0, n)]
+
+
+def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
+                    now: datetime, cfg: RecallConfig, ctx: QueryContext) -> dict[str, float]:
+    """The score of one candidate and what it is made of."""
+    parts = {
+        "rrf": fused,
+        "relevance": fused / best if best > 0 else 0.0,
+        "recency": recency(c.created_at, now, cfg.recency_half_life_days),
+        "importance": min(1.0, max(0.0, c.importance)),
+        "goal": max(0.0, c.goal_similarity or 0.0),
+    }
+    factor = 1.0
+    if ctx.window is not None:
+        parts["time"] = overlap_score(c.created_at, ctx.window)
+        factor *= 1 + cfg.time_boost * parts["time"]
+    if ctx.people:
+        said = c.speaker is not None and c.speaker.lower() in ctx.people
+        named = _names(c.content, ctx.people)
+        parts["person"] = 1.0 if said else 0.5 if named else 0.0
+        factor *= 1 + (cfg.person_boost if said else cfg.person_mention_boost if named else 0.0)
+    if c.role == "assistant":
+        factor *= cfg.assistant_weight
+    tiebreak = (cfg.weight_recency * parts["recency"]
+                + cfg.weight_importance * parts["importance"] + cfg.goal_boost * parts["goal"])
+    weighted = parts["relevance"] * factor + cfg.tiebreak_weight * tiebreak
+    if ctx.asks_current:
+        parts["newness"] = newness
+        weighted += cfg.current_state_weight * newness
+    parts["weighted"] = weighted
+    return parts
+
+
 def recall_pipeline(
     candidates: Sequence[Candidate],
     *,
@@ -190,32 +286,30 @@ def recall_pipeline(
     recent_ids: set[str] | None = None,
     budget_tokens: int | None = None,
     count_tokens: Callable[[str], int] = lambda s: max(1, len(s.split())),
+    context: QueryContext | None = None,
 ) -> RecallResult:
     """Fuse, weight, rerank, judge, de-duplicate and fit candidates to a budget."""
+    ctx = context or QueryContext()
     if not candidates:
-        return RecallResult(items=[], verdict="no_match", candidates=0)
-    weights = (1.0, cfg.sparse_list_weight, 1.0)
-    fused = {c.id: rrf((c.dense_rank, c.sparse_rank, c.cortex_rank), cfg.rrf_k, weights)
+        return RecallResult(items=[], verdict="no_match", candidates=0, window=ctx.window)
+    weights = (cfg.dense_list_weight, cfg.sparse_list_weight, cfg.cortex_list_weight,
+               cfg.window_list_weight, cfg.window_list_weight, cfg.fallback_list_weight)
+    fused = {c.id: rrf((c.dense_rank, c.sparse_rank, c.cortex_rank, c.window_dense_rank,
+                        c.window_sparse_rank, c.fallback_rank), cfg.rrf_k, weights)
              for c in candidates}
-    hi, lo = max(fused.values()), min(fused.values())
+    best = max(fused.values())
+    # newness: where a candidate's date falls between the oldest and newest candidate
+    stamps = [c.created_at.timestamp() for c in candidates if c.created_at is not None]
+    oldest, newest = (min(stamps), max(stamps)) if stamps else (0.0, 0.0)
     scored: list[tuple[float, Candidate, dict[str, float]]] = []
     for c in candidates:
-        parts = {
-            "rrf": fused[c.id],
-            "relevance": (fused[c.id] - lo) / (hi - lo) if hi > lo else 1.0,
-            "recency": recency(c.created_at, now, cfg.recency_half_life_days),
-            "importance": min(1.0, max(0.0, c.importance)),
-            "goal": c.goal_similarity or 0.0,
-        }
-        weighted = (cfg.weight_relevance * parts["relevance"]
-                    + cfg.weight_recency * parts["recency"]
-                    + cfg.weight_importance * parts["importance"]
-                    + cfg.goal_boost * max(0.0, parts["goal"]))
-        parts["weighted"] = weighted
-        score = weighted
+        newness = (0.0 if c.created_at is None or newest <= oldest
+                   else (c.created_at.timestamp() - oldest) / (newest - oldest))
+        parts = relevance_parts(c, fused[c.id], best, newness, now, cfg, ctx)
+        score = parts["weighted"]
         if rerank_scores is not None and c.id in rerank_scores:
             parts["rerank"] = rerank_scores[c.id]
-            score = cfg.weight_rerank * rerank_scores[c.id] + cfg.weight_pre_rerank * weighted
+            score = cfg.weight_rerank * rerank_scores[c.id] + cfg.weight_pre_rerank * score
         scored.append((score, c, parts))
     scored.sort(key=lambda s: (-s[0], s[1].id))
     recent = recent_ids or set()
@@ -241,10 +335,11 @@ def recall_pipeline(
             verdict=verdict_for(match, cfg, verify), similarity=c.similarity,
             coverage=c.coverage, match=match,
             created_at=c.created_at, source_ids=c.source_ids, external_ids=c.external_ids,
-            components=parts,
+            components=parts, role=c.role,
+            speaker=speaker_label(c.speaker, c.role) if c.role else c.speaker,
         ))
     return RecallResult(
         items=items, verdict=query_verdict(items), candidates=len(candidates),
         dropped_recent=dropped_recent, dropped_budget=dropped_budget, tokens=used,
-        reranked=rerank_scores is not None,
+        reranked=rerank_scores is not None, window=ctx.window,
     )

@@ -40,6 +40,7 @@ from agent.domain.prompt import (
 from agent.domain.recall import RecallConfig
 from agent.domain.tags import parse_memory_tags
 from agent.memory.identity import bootstrap_boundaries, load_goals, load_traits
+from agent.memory.indexing import Indexer, index_config, index_pending
 from agent.memory.recall import Recaller, build_cortex
 from agent.memory.rollover import RelevanceScorer, Rollover
 from agent.memory.turns import (
@@ -137,12 +138,14 @@ class CognitiveLoop:
         self.count_tokens: Callable[[str], int] = self.system1.count_tokens
         self.rng = rng or random.Random()
         self.writer = TurnWriter(
-            self.universal, self.native, self.count_tokens, self.cfg.entry, self.rng
+            self.universal, self.native, self.count_tokens, self.cfg.entry, self.rng,
+            index_config(settings),
         )
         self.recaller = Recaller(
             self.universal, self.reranker, self.cfg.recall, self.count_tokens,
             cortex=build_cortex(settings, self.universal, self.native),
         )
+        self.indexer = Indexer(None, index_config(settings))
         self.relevance = RelevanceScorer(lambda texts: self.universal.embed_documents(list(texts)))
         self.rollover = Rollover(self.cfg.entry, self.cfg.exit, self.relevance, self.rng)
         self._boundary_vectors: tuple[list[str], Any] | None = None
@@ -208,6 +211,8 @@ class CognitiveLoop:
         )
         # 2. rolling window; what rolled out goes through the exit gate
         exits = self.rollover.run(conn, session_id, self.cfg.window_tokens)
+        if exits:  # what the exit gate kept becomes findable by its words too
+            index_pending(conn, self.indexer, kinds=("memory",), limit=64)
         rows = conn.execute(WINDOW, (session_id,)).fetchall()
         newest_first = [WindowTurn(r[0], r[1], r[2], int(r[3])) for r in rows]
         inside, _ = split_window(newest_first, self.cfg.window_tokens)

@@ -40,6 +40,7 @@ from agent.domain.gates import (
     detects_identity_rewrite,
 )
 from agent.domain.llm_json import parse_llm_json, parse_yes_no
+from agent.memory.indexing import Indexer, index_config, index_pending
 from agent.memory.turns import storable_text
 
 logger = logging.getLogger(__name__)
@@ -134,7 +135,9 @@ class Consolidator:
             ("promotion", self.promotion),
             ("goal_safety", self.goal_safety),
             ("gate_tuning", self.gate_tuning),
+            ("index", self.index),
         ]
+        self.indexer = Indexer(None, index_config(settings))
 
     # -- the pass -------------------------------------------------------------
 
@@ -197,6 +200,14 @@ class Consolidator:
             return None
         return {"inputs": {"scratch_ids": [r[0] for r in rows]},
                 "outputs": {"actions": dict(actions)}}
+
+    def index(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """The contextual index entries (lexicon) of memories and blocks written since
+        (agent/memory/indexing.py); their writers' own transactions stay short."""
+        done = index_pending(conn, self.indexer).indexed
+        if not any(done.values()):
+            return None
+        return {"inputs": {}, "outputs": {"indexed": done}}
 
     def strengthen(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Recalled memories gain importance, bounded per pass (seed 000 §4.5.4)."""

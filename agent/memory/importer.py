@@ -1,7 +1,10 @@
 """`cogd import FILE.jsonl`: conversation history through the live write path.
 
 One message per line: {"session", "speaker", "role", "content", "timestamp",
-"external_id"}. Idempotent on external_id (a line without one gets a stable id
+"external_id", "user"}. `speaker` is who said it (a name: stored in day_table.speaker and
+indexed, so "what did Ana say" finds Ana's turns); `user` is the account the session
+belongs to (default: the speaker of the session's first user line, else the importing
+user). Idempotent on external_id (a line without one gets a stable id
 derived from its session, speaker, role, timestamp and content). A bad line is
 reported with its line number and skipped, or stops the import.
 """
@@ -35,6 +38,8 @@ class ImportLine:
     content: str
     timestamp: datetime | None
     external_id: str
+    named: str | None = None  # the speaker as the line gave it (None: not given)
+    user: str | None = None  # the account the session belongs to
 
 
 @dataclass
@@ -73,10 +78,16 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
     if session is None or not str(session).strip():
         raise InputError(f"{where}: 'session' is required")
     _key(where, "session", str(session))
-    speaker = data.get("speaker") or (default_user if role == "user" else role)
-    if not isinstance(speaker, str):
+    named = data.get("speaker")
+    if named is not None and not isinstance(named, str):
         raise InputError(f"{where}: 'speaker' must be a string")
+    speaker = named or (default_user if role == "user" else role)
     _key(where, "speaker", speaker)
+    user = data.get("user")
+    if user is not None:
+        if not isinstance(user, str):
+            raise InputError(f"{where}: 'user' must be a string (an account handle)")
+        _key(where, "user", user)
     stamp = data.get("timestamp")
     when: datetime | None = None
     if stamp is not None:
@@ -101,7 +112,8 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
     elif not isinstance(ext, str | int) or not str(ext).strip():
         raise InputError(f"{where}: 'external_id' must be a non-empty string")
     _key(where, "external_id", str(ext))
-    return ImportLine(lineno, str(session), speaker, role, content, when, str(ext))
+    return ImportLine(lineno, str(session), speaker, role, content, when, str(ext),
+                      named=named.strip() if named and named.strip() else None, user=user)
 
 
 def _key(where: str, name: str, value: str) -> None:
@@ -147,7 +159,7 @@ class Importer:
 
     def _session(self, line: ImportLine) -> tuple[Any, Any, str]:
         if line.session not in self._sessions:
-            handle = line.speaker if line.role == "user" else self.default_user
+            handle = line.user or (line.speaker if line.role == "user" else self.default_user)
             user_id = ensure_user(self.conn, handle)
             tier = self.conn.execute(
                 "SELECT tier FROM users WHERE user_id = %s", (user_id,)
@@ -191,7 +203,7 @@ class Importer:
                     TurnInput(
                         session_id=sid, user_id=uid, user_tier=tier, role=line.role,
                         content=line.content, external_id=line.external_id,
-                        created_at=line.timestamp,
+                        created_at=line.timestamp, speaker=line.named,
                     )
                 )
             # one NOTIFY per batch, never per row

@@ -51,11 +51,17 @@ def status_text(conn: psycopg.Connection[Any]) -> str:
 def format_recall(payload: dict[str, Any]) -> str:
     lines = [f"verdict: {payload['verdict']}  ({payload['latency_ms']:.0f} ms, "
              f"{payload['candidates']} candidates)"]
+    if payload.get("window"):
+        w = payload["window"]
+        lines.append(f"  asks about {w['phrase']!r}: {w['start'][:10]} .. {w['end'][:10]}")
     for i in payload["items"]:
         text = " ".join(i["content"].split())
         if len(text) > 160:
             text = text[:157] + "..."
-        lines.append(f"  {i['verdict']:<12} {i['score']:.3f}  {i['id']}  {text}")
+        said = " ".join(x for x in (
+            (i.get("created_at") or "")[:10], f"{i['speaker']}:" if i.get("speaker") else "") if x)
+        lines.append(f"  {i['verdict']:<12} {i['score']:.3f}  {i['id']}  "
+                     f"{said + ' ' if said else ''}{text}")
         ext = i["sources"]["external"]
         if ext:
             lines.append(f"  {'':<12} sources: {', '.join(ext)}")
@@ -70,6 +76,8 @@ def recall_payload(outcome: Any) -> dict[str, Any]:
         "latency_ms": round(outcome.latency_ms, 2),
         "candidates": r.candidates,
         "reranked": r.reranked,
+        "window": None if r.window is None else r.window.as_dict(),
+        "rewrites": r.rewrites,
         "items": [i.as_dict() for i in r.items],
     }
 

@@ -1,8 +1,10 @@
 """Recall (issue #4, step 3): the database side of the retrieval chain.
 
-dense (HNSW over day_table, memories, holographic_blocks) | sparse (full text with
-CJK bigrams) | cortex port → the domain pipeline (RRF, recency x importance x goal
-boost, rerank, verdict, recently-injected filter, token budget) → recall_log.
+dense (HNSW over day_table, memories, holographic_blocks) | BM25 over their contextual
+index entries (lexical_postings, revision 0007) | both again inside the time window the
+question names | cortex port → the domain pipeline (weighted RRF, time, person and role
+factors, tie-breakers or newness, rerank, verdict, recently-injected filter, token
+budget) → recall_log.
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from typing import Any, Protocol
 import psycopg
 
 from agent.db.queries import query, vector_text
-from agent.domain import lexical
+from agent.domain import lexical, timeref
 from agent.domain import recall as domain
+from agent.domain.contextual import prose_text
 from agent.providers.ports import Embedder, Reranker
 
 logger = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 64
-DOC_FREQ_CAP = 5000
 
 
 class CortexStore(Protocol):
@@ -49,14 +51,6 @@ class EmptyCortex:
     def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
                       session_id: Any = None) -> list[dict[str, Any]]:
         return []
-
-
-def tsquery_text(terms: list[str]) -> str | None:
-    """An OR of quoted prefix lexemes for to_tsquery('simple', ...): 'allerg':* | '喜欢':*."""
-    if not terms:
-        return None
-    return " | ".join("'" + t.replace("'", "''") + "':*" for t in terms[:MAX_QUERY_TERMS])
-
 
 
 @dataclass
@@ -86,11 +80,31 @@ class Recaller:
         # does not use it (lexical_weight 0), unless a caller asks (bench/calibrate.py)
         self.compute_coverage = cfg.lexical_weight > 0
 
+    def query_context(
+        self, conn: psycopg.Connection[Any], text: str, now: datetime, user_id: Any = None,
+    ) -> domain.QueryContext:
+        """The period the question asks about (against `now`), whether it asks for the
+        current state, and which of its words name a speaker of this user's turns."""
+        tq = timeref.resolve(text, now)
+        # a name is written with a capital, unless the whole query is lower case
+        words = [w for w in lexical._WORD.findall(text) if len(w) > 1 and not w.isdigit()
+                 and (w[0].isupper() or text.islower())]
+        people: frozenset[str] = frozenset()
+        if words:
+            names = sorted({v for w in words for v in (w, w.lower(), w.capitalize())})
+            rows = conn.execute(query("known_speakers"), {
+                "names": names, "user_id": None if user_id is None else str(user_id)})
+            people = frozenset(str(r[0]).lower() for r in rows)
+        return domain.QueryContext(window=tq.window, asks_current=tq.asks_current,
+                                   people=people)
+
     def candidates(
         self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None,
         goal_vector: Sequence[float] | None = None, user_id: Any = None,
+        context: domain.QueryContext | None = None,
     ) -> list[domain.Candidate]:
-        """Dense | sparse | cortex candidates, each with similarity and term coverage.
+        """Candidates from every list (dense | BM25 per table, both inside the asked time
+        window, cortex), each with similarity and term coverage.
 
         `text` is what is searched (the compound query in the loop); `verdict_text`
         (default: `text`) is what the verdict judges: the question actually asked.
@@ -98,6 +112,7 @@ class Recaller:
         """
         if user_id is not None:
             _relaxed_hnsw(conn)
+        ctx = context or domain.QueryContext()
         qvec_raw = self.embedder.embed_query(text)
         qvec = vector_text(qvec_raw)
         judge = verdict_text or text
@@ -111,36 +126,50 @@ class Recaller:
             else:
                 found[key] = domain.Candidate(id=key, **fields)
 
+        def turn(r: Any, **rank: Any) -> None:
+            add(f"day_table:{r[0]}", kind="day_table", content=r[3], created_at=r[4],
+                importance=0.5, source_ids=(str(r[0]),), external_ids=(r[5],) if r[5] else (),
+                token_count=r[6], role=r[2], speaker=r[8], **rank)
+
+        def memory(r: Any, **rank: Any) -> None:
+            add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
+                importance=r[4], status=r[6], source_ids=(str(r[5]),) if r[5] else (),
+                external_ids=(r[8],) if r[8] else (), speaker=r[9], role=r[10], **rank)
+
+        def block(r: Any, **rank: Any) -> None:
+            add(f"block:{r[0]}", kind="block", content=prose_text(r[2])[:4000],
+                created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)), source_ids=(),
+                **rank)
+
         uid = None if user_id is None else str(user_id)
         params = {"query": qvec, "k": pool, "user_id": uid}
         for rank, r in enumerate(conn.execute(query("recall_dense_day_table"), params), 1):
-            add(f"day_table:{r[0]}", kind="day_table", content=r[3], created_at=r[4],
-                importance=0.5, dense_rank=rank, source_ids=(str(r[0]),),
-                external_ids=(r[5],) if r[5] else (), token_count=r[6])
+            turn(r, dense_rank=rank)
         for rank, r in enumerate(conn.execute(query("recall_dense_memories"), params), 1):
-            add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
-                importance=r[4], dense_rank=rank, status=r[6],
-                source_ids=(str(r[5]),) if r[5] else (), external_ids=(r[8],) if r[8] else ())
+            memory(r, dense_rank=rank)
         for rank, r in enumerate(conn.execute(query("recall_dense_blocks"), params), 1):
-            add(f"block:{r[0]}", kind="block", content=json.dumps(r[2])[:4000],
-                created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)),
-                similarity=1 - r[5], dense_rank=rank, source_ids=())
+            block(r, similarity=1 - r[5], dense_rank=rank)
         qterms = lexical.terms(judge)
-        ts = tsquery_text(lexical.terms(text))
-        if ts:
-            sparse = {"tsquery": ts, "k": pool, "user_id": uid}
-            rank = 0
-            for r in conn.execute(query("recall_sparse_day_table"), sparse):
-                rank += 1
-                add(f"day_table:{r[0]}", kind="day_table", content=r[3], created_at=r[4],
-                    importance=0.5, sparse_rank=rank, source_ids=(str(r[0]),),
-                    external_ids=(r[5],) if r[5] else (), token_count=r[6])
-            for r in conn.execute(query("recall_sparse_memories"), sparse):
-                rank += 1
-                add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
-                    importance=r[4], sparse_rank=rank, status=r[6],
-                    source_ids=(str(r[5]),) if r[5] else (),
-                    external_ids=(r[8],) if r[8] else ())
+        search_terms = lexical.terms(text)[:MAX_QUERY_TERMS]
+        if search_terms:
+            bm25 = {"terms": search_terms, "weights": [1.0] * len(search_terms),
+                    "k1": float(self.cfg.bm25_k1), "b": float(self.cfg.bm25_b), "k": pool,
+                    "user_id": uid, "since": None, "until": None}
+            for rank, r in enumerate(conn.execute(query("recall_bm25_day_table"), bm25), 1):
+                turn(r, sparse_rank=rank)
+            for rank, r in enumerate(conn.execute(query("recall_bm25_memories"), bm25), 1):
+                memory(r, sparse_rank=rank)
+            for rank, r in enumerate(conn.execute(query("recall_bm25_blocks"), bm25), 1):
+                block(r, sparse_rank=rank)
+        if ctx.window is not None:
+            window = {"since": ctx.window.start, "until": ctx.window.end}
+            rows = conn.execute(query("recall_dense_day_table_window"), {**params, **window})
+            for rank, r in enumerate(rows, 1):
+                turn(r, window_dense_rank=rank)
+            if search_terms:
+                rows = conn.execute(query("recall_bm25_day_table"), {**bm25, **window})
+                for rank, r in enumerate(rows, 1):
+                    turn(r, window_sparse_rank=rank)
         for rank, (cid, content, sim) in enumerate(
             self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text,
                                user_id=uid), 1
@@ -150,7 +179,7 @@ class Recaller:
             add(f"cortex:{cid}", kind="cortex", content=content, created_at=None,
                 importance=0.5 if hippo is None else hippo.importance, similarity=sim,
                 cortex_rank=rank, dense_rank=None if hippo is None else hippo.dense_rank,
-                source_ids=())
+                sparse_rank=None if hippo is None else hippo.sparse_rank, source_ids=())
         self._fill_similarity(conn, jvec, found)
         if goal_vector is not None:
             self._fill_goal_similarity(conn, vector_text(goal_vector), found)
@@ -175,13 +204,11 @@ class Recaller:
                 found[key] = replace(found[key], goal_similarity=float(sim))
 
     def term_weights(self, conn: psycopg.Connection[Any], qterms: list[str]) -> dict[str, float]:
-        """IDF of each query term over day_table (document frequencies capped)."""
+        """IDF of each query term over day_table's lexicon."""
         if not qterms:
             return {}
-        size = conn.execute(query("day_table_size")).fetchone()
-        n_docs = max(1, int(size[0])) if size else 1
-        rows = conn.execute(query("term_doc_freq"), {"terms": qterms, "cap": DOC_FREQ_CAP})
-        return {t: lexical.idf(int(df), n_docs) for t, df in rows}
+        rows = conn.execute(query("term_doc_freq"), {"terms": qterms}).fetchall()
+        return {t: lexical.idf(int(df), max(1, int(n or 0))) for t, df, n in rows}
 
     def _fill_similarity(
         self, conn: psycopg.Connection[Any], qvec: str, found: dict[str, domain.Candidate]
@@ -222,11 +249,14 @@ class Recaller:
             row = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
                                (session_id,)).fetchone()
             user_id = row[0] if row else None
-        cands = self.candidates(conn, text, k, verdict_text, goal_vector, user_id)
+        now = now or datetime.now(UTC)
+        ctx = self.query_context(conn, verdict_text or text, now, user_id)
+        cands = self.candidates(conn, text, k, verdict_text, goal_vector, user_id, ctx)
         rerank_scores = self._rerank(text, cands)
         result = domain.recall_pipeline(
             cands,
-            now=now or datetime.now(UTC),
+            now=now,
+            context=ctx,
             cfg=self.cfg,
             k=k,
             rerank_scores=rerank_scores,
@@ -235,6 +265,9 @@ class Recaller:
             budget_tokens=budget_tokens if budget_tokens is not None else self.cfg.token_budget,
             count_tokens=self.count_tokens,
         )
+        if result.verdict != "strong_match" and self.cfg.fallback_query_variants > 0:
+            result = self._fallback(conn, cands, result, text, verdict_text, goal_vector,
+                                    user_id, ctx, now, k, verify, recent_ids, budget_tokens)
         cortex_ids = [i.id.split(":", 1)[1] for i in result.items if i.kind == "cortex"]
         events = (self.cortex.reconsolidate(conn, cortex_ids, session_id)
                   if cortex_ids and reconsolidate else [])
@@ -242,6 +275,43 @@ class Recaller:
         log_id = self._log(conn, text, result, latency, session_id, entry_id) if log else None
         return RecallOutcome(result=result, query_text=text, latency_ms=latency, log_id=log_id,
                              cortex_events=events)
+
+    def _fallback(
+        self, conn: psycopg.Connection[Any], cands: list[domain.Candidate],
+        first: domain.RecallResult, text: str, verdict_text: str | None,
+        goal_vector: Sequence[float] | None, user_id: Any, ctx: domain.QueryContext,
+        now: datetime, k: int, verify: bool, recent_ids: set[str] | None,
+        budget_tokens: int | None,
+    ) -> domain.RecallResult:
+        """Weak-match fallback (seed 003 §17e #7): the question rewritten (heuristic
+        clauses and keywords: no LLM is asked on the recall path yet), each rewrite's
+        ranking fused with the first pass as one more list."""
+        judge = verdict_text or text
+        words = [w for w in lexical._WORD.findall(judge) if w.lower() not in lexical.STOPWORDS]
+        variants = domain.heuristic_variants(judge, words, int(self.cfg.fallback_query_variants))
+        if not variants:
+            return first
+        merged = {c.id: c for c in cands}
+        for variant in variants:
+            extra = self.candidates(conn, variant, k, judge, goal_vector, user_id, ctx)
+            ranked = domain.recall_pipeline(extra, now=now, cfg=self.cfg, k=len(extra),
+                                            context=ctx, budget_tokens=10**9)
+            by_id = {c.id: c for c in extra}
+            for rank, item in enumerate(ranked.items, 1):
+                if item.id in merged:
+                    merged[item.id] = merged[item.id].merge(fallback_rank=rank)
+                else:
+                    merged[item.id] = replace(
+                        by_id[item.id], dense_rank=None, sparse_rank=None, cortex_rank=None,
+                        window_dense_rank=None, window_sparse_rank=None, fallback_rank=rank)
+        pool = list(merged.values())
+        result = domain.recall_pipeline(
+            pool, now=now, cfg=self.cfg, k=k, rerank_scores=self._rerank(text, pool),
+            verify=verify, recent_ids=recent_ids or set(),
+            budget_tokens=budget_tokens if budget_tokens is not None else self.cfg.token_budget,
+            count_tokens=self.count_tokens, context=ctx)
+        result.rewrites = variants
+        return result
 
     def _rerank(self, text: str, cands: list[domain.Candidate]) -> dict[str, float] | None:
         if self.reranker is None or not getattr(self.reranker, "enabled", False) or not cands:

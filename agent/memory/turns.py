@@ -12,13 +12,15 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 
 from agent.bus import Channel, notify
 from agent.db.queries import vector_text
+from agent.domain import lexical
+from agent.domain.contextual import RECIPE_VERSION, IndexConfig, Said, turn_text
 from agent.domain.gates import EntryGateConfig, detects_identity_rewrite, entry_gate
 from agent.errors import InputError
 from agent.providers.ports import Embedder
@@ -26,17 +28,25 @@ from agent.providers.ports import Embedder
 ROLES = ("user", "assistant", "system")
 
 INSERT_TURN = """
-INSERT INTO day_table (session_id, user_id, user_tier, role, content, universal_embedding,
-                       native_embedding, native_model, turn_number, token_count, inbox_id,
-                       external_id, message_type, created_at)
-VALUES (%(session_id)s, %(user_id)s, %(user_tier)s, %(role)s, %(content)s,
+INSERT INTO day_table (session_id, user_id, user_tier, role, speaker, content,
+                       universal_embedding, native_embedding, native_model, turn_number,
+                       token_count, inbox_id, external_id, message_type, created_at,
+                       index_text, index_tsv, index_version, index_embedding)
+VALUES (%(session_id)s, %(user_id)s, %(user_tier)s, %(role)s, %(speaker)s, %(content)s,
         %(universal)s::vector, %(native)s::halfvec, %(native_model)s,
         (SELECT coalesce(max(turn_number), 0) + 1 FROM day_table
           WHERE session_id = %(session_id)s),
         %(tokens)s, %(inbox_id)s, %(external_id)s, %(message_type)s,
-        coalesce(%(created_at)s, now()))
+        coalesce(%(created_at)s, now()), %(index_text)s, %(index_tsv)s::tsvector,
+        %(index_version)s, %(contextual)s::vector)
 ON CONFLICT (external_id) DO NOTHING
 RETURNING entry_id, turn_number
+"""
+
+# the session's last turn: what a short reply answers (agent/domain/contextual.py)
+PREVIOUS_TURN = """
+SELECT speaker, role, content FROM day_table
+WHERE session_id = %s ORDER BY turn_number DESC NULLS LAST LIMIT 1
 """
 
 INSERT_GATE = """
@@ -63,6 +73,7 @@ class TurnInput:
     inbox_id: int | None = None
     created_at: datetime | None = None
     message_type: str = "dialogue"
+    speaker: str | None = None  # who said it (an imported name); None: named by its role
 
 
 @dataclass(frozen=True)
@@ -114,20 +125,48 @@ class TurnWriter:
         count_tokens: Any,
         gate_cfg: EntryGateConfig,
         rng: random.Random | None = None,
+        index_cfg: IndexConfig | None = None,
     ) -> None:
+        self.index_cfg = index_cfg or IndexConfig()
         self.universal = universal
         self.native = native
         self.count_tokens = count_tokens
         self.gate_cfg = gate_cfg
         self.rng = rng or random.Random()
 
-    def _embed(self, texts: Sequence[str]) -> tuple[list[str], list[str]]:
-        uni = self.universal.embed_documents(list(texts))
+    def _embed(
+        self, contextual: Sequence[str], verbatim: Sequence[str]
+    ) -> tuple[list[str], list[str], list[str]]:
+        """Universal vectors of the verbatim content and of the contextual texts (recall's
+        dense key for turns), in one batch; native ones of the content (the universal
+        ones when both are the same model)."""
+        n = len(verbatim)
+        both = self.universal.embed_documents([*verbatim, *contextual])
+        uni, ctx = both[:n], both[n:]
         if self.native.model_id == self.universal.model_id:
             nat = uni
         else:
-            nat = self.native.embed_documents(list(texts))
-        return [vector_text(v) for v in uni], [vector_text(v) for v in nat]
+            nat = self.native.embed_documents(list(verbatim))
+        return ([vector_text(v) for v in uni], [vector_text(v) for v in nat],
+                [vector_text(v) for v in ctx])
+
+    def _contexts(
+        self, conn: psycopg.Connection[Any], turns: Sequence[TurnInput], contents: list[str]
+    ) -> list[str]:
+        """Each turn's contextual index text; a short reply quotes the turn before it
+        (earlier in this batch, else the session's last turn in day_table)."""
+        now = datetime.now(UTC)
+        last: dict[Any, Said] = {}
+        out: list[str] = []
+        for turn, content in zip(turns, contents, strict=True):
+            said = Said(content, turn.role, turn.speaker, turn.created_at or now)
+            previous = last.get(turn.session_id)
+            if previous is None and len(content.split()) <= self.index_cfg.reply_max_words:
+                row = conn.execute(PREVIOUS_TURN, (turn.session_id,)).fetchone()
+                previous = None if row is None else Said(row[2], row[1], row[0])
+            out.append(turn_text(said, previous, self.index_cfg))
+            last[turn.session_id] = said
+        return out
 
     def write(
         self, conn: psycopg.Connection[Any], turns: Sequence[TurnInput], *, notify_turn: bool = True
@@ -140,10 +179,12 @@ class TurnWriter:
             if turn.role not in ROLES:
                 raise InputError(f"unknown role {turn.role!r}; valid roles: {', '.join(ROLES)}")
             cleaned.append(clean_content(turn.content))
-        universal, native = self._embed([c for c, _ in cleaned])
+        contents = [c for c, _ in cleaned]
+        contexts = self._contexts(conn, turns, contents)
+        universal, native, contextual = self._embed(contexts, contents)
         out: list[WrittenTurn | None] = []
-        for turn, (content, notes), uvec, nvec in zip(
-            turns, cleaned, universal, native, strict=True
+        for turn, (content, notes), context, uvec, nvec, cvec in zip(
+            turns, cleaned, contexts, universal, native, contextual, strict=True
         ):
             tokens = int(self.count_tokens(content))
             row = conn.execute(
@@ -154,6 +195,9 @@ class TurnWriter:
                     "universal": uvec, "native": nvec, "native_model": self.native.model_id,
                     "tokens": tokens, "inbox_id": turn.inbox_id, "external_id": turn.external_id,
                     "message_type": turn.message_type, "created_at": turn.created_at,
+                    "speaker": turn.speaker, "index_text": context,
+                    "index_tsv": lexical.tsvector_literal(lexical.tokens(context)),
+                    "index_version": RECIPE_VERSION, "contextual": cvec,
                 },
             ).fetchone()
             if row is None:  # this external_id was imported before

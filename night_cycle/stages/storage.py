@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from agent.db.queries import vector_text
+from agent.domain.contextual import RECIPE_VERSION, block_text
+from agent.domain.lexical import tokens, tsvector_literal
 from agent.domain.tags import parse_memory_tags
+from agent.memory.indexing import index_config
 from night_cycle.context import RunContext
 from night_cycle.prose import full_text
 from night_cycle.stages import StageOutput
@@ -33,11 +37,12 @@ INSERT INTO holographic_blocks (
     block_id, prose, native_embedding, native_model, universal_embedding, flux_metrics,
     salience_scores, coherence_gain, ties_merge_weight, session_id, user_id, user_tier, run_id,
     arc_start_time, arc_end_time, vector_history, session_continuity_flag, citations,
-    preoccupation_centroid_id)
+    preoccupation_centroid_id, index_text, index_tsv, index_version)
 VALUES (%(block_id)s, %(prose)s::jsonb, %(native)s::halfvec, %(native_model)s,
         %(universal)s::vector, %(flux)s::jsonb, %(salience)s::jsonb, %(coherence_gain)s,
         %(ties)s, %(session_id)s, %(user_id)s, %(tier)s, %(run_id)s, %(start)s, %(end)s,
-        %(history)s::jsonb, %(flag)s, %(citations)s::jsonb, %(centroid)s)
+        %(history)s::jsonb, %(flag)s, %(citations)s::jsonb, %(centroid)s, %(index_text)s,
+        %(index_tsv)s::tsvector, %(index_version)s)
 ON CONFLICT (block_id) DO NOTHING
 """
 INSERT_EDGE = """
@@ -45,6 +50,14 @@ INSERT INTO block_relationships (relationship_id, source_block_id, target_block_
                                  relationship_type, strength)
 VALUES (%s, %s, %s, %s, %s) ON CONFLICT (relationship_id) DO NOTHING
 """
+
+
+def _index_entry(prose: Any, start: Any, ctx: RunContext) -> dict[str, Any]:
+    """The block's contextual index entry (its BM25 lexicon entry: revision 0007)."""
+    when = datetime.fromisoformat(start) if isinstance(start, str) else start
+    text = block_text(prose, when, index_config(ctx.settings))
+    return {"index_text": text, "index_tsv": tsvector_literal(tokens(text)),
+            "index_version": RECIPE_VERSION}
 
 
 def edge_id(kind: str, source: str, target: str) -> str:
@@ -76,12 +89,11 @@ def _metablock(ctx: RunContext, meta: dict[str, Any], by_id: dict[str, dict[str,
 
     composites = [p["composite"] for p in parts]
     gains = [p["coherence_gain"] for p in parts]
+    prose = {"type": "compound", "kind": "metablock", "constituent_blocks": meta["constituents"],
+             "sequence": [dict(p["prose"], block_id=p["block_id"]) for p in parts]}
     return {
         "block_id": meta["block_id"],
-        "prose": json.dumps({"type": "compound", "kind": "metablock",
-                             "constituent_blocks": meta["constituents"],
-                             "sequence": [dict(p["prose"], block_id=p["block_id"])
-                                          for p in parts]}),
+        "prose": json.dumps(prose),
         "native": centroid("native"), "native_model": parts[0]["native_model"],
         "universal": centroid("universal"),
         "flux": json.dumps({"kind": "metablock", "entry_ids": [], "constituents": len(parts),
@@ -96,6 +108,7 @@ def _metablock(ctx: RunContext, meta: dict[str, Any], by_id: dict[str, dict[str,
         "tier": parts[0]["tier"], "run_id": ctx.run.run_id,
         "start": parts[0]["arc_start_time"], "end": parts[-1]["arc_end_time"],
         "history": history, "flag": False, "citations": json.dumps([]), "centroid": None,
+        **_index_entry(prose, parts[0]["arc_start_time"], ctx),
     }
 
 
@@ -124,7 +137,7 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
             "user_id": b["user_id"], "tier": b["tier"], "run_id": ctx.run.run_id,
             "start": b["arc_start_time"], "end": b["arc_end_time"], "history": history,
             "flag": b["continuity_flag"], "citations": json.dumps(citations[b["block_id"]]),
-            "centroid": b["centroid_id"],
+            "centroid": b["centroid_id"], **_index_entry(b["prose"], b["arc_start_time"], ctx),
         })
         written += cur.rowcount
         ctx.progress.advance()

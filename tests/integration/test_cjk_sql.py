@@ -9,8 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.domain.cjk import cjk_ngrams
-from agent.domain.lexical import terms
-from agent.memory.recall import tsquery_text
+from agent.domain.lexical import terms, tsquery_text
 from tests.conftest import make_session
 
 SAMPLES = ["我喜欢猫", "plain English", "東京タワーに行きました and then Lisbon", "猫",

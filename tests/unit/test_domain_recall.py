@@ -6,7 +6,16 @@ from datetime import UTC, datetime, timedelta
 
 from agent.config import load_settings
 from agent.domain import lexical
-from agent.domain.recall import Candidate, RecallConfig, recall_pipeline, recency, rrf, verdict_for
+from agent.domain.recall import (
+    Candidate,
+    QueryContext,
+    RecallConfig,
+    recall_pipeline,
+    recency,
+    rrf,
+    verdict_for,
+)
+from agent.domain.timeref import TimeWindow
 
 CFG = RecallConfig.from_table(load_settings().recall)
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
@@ -20,9 +29,10 @@ def cand(i: str, **kw: object) -> Candidate:
 
 def test_config_comes_from_the_seed_table_and_the_calibration() -> None:
     assert CFG.rrf_k == 60 and CFG.token_budget == 2000  # seed 003 §17e, issue #4
-    assert (CFG.weight_relevance, CFG.weight_recency, CFG.weight_importance) == (0.5, 0.3, 0.2)
-    # calibrated on the synthetic benchmark (config/default.toml says so)
-    assert CFG.recency_half_life_days == 30 and CFG.sparse_list_weight == 0.5
+    assert (CFG.weight_recency, CFG.weight_importance) == (0.3, 0.2)  # seed 003 §17e #4
+    assert CFG.recency_half_life_days == 30 and CFG.bm25_k1 == 1.2 and CFG.bm25_b == 0.75
+    # recency and importance only break near-ties
+    assert 0 < CFG.tiebreak_weight < 0.5
 
 
 def test_rrf_and_recency_formulas() -> None:
@@ -117,20 +127,77 @@ def test_lexical_terms_include_cjk_bigrams() -> None:
     assert "喜欢" in lexical.terms("我喜欢猫")
 
 
-def test_relevance_spans_the_candidates_so_recency_cannot_drown_it() -> None:
-    """Raw RRF scores of rank 1 and rank 20 differ by ~25 %; min-max scaling gives the
-    best candidate relevance 1 and the worst 0, so a month-old best match still beats a
-    fresh weak one (it did not with relevance = rrf / top)."""
+def test_relevance_is_the_share_of_the_best_fused_score() -> None:
+    """Relevance = fused / best: a month-old best match still beats a fresh weak one, and
+    the scale does not stretch noise between near-equal candidates (min-max did)."""
     best_old = cand("old", dense_rank=1, sparse_rank=1, created_at=NOW - timedelta(days=30))
     weak_new = cand("new", dense_rank=20, created_at=NOW)
     out = recall_pipeline([weak_new, best_old], now=NOW, cfg=CFG, k=5)
     assert [i.id for i in out.items] == ["memory:old", "memory:new"]
     rel = {i.id: i.components["relevance"] for i in out.items}
-    assert rel == {"memory:old": 1.0, "memory:new": 0.0}
+    assert rel["memory:old"] == 1.0
+    assert abs(rel["memory:new"] - (1 / 80) / (2 / 61)) < 1e-9
 
 
-def test_the_sparse_list_counts_less_than_the_dense_one() -> None:
-    dense_first = cand("d", dense_rank=1)
-    sparse_first = cand("s", sparse_rank=1)
-    out = recall_pipeline([sparse_first, dense_first], now=NOW, cfg=CFG, k=5)
+def test_a_list_weight_of_zero_removes_that_list() -> None:
+    from dataclasses import replace
+
+    dense_first = cand("d", dense_rank=1, sparse_rank=9)
+    sparse_first = cand("s", dense_rank=9, sparse_rank=1)
+    no_bm25 = replace(CFG, sparse_list_weight=0.0)
+    out = recall_pipeline([sparse_first, dense_first], now=NOW, cfg=no_bm25, k=5)
     assert [i.id for i in out.items] == ["memory:d", "memory:s"]
+    no_dense = replace(CFG, dense_list_weight=0.0)
+    out = recall_pipeline([dense_first, sparse_first], now=NOW, cfg=no_dense, k=5)
+    assert [i.id for i in out.items] == ["memory:s", "memory:d"]
+
+
+MAY = TimeWindow(datetime(2026, 5, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC), "in May")
+
+
+def test_a_turn_inside_the_asked_window_outranks_one_outside() -> None:
+    march = cand("march", dense_rank=1, created_at=datetime(2026, 3, 10, tzinfo=UTC))
+    may = cand("may", dense_rank=3, created_at=datetime(2026, 5, 10, tzinfo=UTC))
+    plain = recall_pipeline([march, may], now=NOW, cfg=CFG, k=5)
+    assert plain.items[0].id == "memory:march" and plain.window is None
+    timed = recall_pipeline([march, may], now=NOW, cfg=CFG, k=5,
+                            context=QueryContext(window=MAY))
+    assert [i.id for i in timed.items] == ["memory:may", "memory:march"]
+    assert timed.window == MAY and timed.items[0].components["time"] == 1.0
+
+
+def test_words_said_by_the_named_person_outrank_the_other_speaker() -> None:
+    ben = cand("ben", dense_rank=1, speaker="Ben", role="user", content="I love pottery")
+    ana = cand("ana", dense_rank=2, speaker="Ana", role="user", content="Pottery is fun")
+    out = recall_pipeline([ben, ana], now=NOW, cfg=CFG, k=5,
+                          context=QueryContext(people=frozenset({"ana"})))
+    assert [i.id for i in out.items] == ["memory:ana", "memory:ben"]
+    assert out.items[0].speaker == "Ana"
+    # naming the person counts, less than being the one who said it
+    about = cand("about", dense_rank=2, speaker="Ben", role="user", content="Ana made a vase")
+    out = recall_pipeline([ben, about], now=NOW, cfg=CFG, k=5,
+                          context=QueryContext(people=frozenset({"ana"})))
+    assert out.items[0].id == "memory:about"
+    assert out.items[0].components["person"] == 0.5
+
+
+def test_the_users_own_words_outrank_the_assistants_invention() -> None:
+    """`/recall where do I work?`: the assistant's invented "I'm Dana, a marine biologist"
+    ranked first by similarity must not beat the user's own statement."""
+    invented = cand("a", dense_rank=1, role="assistant", content="I'm Dana, a marine biologist")
+    said = cand("u", dense_rank=2, role="user", content="I work as a marine biologist")
+    out = recall_pipeline([invented, said], now=NOW, cfg=CFG, k=5)
+    assert [i.id for i in out.items] == ["memory:u", "memory:a"]
+    assert {i.id: i.speaker for i in out.items} == {"memory:u": "the user",
+                                                    "memory:a": "the assistant"}
+
+
+def test_asking_for_the_current_state_lets_the_newer_statement_win() -> None:
+    stale = cand("stale", dense_rank=1, sparse_rank=1, created_at=NOW - timedelta(days=90))
+    new = cand("new", dense_rank=2, sparse_rank=3, created_at=NOW - timedelta(days=5))
+    plain = recall_pipeline([stale, new], now=NOW, cfg=CFG, k=5)
+    assert plain.items[0].id == "memory:stale"
+    current = recall_pipeline([stale, new], now=NOW, cfg=CFG, k=5,
+                              context=QueryContext(asks_current=True))
+    assert current.items[0].id == "memory:new"
+    assert current.items[0].components["newness"] == 1.0

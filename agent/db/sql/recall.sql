@@ -1,23 +1,24 @@
--- Recall hot path (issue #4): one dense query per table so each uses its HNSW
--- index, one sparse (full text) query per table. Pasteable into psql: replace
+-- Recall hot path: one dense query per table so each uses its HNSW index, one BM25
+-- query per table over the lexicon of contextual index entries (revision 0007). Pasteable into psql: replace
 -- %(name)s with values. Vectors are pgvector text ('[0.1,0.2,...]').
 -- %(user_id)s scopes recall to one user's rows (plus rows that belong to no user);
 -- NULL searches everyone's (operator tools such as `cogd recall` without --user).
 
 -- name: recall_dense_day_table
--- Nearest day_table entries by universal embedding (HNSW, cosine).
+-- Nearest day_table entries by their contextual vector (the turn in context: who said it,
+-- when, what it answers; revision 0007), HNSW, cosine.
 SELECT entry_id, session_id, role, content, created_at, external_id, token_count,
-       universal_embedding <=> %(query)s::vector AS distance
+       index_embedding <=> %(query)s::vector AS distance, speaker
 FROM day_table
-WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
-ORDER BY universal_embedding <=> %(query)s::vector
+WHERE index_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
+ORDER BY index_embedding <=> %(query)s::vector
 LIMIT %(k)s;
 
 -- name: recall_dense_memories
 -- Nearest memories (active, superseded and archived: consolidation lowers
 -- importance, it never hides a memory).
 SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance, m.source_entry_id,
-       m.status, m.distance, d.external_id
+       m.status, m.distance, d.external_id, d.speaker, d.role
 FROM (SELECT memory_id, memory_type, content, created_at, importance, source_entry_id, status,
              universal_embedding <=> %(query)s::vector AS distance
       FROM memories
@@ -36,25 +37,109 @@ WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id 
 ORDER BY universal_embedding <=> %(query)s::vector
 LIMIT %(k)s;
 
--- name: recall_sparse_day_table
--- Full text over day_table ('simple' config + CJK bigrams); %(tsquery)s is an
--- OR of quoted prefix lexemes ('allerg':*) built by
--- agent/memory/recall.py from agent/domain/lexical.py terms.
+-- name: recall_bm25_day_table
+-- Okapi BM25 over day_table's contextual index entries: only the postings of the
+-- query's terms are read; IDF ln(1 + (N - df + 0.5) / (df + 0.5)) with df counted over
+-- every user's postings and N, avgdl from lexical_stats; %(weights)s weighs each query
+-- term; %(since)s / %(until)s (NULL: no bound) keep documents dated in that window.
+WITH q AS (SELECT term, max(w) AS w
+           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w) GROUP BY term),
+st AS (SELECT greatest(n_docs, 1)::float8 AS n,
+              greatest(total_len::float8 / greatest(n_docs, 1), 1.0) AS avgdl
+       FROM lexical_stats WHERE kind = 'day_table'),
+p AS (SELECT p.doc_id, p.user_id, p.dated, p.tf, p.doc_len, q.w,
+             count(*) OVER (PARTITION BY p.term) AS df
+      FROM lexical_postings p JOIN q ON p.kind = 'day_table' AND p.term = q.term),
+s AS (SELECT p.doc_id,
+             sum(p.w * ln(1 + (st.n - p.df + 0.5) / (p.df + 0.5))
+                 * p.tf * (%(k1)s::float8 + 1)
+                 / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8
+                                             + %(b)s::float8 * p.doc_len / st.avgdl))) AS score
+      FROM p, st
+      WHERE (%(user_id)s::uuid IS NULL OR p.user_id IS NULL OR p.user_id = %(user_id)s::uuid)
+        AND (%(since)s::timestamptz IS NULL OR p.dated >= %(since)s::timestamptz)
+        AND (%(until)s::timestamptz IS NULL OR p.dated < %(until)s::timestamptz)
+      GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
 SELECT d.entry_id, d.session_id, d.role, d.content, d.created_at, d.external_id,
-       d.token_count, ts_rank_cd(d.content_tsv, q) AS rank
-FROM day_table d, to_tsquery('simple', %(tsquery)s) q
-WHERE d.content_tsv @@ q AND (%(user_id)s::uuid IS NULL OR d.user_id IS NULL OR d.user_id = %(user_id)s::uuid)
-ORDER BY rank DESC, d.created_at DESC
+       d.token_count, s.score, d.speaker
+FROM s JOIN day_table d ON d.entry_id = s.doc_id
+ORDER BY s.score DESC, d.created_at DESC;
+
+-- name: recall_bm25_memories
+-- Okapi BM25 over memories's contextual index entries: only the postings of the
+-- query's terms are read; IDF ln(1 + (N - df + 0.5) / (df + 0.5)) with df counted over
+-- every user's postings and N, avgdl from lexical_stats; %(weights)s weighs each query
+-- term; %(since)s / %(until)s (NULL: no bound) keep documents dated in that window.
+WITH q AS (SELECT term, max(w) AS w
+           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w) GROUP BY term),
+st AS (SELECT greatest(n_docs, 1)::float8 AS n,
+              greatest(total_len::float8 / greatest(n_docs, 1), 1.0) AS avgdl
+       FROM lexical_stats WHERE kind = 'memory'),
+p AS (SELECT p.doc_id, p.user_id, p.dated, p.tf, p.doc_len, q.w,
+             count(*) OVER (PARTITION BY p.term) AS df
+      FROM lexical_postings p JOIN q ON p.kind = 'memory' AND p.term = q.term),
+s AS (SELECT p.doc_id,
+             sum(p.w * ln(1 + (st.n - p.df + 0.5) / (p.df + 0.5))
+                 * p.tf * (%(k1)s::float8 + 1)
+                 / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8
+                                             + %(b)s::float8 * p.doc_len / st.avgdl))) AS score
+      FROM p, st
+      WHERE (%(user_id)s::uuid IS NULL OR p.user_id IS NULL OR p.user_id = %(user_id)s::uuid)
+        AND (%(since)s::timestamptz IS NULL OR p.dated >= %(since)s::timestamptz)
+        AND (%(until)s::timestamptz IS NULL OR p.dated < %(until)s::timestamptz)
+      GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
+SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance,
+       m.source_entry_id, m.status, s.score, d.external_id, d.speaker, d.role
+FROM s JOIN memories m ON m.memory_id = s.doc_id
+LEFT JOIN day_table d ON d.entry_id = m.source_entry_id
+ORDER BY s.score DESC, m.created_at DESC;
+
+-- name: recall_bm25_blocks
+-- Okapi BM25 over holographic_blocks's contextual index entries: only the postings of the
+-- query's terms are read; IDF ln(1 + (N - df + 0.5) / (df + 0.5)) with df counted over
+-- every user's postings and N, avgdl from lexical_stats; %(weights)s weighs each query
+-- term; %(since)s / %(until)s (NULL: no bound) keep documents dated in that window.
+WITH q AS (SELECT term, max(w) AS w
+           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w) GROUP BY term),
+st AS (SELECT greatest(n_docs, 1)::float8 AS n,
+              greatest(total_len::float8 / greatest(n_docs, 1), 1.0) AS avgdl
+       FROM lexical_stats WHERE kind = 'block'),
+p AS (SELECT p.doc_id, p.user_id, p.dated, p.tf, p.doc_len, q.w,
+             count(*) OVER (PARTITION BY p.term) AS df
+      FROM lexical_postings p JOIN q ON p.kind = 'block' AND p.term = q.term),
+s AS (SELECT p.doc_id,
+             sum(p.w * ln(1 + (st.n - p.df + 0.5) / (p.df + 0.5))
+                 * p.tf * (%(k1)s::float8 + 1)
+                 / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8
+                                             + %(b)s::float8 * p.doc_len / st.avgdl))) AS score
+      FROM p, st
+      WHERE (%(user_id)s::uuid IS NULL OR p.user_id IS NULL OR p.user_id = %(user_id)s::uuid)
+        AND (%(since)s::timestamptz IS NULL OR p.dated >= %(since)s::timestamptz)
+        AND (%(until)s::timestamptz IS NULL OR p.dated < %(until)s::timestamptz)
+      GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
+SELECT b.block_id, b.session_id, b.prose, b.arc_start_time, b.coherence_gain, s.score,
+       b.index_text
+FROM s JOIN holographic_blocks b ON b.block_id = s.doc_id
+ORDER BY s.score DESC, b.arc_start_time DESC;
+
+-- name: recall_dense_day_table_window
+-- Nearest day_table entries dated inside a window the query names ("in May", "last
+-- week"): exact (the "+ 0" keeps the planner off the HNSW order and on the date index),
+-- since a window is a small share of the table.
+SELECT entry_id, session_id, role, content, created_at, external_id, token_count,
+       index_embedding <=> %(query)s::vector AS distance, speaker
+FROM day_table
+WHERE index_embedding IS NOT NULL
+  AND created_at >= %(since)s::timestamptz AND created_at < %(until)s::timestamptz
+  AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
+ORDER BY (index_embedding <=> %(query)s::vector) + 0
 LIMIT %(k)s;
 
--- name: recall_sparse_memories
-SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance,
-       m.source_entry_id, m.status, ts_rank_cd(m.content_tsv, q) AS rank,
-       (SELECT external_id FROM day_table d WHERE d.entry_id = m.source_entry_id)
-FROM memories m, to_tsquery('simple', %(tsquery)s) q
-WHERE m.content_tsv @@ q AND (%(user_id)s::uuid IS NULL OR m.user_id IS NULL OR m.user_id = %(user_id)s::uuid)
-ORDER BY rank DESC, m.created_at DESC
-LIMIT %(k)s;
+-- name: known_speakers
+-- Which of the query's words name a speaker of this user's turns (people-aware recall).
+SELECT DISTINCT speaker FROM day_table
+WHERE speaker = ANY(%(names)s)
+  AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid);
 
 -- name: similarity_by_ids_day_table
 -- Cosine similarity of given entries to the query (for items found only by sparse).
@@ -66,20 +151,11 @@ SELECT memory_id, 1 - (universal_embedding <=> %(query)s::vector) AS similarity
 FROM memories WHERE memory_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL;
 
 -- name: term_doc_freq
--- Document frequency of each query term (a prefix) in day_table, capped at
--- %(cap)s so a common term costs little; feeds the IDF weights of the verdict.
-SELECT t, (SELECT count(*) FROM (
-              SELECT 1 FROM day_table
-              WHERE content_tsv @@ to_tsquery('simple', '''' || t || ''':*')
-              LIMIT %(cap)s) s) AS df
+-- Document frequency of each query term in day_table's lexicon, and the number of
+-- indexed turns: the IDF weights of the verdict's term coverage.
+SELECT t, (SELECT count(*) FROM lexical_postings p WHERE p.kind = 'day_table' AND p.term = t),
+       (SELECT n_docs FROM lexical_stats WHERE kind = 'day_table')
 FROM unnest(%(terms)s::text[]) AS t;
-
--- name: day_table_size
--- day_table's row count: the planner's estimate once the table is large (cheap),
--- an exact count while it is small or not yet analysed.
-SELECT CASE WHEN reltuples < 10000 THEN (SELECT count(*) FROM day_table)
-            ELSE reltuples::bigint END
-FROM pg_class WHERE relname = 'day_table';
 
 -- name: goal_similarity_day_table
 -- Cosine similarity of given entries to the active goals' centroid (the goal boost).

@@ -1,0 +1,160 @@
+"""Contextual indexing, the BM25 lexicon and time/people-aware recall on a real Postgres
+(issue "Recall that finds what was said")."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from agent.config import Settings
+from agent.domain import lexical
+from agent.domain.contextual import RECIPE_VERSION
+from agent.domain.gates import EntryGateConfig
+from agent.memory.importer import Importer, ImportReport, read_lines
+from agent.memory.indexing import Indexer, index_config
+from agent.memory.recall import build_recaller
+from agent.memory.turns import TurnWriter
+from agent.providers import factory
+from agent.providers.text import default_counter
+
+LINES = [
+    ("s1", "Ana", "2023-03-04T10:00:00+00:00", "I finally bought a road bike, a blue one."),
+    ("s1", "Ben", "2023-03-04T10:01:00+00:00", "Nice! I bought running shoes last week."),
+    ("s1", "Ana", "2023-03-04T10:02:00+00:00", "Did you ever try the pottery class downtown?"),
+    ("s1", "Ben", "2023-03-04T10:03:00+00:00", "Yes, twice."),
+    ("s2", "Ben", "2023-05-13T18:00:00+00:00", "I bought a record player at the flea market."),
+    ("s2", "Ana", "2023-05-13T18:01:00+00:00", "I'm learning to make pottery bowls at home."),
+    ("s2", "Ben", "2023-05-13T18:02:00+00:00", "My pottery bowls always crack in the kiln."),
+    ("s2", "Ana", "2023-05-13T18:03:00+00:00", "I moved to a new flat near the river in Porto."),
+]
+
+
+def import_lines(settings: Settings, conn: Any, lines: list[tuple[str, str, str, str]]) -> None:
+    writer = TurnWriter(
+        factory.build_universal_embedder(settings), factory.build_native_embedder(settings),
+        default_counter().count, EntryGateConfig.from_table(settings.entry_gate),
+        index_cfg=index_config(settings))
+    text = "".join(json.dumps({"user": "c01", "session": s, "speaker": who, "role": "user",
+                               "content": c, "timestamp": t, "external_id": f"{s}-{i}"}) + "\n"
+                   for i, (s, who, t, c) in enumerate(lines))
+    report = ImportReport()
+    Importer(conn, writer, "user", 3).run(read_lines(io.StringIO(text), "user", report, True),
+                                          report)
+    assert report.inserted == len(lines) and not report.errors
+
+
+@pytest.fixture
+def imported(settings: Settings, conn: Any) -> Any:
+    import_lines(settings, conn, LINES)
+    return conn
+
+
+def test_turns_are_indexed_in_context_and_content_stays_verbatim(imported: Any) -> None:
+    rows = {r[0]: r[1:] for r in imported.execute(
+        "SELECT external_id, content, speaker, index_text, index_version FROM day_table")}
+    content, speaker, text, version = rows["s1-3"]
+    assert content == "Yes, twice." and speaker == "Ben" and version == RECIPE_VERSION
+    # a short reply is indexed with the turn it answers (the batch boundary is at 3 lines)
+    assert text == ('(4 March 2023) Ben said, replying to Ana ("Did you ever try the pottery '
+                    'class downtown?"): Yes, twice.')
+    assert rows["s2-4"][2].startswith("(13 May 2023) Ben said: I bought a record player")
+    # every turn belongs to the account named by "user", whoever spoke
+    users = imported.execute("SELECT DISTINCT u.handle FROM day_table d "
+                             "JOIN users u USING (user_id)").fetchall()
+    assert users == [("c01",)]
+
+
+def test_the_lexicon_holds_okapi_bm25_statistics(imported: Any) -> None:
+    n, total = imported.execute(
+        "SELECT n_docs, total_len FROM lexical_stats WHERE kind = 'day_table'").fetchone()
+    texts = [r[0] for r in imported.execute("SELECT index_text FROM day_table")]
+    assert n == len(LINES) and total == sum(len(lexical.tokens(t)) for t in texts)
+    # term frequencies come from the contextual text: "pottery" twice in one turn
+    tf = Counter(lexical.tokens(texts[0]))
+    post = dict(imported.execute(
+        "SELECT term, tf FROM lexical_postings p JOIN day_table d ON d.entry_id = p.doc_id "
+        "WHERE d.index_text = %s", (texts[0],)).fetchall())
+    assert post == dict(tf)
+
+
+def test_bm25_scores_match_a_reference_implementation(settings: Settings, imported: Any) -> None:
+    from agent.db.queries import query
+
+    texts = {r[0]: lexical.tokens(r[1]) for r in imported.execute(
+        "SELECT entry_id, index_text FROM day_table")}
+    terms = lexical.terms("pottery bowls crack")
+    n = len(texts)
+    avgdl = sum(len(t) for t in texts.values()) / n
+    expected: dict[Any, float] = {}
+    for doc, toks in texts.items():
+        score = 0.0
+        for term in terms:
+            df = sum(1 for t in texts.values() if term in t)
+            tf = toks.count(term)
+            if tf:
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(toks) / avgdl))
+        if score:
+            expected[doc] = score
+    rows = imported.execute(query("recall_bm25_day_table"), {
+        "terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75, "k": 20,
+        "user_id": None, "since": None, "until": None}).fetchall()
+    got = {r[0]: float(r[7]) for r in rows}
+    assert got.keys() == expected.keys()
+    for doc, score in expected.items():
+        assert abs(got[doc] - score) < 1e-9
+    best = max(expected, key=lambda d: expected[d])
+    assert rows[0][0] == best and "crack" in rows[0][3]
+
+
+def test_deleting_a_turn_removes_its_postings(imported: Any) -> None:
+    before = imported.execute("SELECT count(*) FROM lexical_postings").fetchone()[0]
+    gone = imported.execute("DELETE FROM day_table WHERE external_id = 's2-4' "
+                            "RETURNING index_text").fetchone()[0]
+    after = imported.execute("SELECT count(*) FROM lexical_postings").fetchone()[0]
+    assert before - after == len(set(lexical.tokens(gone)))
+    assert imported.execute("SELECT n_docs FROM lexical_stats WHERE kind = 'day_table'"
+                            ).fetchone()[0] == len(LINES) - 1
+
+
+def test_reindex_rebuilds_old_rows_and_memories(settings: Settings, imported: Any) -> None:
+    imported.execute("UPDATE day_table SET index_version = NULL, index_tsv = NULL, "
+                     "index_text = NULL WHERE external_id = 's1-0'")
+    assert imported.execute("SELECT count(*) FROM lexical_postings p JOIN day_table d "
+                            "ON d.entry_id = p.doc_id WHERE d.external_id = 's1-0'"
+                            ).fetchone()[0] == 0
+    src = imported.execute("SELECT entry_id, session_id, user_id FROM day_table "
+                           "WHERE external_id = 's2-7'").fetchone()
+    imported.execute("INSERT INTO memories (user_id, session_id, source_entry_id, content) "
+                     "VALUES (%s, %s, %s, 'Ana lives in Porto now')", (src[2], src[1], src[0]))
+    indexer = Indexer(factory.build_universal_embedder(settings), index_config(settings))
+    report = indexer.run(imported)
+    assert report.pending == {"day_table": 1, "memory": 1, "block": 0}
+    assert report.indexed == {"day_table": 1, "memory": 1, "block": 0}
+    text = imported.execute("SELECT index_text FROM memories").fetchone()[0]
+    assert text == "(13 May 2023) Ana: Ana lives in Porto now"
+    assert imported.execute("SELECT count(*) FROM lexical_postings WHERE kind = 'memory'"
+                            ).fetchone()[0] == len(set(lexical.tokens(text)))
+    assert indexer.run(imported).indexed == {"day_table": 0, "memory": 0, "block": 0}
+    everything = indexer.run(imported, everything=True)
+    assert everything.indexed["day_table"] == len(LINES)
+
+
+def test_recall_prefers_the_named_speaker_and_the_asked_window(settings: Settings,
+                                                             imported: Any) -> None:
+    recaller = build_recaller(settings)
+    now = datetime(2023, 6, 1, tzinfo=UTC)
+    out = recaller.recall(imported, "What does Ben say about his pottery?", log=False, now=now)
+    top = out.result.items[0]
+    assert top.speaker == "Ben" and "pottery" in top.content.lower()
+    out = recaller.recall(imported, "What did Ben buy in May?", log=False, now=now)
+    assert out.result.window is not None and out.result.window.start.month == 5
+    assert out.result.items[0].external_ids == ("s2-4",)
+    payload = out.result.items[0].as_dict()
+    assert payload["speaker"] == "Ben" and payload["created_at"].startswith("2023-05-13")
