@@ -1,6 +1,7 @@
 """Retrieval quality on the synthetic long conversation: cogd's recall pipeline vs baselines.
 
     python -m bench.quality [--turns 2000] [--seed 7] [--quick]
+    python -m bench.quality --corpus convo [--seed 7] [--quick]   # bench/quality_convo.py
 
 Generates the synthetic conversation of bench/synth.py (2000 turns by default, 600 with
 --quick), imports it through the live write path into a throwaway embedded database
@@ -187,7 +188,8 @@ def run_systems(
     from agent.db.connect import connect
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
-    from agent.memory.recall import build_recaller, tsquery_text
+    from agent.domain.lexical import tsquery_text
+    from agent.memory.recall import build_recaller
     from agent.providers.rerank import reranker_status
 
     recaller = build_recaller(settings)
@@ -279,22 +281,28 @@ def _row(q: Any, got: Mapping[str, list[Hit]], verdict: Mapping[str, str | None]
 
 # ---------------------------------------------------------------- aggregation
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(rows: list[dict[str, Any]], systems: Sequence[str] = SYSTEMS,
+              never: Sequence[str] = NEVER,
+              stale_cats: Sequence[str] = ("updated",)) -> dict[str, Any]:
+    """Per system: per-category R@k / MRR, answerable R@k / MRR, no-match precision/recall.
+
+    `never`: the categories with nothing to find; `stale_cats`: the categories whose `stale`
+    turns should rank below the evidence (`new_above_stale`)."""
     cats = [c for c in dict.fromkeys(r["category"] for r in rows)]
     out: dict[str, Any] = {}
-    for name in SYSTEMS:
+    for name in systems:
         per_cat: dict[str, Any] = {}
         for cat in cats:
             sub = [r["systems"][name] for r in rows if r["category"] == cat]
             first = [s["first"] for s in sub]
             entry: dict[str, Any] = {"n": len(sub)}
-            if cat not in NEVER:
+            if cat not in never:
                 entry.update({f"R@{k}": round(recall_at(first, k), 4) for k in K_LIST})
                 entry["MRR"] = round(mrr(first), 4)
             if cat == "multi_hop":
                 entry.update({f"R@{k}_all": round(recall_at([s["all"] for s in sub], k), 4)
                               for k in K_LIST})
-            if cat == "updated":
+            if cat in stale_cats:
                 above = [ranks_above(s["first"], s["stale"]) for s in sub]
                 entry["new_above_stale"] = round(sum(above) / max(1, len(above)), 4)
                 entry["both_found"] = sum(1 for s in sub if s["first"] and s["stale"])
@@ -303,7 +311,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                       round(sum(v == "no_match" for v in verdicts)
                                             / max(1, len(verdicts)), 4))
             per_cat[cat] = entry
-        answerable = [r["systems"][name]["first"] for r in rows if r["category"] not in NEVER]
+        answerable = [r["systems"][name]["first"] for r in rows if r["category"] not in never]
         overall = {f"R@{k}": round(recall_at(answerable, k), 4) for k in K_LIST}
         overall["MRR"] = round(mrr(answerable), 4)
         overall["n"] = len(answerable)
@@ -311,7 +319,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         nm: dict[str, Any] | None = None
         if has_verdict:
             nm = no_match_scores([r["systems"][name]["verdict"] == "no_match" for r in rows],
-                                 [r["category"] in NEVER for r in rows])
+                                 [r["category"] in never for r in rows])
             nm = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in nm.items()}
         out[name] = {"categories": per_cat, "answerable": overall, "no_match": nm}
     return out
@@ -475,8 +483,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--quick", action="store_true", help="600 turns")
+    parser.add_argument("--quick", action="store_true",
+                        help="600 turns (convo: 3 conversations)")
+    parser.add_argument("--corpus", choices=("synth", "convo"), default="synth",
+                        help="synth: bench/synth.py's one-user conversation (the default, "
+                        "what `python -m bench all` summarises); convo: bench/convo.py's "
+                        "dated two-speaker conversations (bench/quality_convo.py; seed 7 "
+                        "dev, seed 11 held out)")
     args = parser.parse_args(argv)
+    if args.corpus == "convo":
+        from bench import quality_convo
+
+        return quality_convo.main(args.seed, args.quick)
     turns = 600 if args.quick else args.turns
     data = run(turns, args.seed, args.quick)
     stem = write_results("quality", data, markdown(data), quick=args.quick)

@@ -18,7 +18,7 @@ def test_day_table_vector_search_uses_the_hnsw_index(conn: Any) -> None:
     sid = make_session(conn)
     with conn.cursor() as cur:
         cur.executemany(
-            "INSERT INTO day_table (session_id, role, content, universal_embedding) "
+            "INSERT INTO day_table (session_id, role, content, index_embedding) "
             "VALUES (%s, 'user', %s, %s::vector)",
             [(sid, f"turn {i}", _vec(rng)) for i in range(2000)],
         )
@@ -26,12 +26,12 @@ def test_day_table_vector_search_uses_the_hnsw_index(conn: Any) -> None:
     sql = query("recall_dense_day_table")
     params = {"query": _vec(rng), "k": 10, "user_id": None}
     plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
-    assert "ix_day_table_universal_embedding_hnsw" in plan, plan
+    assert "ix_day_table_index_embedding_hnsw" in plan, plan
     assert "Seq Scan on day_table" not in plan, plan
     rows = conn.execute(sql, params).fetchall()
     assert len(rows) == 10
     # scoped to one user (the loop's recall), the HNSW index still serves the order
     scoped = dict(params, user_id=str(conn.execute("SELECT gen_random_uuid()").fetchone()[0]))
     plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, scoped).fetchall())
-    assert "ix_day_table_universal_embedding_hnsw" in plan, plan
+    assert "ix_day_table_index_embedding_hnsw" in plan, plan
     assert [r[-1] for r in rows] == sorted(r[-1] for r in rows)

@@ -20,7 +20,7 @@ TABLES = {
     "holographic_blocks", "block_relationships", "preoccupation_centroids",
     "gate_decisions", "recall_log", "consolidation_log", "thoughts", "night_cycle_runs",
     "inbox", "outbox", "process_heartbeats", "audit_log", "llm_calls", "worker_state",
-    "memory_citations", "escalations", "gut_signals",
+    "memory_citations", "escalations", "gut_signals", "lexical_postings", "lexical_stats",
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",
@@ -29,6 +29,7 @@ VIEWS = {
 }
 SEARCHED_EMBEDDINGS = {
     ("day_table", "universal_embedding"), ("day_table", "native_embedding"),
+    ("day_table", "index_embedding"),
     ("memories", "universal_embedding"), ("memories", "native_embedding"),
     ("holographic_blocks", "universal_embedding"), ("holographic_blocks", "native_embedding"),
 }
@@ -79,7 +80,8 @@ def test_embedding_dimensions_come_from_config(
                 "WHERE attrelid = 'day_table'::regclass AND attname LIKE '%%embedding'"
             ).fetchall()
         )
-    assert types == {"universal_embedding": "vector(384)", "native_embedding": "halfvec(768)"}
+    assert types == {"universal_embedding": "vector(384)", "native_embedding": "halfvec(768)",
+                     "index_embedding": "vector(384)"}
 
 
 def test_day_table_has_the_memory_spec_columns(conn: psycopg.Connection[Any]) -> None:
