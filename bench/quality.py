@@ -16,9 +16,12 @@ that same database, each returning its top 20 day-table turns:
 - **BM25**: Okapi BM25 (k1 1.2, b 0.75, Lucene's IDF) in Python over the imported turns,
   tokenised as agent/domain/lexical.terms does (stopwords out, crude 4-character stems)
   but keeping repeats for term frequency;
-- **Postgres ts_rank_cd**: the pipeline's own sparse list alone (`recall_sparse_day_table`:
+- **Postgres ts_rank_cd**: the full-text list the pipeline used before its BM25 lexicon
+  (TS_RANK_CD below:
   an OR tsquery of the same terms as prefixes, ranked by ts_rank_cd). Postgres has no BM25;
-- **dense**: one HNSW query on day_table.universal_embedding (`recall_dense_day_table`);
+- **dense**: one HNSW query on day_table.universal_embedding, the vector of the bare
+  content (`recall_dense_day_table_bare`; the pipeline's contextual dense list is
+  `recall_dense_day_table`);
 - **hybrid RRF**: dense top 60 and BM25 top 60 fused by reciprocal rank (k = 60).
 
 Per category: Recall@1/5/10/20 (a question counts at k when any evidence turn is among the
@@ -45,6 +48,15 @@ from typing import Any
 
 from bench.common import machine, write_results
 
+# the pre-BM25 sparse list (ts_rank_cd over an OR of prefix terms): a baseline now
+TS_RANK_CD = """
+SELECT d.entry_id, d.session_id, d.role, d.content, d.created_at, d.external_id,
+       d.token_count, ts_rank_cd(d.content_tsv, q) AS rank
+FROM day_table d, to_tsquery('simple', %(tsquery)s) q
+WHERE d.content_tsv @@ q
+ORDER BY rank DESC, d.created_at DESC
+LIMIT %(k)s
+"""
 K_LIST = (1, 5, 10, 20)
 DEPTH = 20  # every retriever returns its top 20
 POOL = 60  # per-list candidates for hybrid RRF (= the pipeline's 20 x rerank multiplier 3)
@@ -218,7 +230,7 @@ def run_systems(
 
             t0 = time.perf_counter()
             qvec = vector_text(recaller.embedder.embed_query(q.text))
-            dense = conn.execute(query("recall_dense_day_table"),
+            dense = conn.execute(query("recall_dense_day_table_bare"),
                                  {"query": qvec, "k": DEPTH, "user_id": None}).fetchall()
             got["dense"] = [Hit(_ext(r[5]), 1 - float(r[7])) for r in dense]
             timing["dense"] += time.perf_counter() - t0
@@ -230,19 +242,20 @@ def run_systems(
 
             t0 = time.perf_counter()
             ts = tsquery_text(lexical.terms(q.text))
-            sparse = (conn.execute(query("recall_sparse_day_table"),
+            sparse = (conn.execute(TS_RANK_CD,
                                    {"tsquery": ts, "k": DEPTH, "user_id": None}).fetchall()
                       if ts else [])
             got["ts_rank_cd"] = [Hit(_ext(r[5]), None) for r in sparse]
             timing["ts_rank_cd"] += time.perf_counter() - t0
 
             t0 = time.perf_counter()
-            pool = conn.execute(query("recall_dense_day_table"),
+            pool = conn.execute(query("recall_dense_day_table_bare"),
                                 {"query": qvec, "k": POOL, "user_id": None}).fetchall()
             fused = rrf_fuse([[str(r[0]) for r in pool], [str(docs[i][0]) for i, _ in top]])
             fused = fused[:DEPTH]
-            sims = {str(rid): float(s) for rid, s in conn.execute(
-                query("similarity_by_ids_day_table"), {"query": qvec, "ids": fused})}
+            sims = {str(rid): float(sim) for rid, sim in conn.execute(
+                "SELECT entry_id, 1 - (universal_embedding <=> %s::vector) FROM day_table "
+                "WHERE entry_id = ANY(%s)", (qvec, fused))}
             got["hybrid"] = [Hit(ext_of.get(rid, ()), sims.get(rid)) for rid in fused]
             timing["hybrid"] += time.perf_counter() - t0  # + the dense embed and BM25 above
 

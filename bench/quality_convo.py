@@ -55,7 +55,9 @@ from bench.quality import (
 
 # RecallConfig field overrides, one cogd variant each (more as the pipeline gains parts)
 ABLATIONS: dict[str, dict[str, Any]] = {
-    "no dense": {"dense_list_weight": 0.0},
+    "no dense": {"dense_list_weight": 0.0, "bare_list_weight": 0.0},
+    "no contextual dense": {"dense_list_weight": 0.0},
+    "no bare dense": {"bare_list_weight": 0.0},
     "no BM25": {"sparse_list_weight": 0.0},
     "no window lists": {"window_list_weight": 0.0},
     "no time boost": {"time_boost": 0.0},

@@ -25,7 +25,8 @@ from bench.common import machine, write_results
 # the resulting report
 GRID: dict[str, tuple[float, ...]] = {
     "sparse_list_weight": (0.5, 0.75, 1.0, 1.5, 2.0),
-    "dense_list_weight": (0.5, 0.75, 1.0, 1.5),
+    "dense_list_weight": (0.5, 0.75, 1.0, 1.5, 2.0),
+    "bare_list_weight": (0.0, 0.25, 0.5, 1.0),
     "window_list_weight": (0.0, 0.5, 1.0, 2.0),
     "time_boost": (0.0, 0.25, 0.5, 1.0),
     "person_boost": (0.0, 0.15, 0.3, 0.6),

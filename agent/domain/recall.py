@@ -43,6 +43,7 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 class RecallConfig:
     rrf_k: int = 60
     dense_list_weight: float = 1.0
+    bare_list_weight: float = 0.5
     sparse_list_weight: float = 1.0
     window_list_weight: float = 1.0
     cortex_list_weight: float = 1.0
@@ -88,6 +89,7 @@ class Candidate:
     dense_rank: int | None = None
     sparse_rank: int | None = None
     cortex_rank: int | None = None
+    bare_rank: int | None = None  # dense over a turn's verbatim content
     window_dense_rank: int | None = None
     window_sparse_rank: int | None = None
     fallback_rank: int | None = None  # rank under the weak-match fallback's rewritten queries
@@ -292,10 +294,12 @@ def recall_pipeline(
     ctx = context or QueryContext()
     if not candidates:
         return RecallResult(items=[], verdict="no_match", candidates=0, window=ctx.window)
-    weights = (cfg.dense_list_weight, cfg.sparse_list_weight, cfg.cortex_list_weight,
-               cfg.window_list_weight, cfg.window_list_weight, cfg.fallback_list_weight)
-    fused = {c.id: rrf((c.dense_rank, c.sparse_rank, c.cortex_rank, c.window_dense_rank,
-                        c.window_sparse_rank, c.fallback_rank), cfg.rrf_k, weights)
+    weights = (cfg.dense_list_weight, cfg.bare_list_weight, cfg.sparse_list_weight,
+               cfg.cortex_list_weight, cfg.window_list_weight, cfg.window_list_weight,
+               cfg.fallback_list_weight)
+    fused = {c.id: rrf((c.dense_rank, c.bare_rank, c.sparse_rank, c.cortex_rank,
+                        c.window_dense_rank, c.window_sparse_rank, c.fallback_rank),
+                       cfg.rrf_k, weights)
              for c in candidates}
     best = max(fused.values())
     # newness: where a candidate's date falls between the oldest and newest candidate

@@ -138,13 +138,17 @@ class Recaller:
 
         def block(r: Any, **rank: Any) -> None:
             add(f"block:{r[0]}", kind="block", content=prose_text(r[2])[:4000],
-                created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)), source_ids=(),
-                **rank)
+                created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)),
+                source_ids=tuple(r[6] or ()), external_ids=tuple(r[7] or ()), **rank)
 
         uid = None if user_id is None else str(user_id)
         params = {"query": qvec, "k": pool, "user_id": uid}
         for rank, r in enumerate(conn.execute(query("recall_dense_day_table"), params), 1):
             turn(r, dense_rank=rank)
+        if self.cfg.bare_list_weight > 0:
+            rows = conn.execute(query("recall_dense_day_table_bare"), params)
+            for rank, r in enumerate(rows, 1):
+                turn(r, bare_rank=rank)
         for rank, r in enumerate(conn.execute(query("recall_dense_memories"), params), 1):
             memory(r, dense_rank=rank)
         for rank, r in enumerate(conn.execute(query("recall_dense_blocks"), params), 1):

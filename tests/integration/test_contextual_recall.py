@@ -158,3 +158,29 @@ def test_recall_prefers_the_named_speaker_and_the_asked_window(settings: Setting
     assert out.result.items[0].external_ids == ("s2-4",)
     payload = out.result.items[0].as_dict()
     assert payload["speaker"] == "Ben" and payload["created_at"].startswith("2023-05-13")
+
+
+def test_a_block_hit_leads_back_to_the_turns_it_was_formed_from(settings: Settings,
+                                                              imported: Any) -> None:
+    from agent.db.queries import vector_text
+    from agent.memory.indexing import Indexer
+
+    turns = imported.execute("SELECT entry_id, session_id, user_id FROM day_table WHERE "
+                             "external_id IN ('s2-5', 's2-6') ORDER BY external_id").fetchall()
+    prose = {"live_zone": "Both of them make pottery bowls; Ben's crack in the kiln."}
+    vec = factory.build_universal_embedder(settings).embed_documents([prose["live_zone"]])[0]
+    imported.execute(
+        "INSERT INTO holographic_blocks (prose, universal_embedding, flux_metrics, "
+        "salience_scores, coherence_gain, ties_merge_weight, session_id, user_id, "
+        "arc_start_time, arc_end_time) VALUES (%s::jsonb, %s::vector, %s::jsonb, '{}', 0.5, "
+        "0.5, %s, %s, %s, %s)",
+        (json.dumps(prose), vector_text(vec),
+         json.dumps({"entry_ids": [str(t[0]) for t in turns]}), turns[0][1], turns[0][2],
+         datetime(2023, 5, 13, tzinfo=UTC), datetime(2023, 5, 13, 1, tzinfo=UTC)))
+    Indexer(None, index_config(settings)).run(imported, kinds=("block",))
+    out = build_recaller(settings).recall(imported, "pottery bowls cracking in the kiln",
+                                          k=20, log=False)
+    blocks = [i for i in out.result.items if i.kind == "block"]
+    assert blocks and set(blocks[0].external_ids) == {"s2-5", "s2-6"}
+    assert set(blocks[0].source_ids) == {str(t[0]) for t in turns}
+    assert blocks[0].components.get("rrf", 0) > 0

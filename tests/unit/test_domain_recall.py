@@ -136,7 +136,8 @@ def test_relevance_is_the_share_of_the_best_fused_score() -> None:
     assert [i.id for i in out.items] == ["memory:old", "memory:new"]
     rel = {i.id: i.components["relevance"] for i in out.items}
     assert rel["memory:old"] == 1.0
-    assert abs(rel["memory:new"] - (1 / 80) / (2 / 61)) < 1e-9
+    dense, sparse = CFG.dense_list_weight, CFG.sparse_list_weight
+    assert abs(rel["memory:new"] - (dense / 80) / ((dense + sparse) / 61)) < 1e-9
 
 
 def test_a_list_weight_of_zero_removes_that_list() -> None:
@@ -194,7 +195,7 @@ def test_the_users_own_words_outrank_the_assistants_invention() -> None:
 
 def test_asking_for_the_current_state_lets_the_newer_statement_win() -> None:
     stale = cand("stale", dense_rank=1, sparse_rank=1, created_at=NOW - timedelta(days=90))
-    new = cand("new", dense_rank=2, sparse_rank=3, created_at=NOW - timedelta(days=5))
+    new = cand("new", dense_rank=5, sparse_rank=8, created_at=NOW - timedelta(days=5))
     plain = recall_pipeline([stale, new], now=NOW, cfg=CFG, k=5)
     assert plain.items[0].id == "memory:stale"
     current = recall_pipeline([stale, new], now=NOW, cfg=CFG, k=5,

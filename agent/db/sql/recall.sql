@@ -14,6 +14,17 @@ WHERE index_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS N
 ORDER BY index_embedding <=> %(query)s::vector
 LIMIT %(k)s;
 
+-- name: recall_dense_day_table_bare
+-- Nearest day_table entries by the vector of their verbatim content (HNSW, cosine): the
+-- second dense key of a turn; a first-person question ("where does my sister live?")
+-- can sit closer to the bare words than to "(8 May 2023) sam said: ...".
+SELECT entry_id, session_id, role, content, created_at, external_id, token_count,
+       universal_embedding <=> %(query)s::vector AS distance, speaker
+FROM day_table
+WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
+ORDER BY universal_embedding <=> %(query)s::vector
+LIMIT %(k)s;
+
 -- name: recall_dense_memories
 -- Nearest memories (active, superseded and archived: consolidation lowers
 -- importance, it never hides a memory).
@@ -29,9 +40,15 @@ LEFT JOIN day_table d ON d.entry_id = m.source_entry_id
 ORDER BY m.distance;
 
 -- name: recall_dense_blocks
--- Nearest holographic blocks (formed by the night cycle).
+-- Nearest holographic blocks (formed by the night cycle), with the turns they were formed
+-- from (entry ids, and the external ids of those still in day_table): a block is one more
+-- key to its turns.
 SELECT block_id, session_id, prose, arc_start_time, coherence_gain,
-       universal_embedding <=> %(query)s::vector AS distance
+       universal_embedding <=> %(query)s::vector AS distance,
+       ARRAY(SELECT jsonb_array_elements_text(flux_metrics -> 'entry_ids')) AS entry_ids,
+       ARRAY(SELECT d.external_id FROM day_table d
+             WHERE d.external_id IS NOT NULL AND d.entry_id::text IN (
+                 SELECT jsonb_array_elements_text(flux_metrics -> 'entry_ids'))) AS external
 FROM holographic_blocks
 WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
 ORDER BY universal_embedding <=> %(query)s::vector
@@ -118,7 +135,10 @@ s AS (SELECT p.doc_id,
         AND (%(until)s::timestamptz IS NULL OR p.dated < %(until)s::timestamptz)
       GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
 SELECT b.block_id, b.session_id, b.prose, b.arc_start_time, b.coherence_gain, s.score,
-       b.index_text
+       ARRAY(SELECT jsonb_array_elements_text(b.flux_metrics -> 'entry_ids')) AS entry_ids,
+       ARRAY(SELECT d.external_id FROM day_table d
+             WHERE d.external_id IS NOT NULL AND d.entry_id::text IN (
+                 SELECT jsonb_array_elements_text(b.flux_metrics -> 'entry_ids'))) AS external
 FROM s JOIN holographic_blocks b ON b.block_id = s.doc_id
 ORDER BY s.score DESC, b.arc_start_time DESC;
 
@@ -142,9 +162,14 @@ WHERE speaker = ANY(%(names)s)
   AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid);
 
 -- name: similarity_by_ids_day_table
--- Cosine similarity of given entries to the query (for items found only by sparse).
-SELECT entry_id, 1 - (universal_embedding <=> %(query)s::vector) AS similarity
-FROM day_table WHERE entry_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL;
+-- Cosine similarity of given entries to the question the verdict judges: the closer of the
+-- turn's verbatim content ("where does my sister live?") and the turn in context (questions
+-- that name people and times).
+SELECT entry_id,
+       1 - least(universal_embedding <=> %(query)s::vector,
+                 index_embedding <=> %(query)s::vector) AS similarity
+FROM day_table WHERE entry_id = ANY(%(ids)s)
+  AND coalesce(index_embedding, universal_embedding) IS NOT NULL;
 
 -- name: similarity_by_ids_memories
 SELECT memory_id, 1 - (universal_embedding <=> %(query)s::vector) AS similarity
