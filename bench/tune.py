@@ -31,7 +31,7 @@ GRID: dict[str, tuple[float, ...]] = {
     "time_boost": (0.0, 0.25, 0.5, 1.0),
     "person_boost": (0.0, 0.15, 0.3, 0.6),
     "person_mention_boost": (0.0, 0.15, 0.3),
-    "current_state_weight": (0.0, 0.15, 0.3, 0.6),
+    "current_state_weight": (0.0, 0.15, 0.3, 0.6, 1.0),
     "tiebreak_weight": (0.0, 0.05, 0.1, 0.2),
     "fallback_query_variants": (0, 1, 3),
 }
@@ -62,7 +62,7 @@ def better(new: dict[str, Any], best: dict[str, Any]) -> bool:
     return (new["R@10"], new["MRR"]) > (best["R@10"], best["MRR"])
 
 
-def run(seed: int, quick: bool) -> dict[str, Any]:
+def run(seed: int, quick: bool, grid: dict[str, tuple[float, ...]] = GRID) -> dict[str, Any]:
     import dataclasses
 
     from agent.db.connect import connect
@@ -85,7 +85,7 @@ def run(seed: int, quick: bool) -> dict[str, Any]:
             best = evaluate(recaller, conn, corpus, users)
             trials.append({"field": None, "value": None, **best, "kept": True})
             print(f"start: R@10 {best['R@10']} MRR {best['MRR']}", flush=True)
-            for name, values in GRID.items():
+            for name, values in grid.items():
                 current = getattr(recaller.cfg, name)
                 for value in values:
                     if value == current:
@@ -101,10 +101,10 @@ def run(seed: int, quick: bool) -> dict[str, Any]:
                     else:
                         recaller.cfg = dataclasses.replace(recaller.cfg, **{name: current})
                 recaller.cfg = dataclasses.replace(recaller.cfg, **{name: current})
-    chosen = {f: getattr(recaller.cfg, f) for f in GRID}
+    chosen = {f: getattr(recaller.cfg, f) for f in grid}
     return {"date": dt.date.today().isoformat(), "seed": seed, "quick": quick,
             "machine": machine(), "turns": len(corpus.turns), "import": imported,
-            "start": {f: getattr(start_cfg, f) for f in GRID}, "chosen": chosen,
+            "start": {f: getattr(start_cfg, f) for f in grid}, "chosen": chosen,
             "best": best, "trials": trials, "wall_s": round(time.perf_counter() - started, 1)}
 
 
@@ -133,11 +133,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="3 conversations")
+    parser.add_argument("--fields", nargs="+", choices=sorted(GRID), metavar="FIELD",
+                        help="Only these fields of GRID (the others stay as configured).")
     args = parser.parse_args(argv)
     if args.seed == 11:
         parser.error("seed 11 is the held-out report seed: tune on another")
-    data = run(args.seed, args.quick)
-    write_results("tune", data, markdown(data), quick=args.quick)
+    grid = {f: GRID[f] for f in args.fields} if args.fields else GRID
+    data = run(args.seed, args.quick, grid)
+    # a run over some fields does not overwrite the full run's report
+    write_results("tune" if not args.fields else "tune-partial", data, markdown(data),
+                  quick=args.quick)
     return data
 
 

@@ -9,10 +9,10 @@ by, or naming, a person the query names) x role factor (the assistant's words co
 less than the user's) → plus
 small tie-breakers (recency, importance, goal boost: seed 003 §17e #4's weights, scaled
 by tiebreak_weight so they reorder only near-ties), or, when the query asks for the
-current state ("now", "still", "latest"), a newness term that lets the newer statement
-win → rerank (0.6 rerank + 0.4 weighted, when a reranker is present) → a verdict per item
-and per query (strong_match / weak_match / no_match) → drop ids injected in the last
-few turns → fit a token budget.
+current state ("now", "still", "latest"), a newness term (scaled by relevance) that
+lets the newer of two relevant statements win → rerank (0.6 rerank + 0.4 weighted,
+when a reranker is present) → a verdict per item and per query (strong_match /
+weak_match / no_match) → drop ids injected in the last few turns → fit a token budget.
 
 The verdict is judged on a match score: (1 - w)·cosine similarity of the item to
 the query + w·IDF-weighted coverage of the query's terms (lexical.py), with
@@ -270,9 +270,9 @@ def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
     tiebreak = (cfg.weight_recency * parts["recency"]
                 + cfg.weight_importance * parts["importance"] + cfg.goal_boost * parts["goal"])
     weighted = parts["relevance"] * factor + cfg.tiebreak_weight * tiebreak
-    if ctx.asks_current:
+    if ctx.asks_current:  # the newer of two relevant statements wins, not any new turn
         parts["newness"] = newness
-        weighted += cfg.current_state_weight * newness
+        weighted += cfg.current_state_weight * newness * parts["relevance"]
     parts["weighted"] = weighted
     return parts
 
