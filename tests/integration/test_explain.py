@@ -34,4 +34,4 @@ def test_day_table_vector_search_uses_the_hnsw_index(conn: Any) -> None:
     scoped = dict(params, user_id=str(conn.execute("SELECT gen_random_uuid()").fetchone()[0]))
     plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, scoped).fetchall())
     assert "ix_day_table_index_embedding_hnsw" in plan, plan
-    assert [r[-1] for r in rows] == sorted(r[-1] for r in rows)
+    assert [r[7] for r in rows] == sorted(r[7] for r in rows)  # by distance
