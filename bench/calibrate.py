@@ -41,16 +41,10 @@ def import_corpus(settings: Any, url: str, corpus: Any) -> dict[str, Any]:
     import io
 
     from agent.db.connect import connect
-    from agent.domain.gates import EntryGateConfig
     from agent.memory.importer import Importer, ImportReport, read_lines
     from agent.memory.turns import TurnWriter
-    from agent.providers import factory
-    from agent.providers.text import default_counter
 
-    writer = TurnWriter(
-        factory.build_universal_embedder(settings), factory.build_native_embedder(settings),
-        default_counter().count, EntryGateConfig.from_table(settings.entry_gate),
-    )
+    writer = TurnWriter.from_settings(settings)  # the configured index recipe too
     report = ImportReport()
     start = time.perf_counter()
     with connect(url, app="cogd-bench", autocommit=True) as conn:

@@ -521,12 +521,10 @@ def measured(watch: CpuWatch, settle_s: float, retries: int,
 def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         retries: int) -> dict[str, Any]:
     from agent.db.connect import connect
-    from agent.domain.gates import EntryGateConfig
     from agent.memory.recall import build_recaller
     from agent.memory.turns import TurnWriter
     from agent.providers import factory
     from agent.providers.rerank import reranker_status
-    from agent.providers.text import default_counter
 
     scales = SCALES_QUICK if quick else SCALES_FULL
     n_turns = 100 if quick else 200
@@ -540,8 +538,7 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
     with scratch_database(keep=keep) as (settings, url):
         universal = TimedEmbedder(factory.build_universal_embedder(settings))
         native = TimedEmbedder(factory.build_native_embedder(settings))
-        writer = TurnWriter(universal, native, default_counter().count,
-                            EntryGateConfig.from_table(settings.entry_gate))
+        writer = TurnWriter.from_settings(settings, universal, native)
         recaller = build_recaller(settings)
         recall_timer = TimedEmbedder(recaller.embedder)
         recaller.embedder = recall_timer

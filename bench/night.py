@@ -44,21 +44,16 @@ def corpus(turns: int, days: int, now: dt.datetime) -> str:
 def run(turns: int, days: int, llm: str) -> dict[str, Any]:
     import psycopg
 
-    from agent.domain.gates import EntryGateConfig
     from agent.memory.importer import Importer, ImportReport, read_lines
     from agent.memory.sessions import ensure_user
     from agent.memory.turns import TurnWriter
-    from agent.providers import factory
-    from agent.providers.text import default_counter
     from night_cycle.runner import NightCycle
 
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     text = corpus(turns, days, now)
     with scratch_database() as (settings, url):
         settings.llm.roles["night_cycle"] = llm
-        writer = TurnWriter(factory.build_universal_embedder(settings),
-                            factory.build_native_embedder(settings), default_counter().count,
-                            EntryGateConfig.from_table(settings.entry_gate))
+        writer = TurnWriter.from_settings(settings)
         t0 = time.perf_counter()
         with psycopg.connect(url, autocommit=True) as conn:
             for handle, tier in HANDLES.values():

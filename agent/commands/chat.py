@@ -64,18 +64,9 @@ class ChatClient:
         if self._writer is None:
             from types import SimpleNamespace
 
-            from agent.domain.gates import EntryGateConfig
-            from agent.memory.indexing import index_config
             from agent.memory.turns import TurnWriter
-            from agent.providers import factory
-            from agent.providers.text import default_counter
 
-            self._writer = SimpleNamespace(writer=TurnWriter(
-                factory.build_universal_embedder(self.settings),
-                factory.build_native_embedder(self.settings),
-                default_counter().count, EntryGateConfig.from_table(self.settings.entry_gate),
-                index_cfg=index_config(self.settings),
-            ))
+            self._writer = SimpleNamespace(writer=TurnWriter.from_settings(self.settings))
         return self._writer
 
     def ensure_loop(self, say: Any) -> None:

@@ -44,22 +44,14 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
     --stop-on-error, stops the import; lines before it stay imported).
     """
     from agent.db.connect import connect
-    from agent.domain.gates import EntryGateConfig
     from agent.memory.importer import Importer, ImportReport, read_lines
-    from agent.memory.indexing import index_config
     from agent.memory.turns import TurnWriter
-    from agent.providers import factory
-    from agent.providers.text import default_counter
 
     settings = settings_from()
     if str(file) != "-" and not file.exists():
         raise InputError(f"{file}: no such file")
     url = _ready_url(settings)
-    writer = TurnWriter(
-        factory.build_universal_embedder(settings), factory.build_native_embedder(settings),
-        default_counter().count, EntryGateConfig.from_table(settings.entry_gate),
-        index_cfg=index_config(settings),
-    )
+    writer = TurnWriter.from_settings(settings)
     report = ImportReport()
     stream: IO[str]
     if str(file) == "-":

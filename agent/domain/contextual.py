@@ -20,22 +20,40 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from agent.domain.lexical import terms
 from agent.domain.tables import scalar_fields
 
-# bump when any function below renders differently: `cogd reindex` rebuilds older rows
-RECIPE_VERSION = 1
+# bump when any function below renders differently: `cogd reindex` rebuilds older rows.
+# 2: a short turn quotes the turn before only when that asked a question, or when it has
+# at most reply_max_terms words of its own (1 quoted the turn before every short turn)
+RECIPE_VERSION = 2
 
 
 @dataclass(frozen=True)
 class IndexConfig:
     reply_max_words: int = 12
+    reply_max_terms: int = 2
     reply_context_words: int = 40
     max_chars: int = 4000
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> IndexConfig:
         return cls(**scalar_fields(cls, t, {"index_reply_max_words": "reply_max_words",
+                                             "index_reply_max_terms": "reply_max_terms",
                                              "index_reply_context_words": "reply_context_words"}))
+
+    def may_quote(self, content: str) -> bool:
+        """Short enough to be a reply that needs the turn it answers."""
+        return len(content.split()) <= self.reply_max_words
+
+    def quotes(self, content: str, previous: str) -> bool:
+        """Whether a turn is indexed with the turn before it: a short answer to a
+        question ("Love it, the battery lasts two days" after "How is the Pixel 8?"), or
+        a short reply with next to no words of its own ("Haha, same"); not a short
+        statement after a statement ("I go to kickboxing on Tuesdays"), whose vector
+        the quote would outweigh."""
+        return self.may_quote(content) and (
+            previous.rstrip().endswith("?") or len(terms(content)) <= self.reply_max_terms)
 
 
 @dataclass(frozen=True)
@@ -69,7 +87,7 @@ def turn_text(turn: Said, previous: Said | None = None, cfg: IndexConfig | None 
     cfg = cfg or IndexConfig()
     who = speaker_label(turn.speaker, turn.role)
     head = f"({date_label(turn.when)}) {who} said" if turn.when else f"{who} said"
-    if previous is not None and len(turn.content.split()) <= cfg.reply_max_words:
+    if previous is not None and cfg.quotes(turn.content, previous.content):
         other = speaker_label(previous.speaker, previous.role)
         quoted = _clip_words(previous.content, cfg.reply_context_words)
         head += f", replying to {other} (\"{quoted}\")"

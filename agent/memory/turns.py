@@ -134,6 +134,20 @@ class TurnWriter:
         self.gate_cfg = gate_cfg
         self.rng = rng or random.Random()
 
+    @classmethod
+    def from_settings(cls, settings: Any, universal: Embedder | None = None,
+                      native: Embedder | None = None, rng: random.Random | None = None,
+                      recorder: Any = None) -> TurnWriter:
+        """The writer every entry point uses: the configured embedders, token counter,
+        entry gate and index recipe ([entry_gate], [recall] index_*)."""
+        from agent.providers import factory
+        from agent.providers.text import default_counter
+
+        return cls(universal or factory.build_universal_embedder(settings, recorder),
+                   native or factory.build_native_embedder(settings, recorder),
+                   default_counter().count, EntryGateConfig.from_table(settings.entry_gate),
+                   rng, IndexConfig.from_table(settings.recall))
+
     def _embed(
         self, contextual: Sequence[str], verbatim: Sequence[str]
     ) -> tuple[list[str], list[str], list[str]]:
@@ -161,7 +175,7 @@ class TurnWriter:
         for turn, content in zip(turns, contents, strict=True):
             said = Said(content, turn.role, turn.speaker, turn.created_at or now)
             previous = last.get(turn.session_id)
-            if previous is None and len(content.split()) <= self.index_cfg.reply_max_words:
+            if previous is None and self.index_cfg.may_quote(content):
                 row = conn.execute(PREVIOUS_TURN, (turn.session_id,)).fetchone()
                 previous = None if row is None else Said(row[2], row[1], row[0])
             out.append(turn_text(said, previous, self.index_cfg))

@@ -37,6 +37,19 @@ def test_a_short_reply_quotes_the_turn_it_answers() -> None:
     assert "(\"Did you end ...\")" in turn_text(long_reply, question, cfg)
 
 
+def test_a_short_statement_after_a_statement_stands_on_its_own() -> None:
+    advice = Said("Dynamic stretches like leg swings and arm circles work well.", "assistant",
+                  None, WHEN)
+    note = Said("Quick note: I go to kickboxing classes on Tuesdays.", "user", "Sam", WHEN)
+    assert "replying" not in turn_text(note, advice)  # its own words, no question before
+    assert "replying" in turn_text(Said("Haha, same.", "user", "Sam", WHEN), advice)
+    asked = Said("How are you finding the Pixel 8?", "user", "Vera", WHEN)
+    answer = Said("Love it, the battery lasts two whole days.", "user", "Maya", WHEN)
+    assert "the Pixel 8?" in turn_text(answer, asked)  # an answer needs its question
+    cfg = IndexConfig(reply_max_terms=10)
+    assert "replying" in turn_text(note, advice, cfg)
+
+
 def test_speakers_default_to_their_role() -> None:
     assert speaker_label(None, "assistant") == "the assistant"
     assert speaker_label("  ", "user") == "the user"
