@@ -34,7 +34,8 @@ from agent.errors import ConfigError
 ProviderName = Literal["local", "openai", "gemini", "heuristic"]
 EMBEDDING_PROVIDERS: tuple[str, ...] = ("local", "openai", "gemini")
 LLM_PROVIDERS: tuple[str, ...] = ("local", "openai", "gemini", "heuristic")
-ROLES: tuple[str, ...] = ("system1", "system2", "gate", "consolidation", "dmn", "night_cycle")
+ROLES: tuple[str, ...] = ("system1", "system2", "gate", "consolidation", "dmn", "night_cycle",
+                          "rewrite")
 
 
 def default_config_path() -> Path:

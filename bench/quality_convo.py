@@ -65,7 +65,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no assistant weight": {"assistant_weight": 1.0},
     "no tie-breaks": {"tiebreak_weight": 0.0},
     "no current-state": {"current_state_weight": 0.0},
-    "no fallback": {"fallback_query_variants": 0},
+    "with heuristic fallback": {"heuristic_fallback": True},  # off by default: an addition
     "recency off": {"weight_recency": 0.0},
 }
 BASELINES = ("bm25", "bm25_ctx", "bm25_idx", "dense", "dense_ctx", "dense_idx", "hybrid",

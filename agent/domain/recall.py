@@ -44,11 +44,14 @@ class RecallConfig:
     rrf_k: int = 60
     dense_list_weight: float = 1.0
     bare_list_weight: float = 0.5
+    plain_dense_list_weight: float = 1.0
+    plain_bare_list_weight: float = 1.0
     sparse_list_weight: float = 1.0
     window_list_weight: float = 1.0
     cortex_list_weight: float = 1.0
     fallback_list_weight: float = 1.0
     fallback_query_variants: int = 3
+    heuristic_fallback: bool = False
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     recency_half_life_days: float = 30.0
@@ -162,6 +165,7 @@ class RecallResult:
     reranked: bool = False
     window: TimeWindow | None = None  # the period the query asks about, resolved
     rewrites: list[str] = field(default_factory=list)  # the weak-match fallback's queries
+    rewritten_by: str | None = None  # "heuristic" or "llm:<provider>/<model>"
 
     @property
     def best_similarity(self) -> float | None:
@@ -246,6 +250,39 @@ def heuristic_variants(query: str, terms: Sequence[str], n: int) -> list[str]:
     return list(dict.fromkeys(out))[:max(0, n)]
 
 
+REWRITE_SYSTEM = (
+    "You rewrite a question about past conversations into search queries that would find "
+    "the turns answering it. Use other words than the question (synonyms, the words a "
+    "person would have said), split a question about several things into one query per "
+    "thing, and keep the names and dates the question gives. Answer with the queries "
+    "only, one per line, no numbering, no commentary."
+)
+
+
+def rewrite_messages(query: str, n: int) -> list[dict[str, str]]:
+    """The prompt of the LLM rewrite (seed 003 §17e #7: rewritten or decomposed queries)."""
+    return [{"role": "system", "content": REWRITE_SYSTEM},
+            {"role": "user", "content": f"At most {n} queries for: {query.strip()}"}]
+
+
+_LIST_MARK = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|q\d*:|query\s*\d*:)\s*", re.IGNORECASE)
+
+
+def parse_rewrites(text: str, query: str, n: int) -> list[str]:
+    """The queries of an LLM's answer: one per line, list marks and quotes stripped,
+    the question itself and repeats dropped, at most `n`, none over 300 characters."""
+    out: list[str] = []
+    seen = {query.strip(" ?.!").lower()}
+    for line in text.splitlines():
+        q = _LIST_MARK.sub("", line).strip().strip("\"'`").strip()
+        key = q.strip(" ?.!").lower()
+        if len(q) < 3 or len(q) > 300 or key in seen or q.endswith(":"):
+            continue
+        seen.add(key)
+        out.append(q)
+    return out[:max(0, n)]
+
+
 def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
                     now: datetime, cfg: RecallConfig, ctx: QueryContext) -> dict[str, float]:
     """The score of one candidate and what it is made of."""
@@ -256,6 +293,8 @@ def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
         "importance": min(1.0, max(0.0, c.importance)),
         "goal": max(0.0, c.goal_similarity or 0.0),
     }
+    if c.fallback_rank is not None:  # its rank under the weak-match fallback's rewrites
+        parts["rewrite_rank"] = float(c.fallback_rank)
     factor = 1.0
     if ctx.window is not None:
         parts["time"] = overlap_score(c.created_at, ctx.window)
@@ -294,7 +333,12 @@ def recall_pipeline(
     ctx = context or QueryContext()
     if not candidates:
         return RecallResult(items=[], verdict="no_match", candidates=0, window=ctx.window)
-    weights = (cfg.dense_list_weight, cfg.bare_list_weight, cfg.sparse_list_weight,
+    # a plain query names no speaker and no period ("where do I work?"): the name and
+    # date the contextual vector carries do not help it, the bare content's vector does
+    plain = not ctx.people and ctx.window is None
+    dense_w, bare_w = ((cfg.plain_dense_list_weight, cfg.plain_bare_list_weight) if plain
+                       else (cfg.dense_list_weight, cfg.bare_list_weight))
+    weights = (dense_w, bare_w, cfg.sparse_list_weight,
                cfg.cortex_list_weight, cfg.window_list_weight, cfg.window_list_weight,
                cfg.fallback_list_weight)
     fused = {c.id: rrf((c.dense_rank, c.bare_rank, c.sparse_rank, c.cortex_rank,

@@ -78,6 +78,7 @@ def recall_payload(outcome: Any) -> dict[str, Any]:
         "reranked": r.reranked,
         "window": None if r.window is None else r.window.as_dict(),
         "rewrites": r.rewrites,
+        "rewritten_by": r.rewritten_by,
         "items": [i.as_dict() for i in r.items],
     }
 

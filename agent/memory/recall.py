@@ -24,7 +24,8 @@ from agent.db.queries import query, vector_text
 from agent.domain import lexical, timeref
 from agent.domain import recall as domain
 from agent.domain.contextual import prose_text
-from agent.providers.ports import Embedder, Reranker
+from agent.errors import ProviderError
+from agent.providers.ports import LLM, Embedder, Reranker
 
 logger = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 64
@@ -70,8 +71,12 @@ class Recaller:
         cfg: domain.RecallConfig,
         count_tokens: Callable[[str], int],
         cortex: CortexStore | None = None,
+        rewriter: LLM | None = None,
     ) -> None:
         self.embedder = embedder
+        # the weak-match fallback's LLM (role `rewrite`), only when it routes to a real
+        # model; None: the named heuristic rewrites, if [recall] heuristic_fallback
+        self.rewriter = rewriter
         self.reranker = reranker
         self.cfg = cfg
         self.count_tokens = count_tokens
@@ -145,7 +150,7 @@ class Recaller:
         params = {"query": qvec, "k": pool, "user_id": uid}
         for rank, r in enumerate(conn.execute(query("recall_dense_day_table"), params), 1):
             turn(r, dense_rank=rank)
-        if self.cfg.bare_list_weight > 0:
+        if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
             rows = conn.execute(query("recall_dense_day_table_bare"), params)
             for rank, r in enumerate(rows, 1):
                 turn(r, bare_rank=rank)
@@ -269,7 +274,8 @@ class Recaller:
             budget_tokens=budget_tokens if budget_tokens is not None else self.cfg.token_budget,
             count_tokens=self.count_tokens,
         )
-        if result.verdict != "strong_match" and self.cfg.fallback_query_variants > 0:
+        if (result.verdict != "strong_match" and self.cfg.fallback_query_variants > 0
+                and (self.rewriter is not None or self.cfg.heuristic_fallback)):
             result = self._fallback(conn, cands, result, text, verdict_text, goal_vector,
                                     user_id, ctx, now, k, verify, recent_ids, budget_tokens)
         cortex_ids = [i.id.split(":", 1)[1] for i in result.items if i.kind == "cortex"]
@@ -287,12 +293,11 @@ class Recaller:
         now: datetime, k: int, verify: bool, recent_ids: set[str] | None,
         budget_tokens: int | None,
     ) -> domain.RecallResult:
-        """Weak-match fallback (seed 003 §17e #7): the question rewritten (heuristic
-        clauses and keywords: no LLM is asked on the recall path yet), each rewrite's
+        """Weak-match fallback (seed 003 §17e #7): the question rewritten (by the LLM of
+        role `rewrite`, else the named heuristic: clauses and keywords), each rewrite's
         ranking fused with the first pass as one more list."""
         judge = verdict_text or text
-        words = [w for w in lexical._WORD.findall(judge) if w.lower() not in lexical.STOPWORDS]
-        variants = domain.heuristic_variants(judge, words, int(self.cfg.fallback_query_variants))
+        variants, how = self.rewrites(judge)
         if not variants:
             return first
         merged = {c.id: c for c in cands}
@@ -314,8 +319,31 @@ class Recaller:
             verify=verify, recent_ids=recent_ids or set(),
             budget_tokens=budget_tokens if budget_tokens is not None else self.cfg.token_budget,
             count_tokens=self.count_tokens, context=ctx)
-        result.rewrites = variants
+        result.rewrites, result.rewritten_by = variants, how
         return result
+
+    def rewrites(self, question: str) -> tuple[list[str], str | None]:
+        """Up to fallback_query_variants rewrites of `question` and who wrote them. A
+        failed LLM call is logged and falls back to the heuristic (when enabled), so a
+        provider outage costs the fallback, never the recall."""
+        n = int(self.cfg.fallback_query_variants)
+        if self.rewriter is not None:
+            try:
+                out = self.rewriter.chat(domain.rewrite_messages(question, n), temperature=0.0,
+                                         max_tokens=40 * n)
+            except ProviderError as exc:
+                logger.warning("query rewrite failed (%s); %s", exc,
+                               "heuristic rewrites instead" if self.cfg.heuristic_fallback
+                               else "first pass only")
+            else:
+                variants = domain.parse_rewrites(out.text, question, n)
+                if variants:
+                    return variants, f"llm:{out.provider}/{out.model}"
+        if not self.cfg.heuristic_fallback:
+            return [], None
+        words = [w for w in lexical._WORD.findall(question)
+                 if w.lower() not in lexical.STOPWORDS]
+        return domain.heuristic_variants(question, words, n), "heuristic"
 
     def _rerank(self, text: str, cands: list[domain.Candidate]) -> dict[str, float] | None:
         if self.reranker is None or not getattr(self.reranker, "enabled", False) or not cands:
@@ -353,7 +381,24 @@ def build_recaller(settings: Any, recorder: Any = None) -> Recaller:
         domain.RecallConfig.from_table(settings.recall),
         default_counter().count,
         cortex=build_cortex(settings, universal),
+        rewriter=build_rewriter(settings, recorder),
     )
+
+
+# providers whose rewrites the fallback asks for; the bundled 135M model (`local`) and the
+# extractive `heuristic` profile cannot rewrite a question usefully, so with them the
+# fallback uses the named heuristic rewrites (or none)
+REWRITE_PROVIDERS = ("openai", "gemini")
+
+
+def build_rewriter(settings: Any, recorder: Any = None) -> LLM | None:
+    """The LLM of role `rewrite` when it routes to a real model (REWRITE_PROVIDERS)."""
+    from agent.providers import factory
+
+    _, profile = settings.role_profile("rewrite")
+    if profile.provider not in REWRITE_PROVIDERS:
+        return None
+    return factory.build_llm(settings, "rewrite", recorder)
 
 
 def build_cortex(settings: Any, universal: Embedder, native: Embedder | None = None) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent.config import Settings
+from agent.config import LLMProfile, Settings
 from agent.domain import lexical
 from agent.domain.contextual import RECIPE_VERSION
 from agent.domain.gates import EntryGateConfig
@@ -22,6 +22,7 @@ from agent.memory.recall import build_recaller
 from agent.memory.turns import TurnWriter
 from agent.providers import factory
 from agent.providers.text import default_counter
+from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 LINES = [
     ("s1", "Ana", "2023-03-04T10:00:00+00:00", "I finally bought a road bike, a blue one."),
@@ -184,3 +185,58 @@ def test_a_block_hit_leads_back_to_the_turns_it_was_formed_from(settings: Settin
     assert blocks and set(blocks[0].external_ids) == {"s2-5", "s2-6"}
     assert set(blocks[0].source_ids) == {str(t[0]) for t in turns}
     assert blocks[0].components.get("rrf", 0) > 0
+
+
+def route_rewrite_to_stub(settings: Settings, stub: StubServer,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    settings.llm.profiles["stub"] = LLMProfile(
+        provider="openai", model="stub-chat", base_url=stub.openai_base_url,
+        api_key_env="OPENAI_API_KEY", timeout_s=10)
+    settings.llm.roles["rewrite"] = "stub"
+    settings.retry.max_retries = 0
+    settings.recall["strong_match_min_score"] = 1.01  # never strong: the fallback always runs
+
+
+def test_a_weak_match_is_rewritten_by_the_llm_and_fused(
+        settings: Settings, imported: Any, stub_server: StubServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    route_rewrite_to_stub(settings, stub_server, monkeypatch)
+    stub_server.queue_replies("1. record player flea market\n"
+                              "- What did Ben pick up secondhand?\n"
+                              "Which music gadget did Ben buy?\n")
+    out = build_recaller(settings).recall(imported, "Which music gadget did Ben buy?", k=8,
+                                          log=False)
+    asked = [r.body for r in stub_server.requests if r.path.endswith("/chat/completions")]
+    assert len(asked) == 1 and "Which music gadget did Ben buy?" in json.dumps(asked[0])
+    result = out.result
+    # list marks stripped, the question itself dropped
+    assert result.rewrites == ["record player flea market", "What did Ben pick up secondhand?"]
+    assert result.rewritten_by == "llm:openai/stub-chat"
+    ranks = {i.external_ids: i.components.get("rewrite_rank") for i in result.items}
+    assert ranks[("s2-4",)] == 1.0  # the record player: first under the rewrites' ranking
+
+
+def test_a_failed_rewrite_keeps_the_first_pass(
+        settings: Settings, imported: Any, stub_server: StubServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    route_rewrite_to_stub(settings, stub_server, monkeypatch)
+    stub_server.fail_next(1, 401)
+    out = build_recaller(settings).recall(imported, "Which music gadget did Ben buy?",
+                                          log=False)
+    assert stub_server.count() == 1
+    assert out.result.items and out.result.rewrites == [] and out.result.rewritten_by is None
+    assert all("rewrite_rank" not in i.components for i in out.result.items)
+    settings.recall["heuristic_fallback"] = True  # then the named heuristic steps in
+    stub_server.fail_next(1, 401)
+    out = build_recaller(settings).recall(imported, "Which music gadget did Ben buy?",
+                                          log=False)
+    assert out.result.rewritten_by == "heuristic" and out.result.rewrites
+
+
+def test_the_bundled_models_do_not_rewrite(settings: Settings) -> None:
+    from agent.memory.recall import build_rewriter
+
+    for profile in ("local", "heuristic"):
+        settings.llm.roles["rewrite"] = profile
+        assert build_rewriter(settings) is None

@@ -10,8 +10,11 @@ from agent.domain.recall import (
     Candidate,
     QueryContext,
     RecallConfig,
+    heuristic_variants,
+    parse_rewrites,
     recall_pipeline,
     recency,
+    rewrite_messages,
     rrf,
     verdict_for,
 )
@@ -136,7 +139,7 @@ def test_relevance_is_the_share_of_the_best_fused_score() -> None:
     assert [i.id for i in out.items] == ["memory:old", "memory:new"]
     rel = {i.id: i.components["relevance"] for i in out.items}
     assert rel["memory:old"] == 1.0
-    dense, sparse = CFG.dense_list_weight, CFG.sparse_list_weight
+    dense, sparse = CFG.plain_dense_list_weight, CFG.sparse_list_weight  # no name, no period
     assert abs(rel["memory:new"] - (dense / 80) / ((dense + sparse) / 61)) < 1e-9
 
 
@@ -148,9 +151,26 @@ def test_a_list_weight_of_zero_removes_that_list() -> None:
     no_bm25 = replace(CFG, sparse_list_weight=0.0)
     out = recall_pipeline([sparse_first, dense_first], now=NOW, cfg=no_bm25, k=5)
     assert [i.id for i in out.items] == ["memory:d", "memory:s"]
-    no_dense = replace(CFG, dense_list_weight=0.0)
+    no_dense = replace(CFG, dense_list_weight=0.0, plain_dense_list_weight=0.0)
     out = recall_pipeline([dense_first, sparse_first], now=NOW, cfg=no_dense, k=5)
     assert [i.id for i in out.items] == ["memory:s", "memory:d"]
+
+
+def test_a_plain_query_leans_on_the_bare_content_a_named_one_on_the_context() -> None:
+    """"where do I work?" names nobody: the turn whose bare content matches wins; "where
+    does Ana work?" names a speaker: the turn whose contextual entry matches wins."""
+    bare = cand("bare", bare_rank=1, dense_rank=8)
+    contextual = cand("ctx", bare_rank=8, dense_rank=1)
+    assert CFG.plain_bare_list_weight > CFG.plain_dense_list_weight
+    assert CFG.dense_list_weight > CFG.bare_list_weight
+    plain = recall_pipeline([contextual, bare], now=NOW, cfg=CFG, k=5)
+    assert [i.id for i in plain.items] == ["memory:bare", "memory:ctx"]
+    named = recall_pipeline([bare, contextual], now=NOW, cfg=CFG, k=5,
+                            context=QueryContext(people=frozenset({"ana"})))
+    assert [i.id for i in named.items] == ["memory:ctx", "memory:bare"]
+    dated = recall_pipeline([bare, contextual], now=NOW, cfg=CFG, k=5,
+                            context=QueryContext(window=MAY))
+    assert dated.items[0].id == "memory:ctx"
 
 
 MAY = TimeWindow(datetime(2026, 5, 1, tzinfo=UTC), datetime(2026, 6, 1, tzinfo=UTC), "in May")
@@ -205,3 +225,25 @@ def test_asking_for_the_current_state_lets_the_newer_statement_win() -> None:
                               context=QueryContext(asks_current=True))
     assert current.items[0].id == "memory:new"
     assert current.items[0].components["newness"] == 1.0
+
+
+def test_llm_rewrites_are_parsed_one_per_line() -> None:
+    text = ("Here are the queries:\n1. Ana's new job offer\n2) the job interview in May\n"
+            "- \"Did Ana accept the offer?\"\n* What did Ana decide about the move?\n\n"
+            "Ana's new job offer\n" + "x" * 400)
+    got = parse_rewrites(text, "What did Ana decide about the move?", 3)
+    # the preamble (ends with a colon), the question itself, repeats and a runaway line go
+    assert got == ["Ana's new job offer", "the job interview in May", "Did Ana accept the offer?"]
+    assert parse_rewrites(text, "q", 1) == ["Ana's new job offer"]
+    assert parse_rewrites("", "q", 3) == []
+    messages = rewrite_messages("  What did Ana decide?  ", 3)
+    assert messages[0]["role"] == "system" and messages[-1]["content"].endswith(
+        "At most 3 queries for: What did Ana decide?")
+
+
+def test_heuristic_rewrites_split_clauses_then_keep_keywords() -> None:
+    got = heuristic_variants("Where did Ana travel and what did she eat there?",
+                             ["Ana", "travel", "eat"], 3)
+    assert got == ["Where did Ana travel", "what did she eat there", "Ana travel eat"]
+    assert heuristic_variants("Ana?", ["Ana"], 3) == ["Ana"]
+    assert heuristic_variants("Where did Ana travel and what did she eat?", ["x"], 0) == []
