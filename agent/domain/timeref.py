@@ -293,7 +293,10 @@ _RULES: list[tuple[re.Pattern[str], _Handler]] = [
         (r"\b(?P<rel>this\s+past|last|past|previous|this)\s+(?P<unit>week|month|year)\b",
          _calendar),
         (rf"\b(?:the\s+year\s+)?{_YEAR}\b(?![$%/-])", _year),
-        (rf"\b(?:(?P<rel>last|this\s+past|this)\s+)?(?P<wd>{_alt(WEEKDAYS)})\b", _weekday),
+        # a habit is no date: "every Friday", "each Monday", "on Monday mornings"
+        (rf"(?<!every\s)(?<!each\s)\b(?:(?P<rel>last|this\s+past|this)\s+)?"
+         rf"(?P<wd>{_alt(WEEKDAYS)})\b(?!\s+(?:mornings|afternoons|evenings|nights)\b)",
+         _weekday),
         (rf"\b(?P<p>{_alt(RECENT_PHRASES)})\b", _day_phrase),
     ]
 ]

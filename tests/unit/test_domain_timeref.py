@@ -167,6 +167,10 @@ NO_WINDOW = [
     "what did I buy before May",  # open towards the past: no window
     "what happened after today",  # nothing to remember yet
     "What did I buy before the trip?",
+    "Which class do I go to on Tuesdays?",  # habits are no dates
+    "What do I do every Friday?",
+    "each Monday I swim",
+    "What do I eat on Sunday mornings?",
 ]
 
 
