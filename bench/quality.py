@@ -32,7 +32,8 @@ never_said_hard; cogd predicts no_match from its query verdict; dense and hybrid
 cosine in the top 20 < the pipeline's weak_match_min_score"; BM25 and ts_rank_cd have no
 calibrated score, so n/a.
 
-Writes bench/results/quality-<date>.md and .json (quality-quick-<date> with --quick).
+Writes bench/results/quality-<date>.md and .json (quality-quick-<date> with --quick;
+quality-seed<N>-<date> for a seed other than 7: seed 11 checks what seed 7 chose).
 """
 
 from __future__ import annotations
@@ -510,7 +511,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return quality_convo.main(args.seed, args.quick)
     turns = 600 if args.quick else args.turns
     data = run(turns, args.seed, args.quick)
-    stem = write_results("quality", data, markdown(data), quick=args.quick)
+    name = "quality" if args.seed == 7 else f"quality-seed{args.seed}"  # 11: held out
+    stem = write_results(name, data, markdown(data), quick=args.quick)
     data["files"] = [f"{stem.name}.md", f"{stem.name}.json"]
     return data
 
