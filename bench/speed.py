@@ -127,6 +127,26 @@ def bench_notify(url: str, n: int = N_NOTIFY) -> dict[str, Any]:
     return {"one_hop_ms": stats(one_hop), "ping_pong_ms": stats(ping_pong), "lost": lost}
 
 
+def bench_gate(settings: Any, n: int = 2000) -> dict[str, Any]:
+    """The entry gate on one long message (seed 003 §Memory Gate: ~1 ms per call), and on a
+    one-line one: pure rules, no database (moved here from a timed unit test)."""
+    from agent.domain.gates import EntryGateConfig, entry_gate
+
+    cfg = EntryGateConfig.from_table(settings.entry_gate)
+    texts = {"long (1,600 chars)": "I decided that my sister Alice will visit on March 14 "
+             "because she loves Porto! " * 20,
+             "one line": "Remember this: my locker code is 4512."}
+    out: dict[str, Any] = {}
+    for label, text in texts.items():
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            entry_gate(text, "user", cfg)
+            times.append((time.perf_counter() - t0) * 1000)
+        out[label] = stats(times)
+    return out
+
+
 def _wait_for(listener: Any, typ: str, ident: str, timeout: float = 5.0) -> float | None:
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
@@ -382,6 +402,7 @@ def run(turns: int, seed: int, quick: bool, rss_seconds: float,
         data["storage"] = storage(url)
         print("NOTIFY", flush=True)
         data["notify"] = bench_notify(url)
+        data["entry_gate"] = bench_gate(settings)
         print(f"recall x {len(corpus.questions)} questions", flush=True)
         data["recall"] = bench_recall(settings, url, [q.text for q in corpus.questions])
         data["load_average_1min"].append(round(os.getloadavg()[0], 2))
@@ -445,6 +466,8 @@ def markdown(data: dict[str, Any]) -> str:
         f"| of which embed_query | {_pp(r['embed'])} |",
         f"| of which the HNSW query | {_pp(r['bare_sql'])} |",
         f"| **pipeline / bare ratio** | {r['ratio_p50']} / {r['ratio_p95']} |",
+        *(f"| entry gate, {label} message, n {g.get('n')} | {_pp(g)} |"
+          for label, g in data.get("entry_gate", {}).items()),
         "",
         f"Storage: day_table with {st['rows']} rows takes {_mib(st['total_bytes'])} "
         f"({st['bytes_per_row']} bytes per turn: heap + TOAST {st['table_bytes_per_row']}, "
