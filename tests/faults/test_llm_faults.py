@@ -48,10 +48,13 @@ def fake_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def route_to_stub(settings: Settings, stub: StubServer, *roles: str,
-                  timeout_s: float = 10.0, base_delay_s: float = 0.0) -> None:
-    """Point `roles` at the stub through an openai profile; retries 3, no real waiting."""
+                  timeout_s: float = 10.0, base_delay_s: float = 0.0,
+                  provider: str = "openai") -> None:
+    """Point `roles` at the stub through an openai (or gemini) profile; retries 3, no real
+    waiting."""
     settings.llm.profiles["stub"] = LLMProfile(
-        provider="openai", model="stub-chat", base_url=stub.openai_base_url,
+        provider=provider, model="stub-chat" if provider == "openai" else "gemini-stub",
+        base_url=stub.openai_base_url if provider == "openai" else stub.url,
         api_key_env=KEY_ENV, temperature=0.0, max_tokens=64, timeout_s=timeout_s)
     for role in roles:
         settings.llm.roles[role] = "stub"
@@ -83,24 +86,26 @@ def test_a_timeout_is_retried_and_the_next_attempt_answers(
                     parse_failures=0)
 
 
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
 def test_timeouts_on_every_attempt_end_in_a_clear_provider_error(
-    plain_settings: Settings, stub_server: StubServer, reliability: Reliability
+    plain_settings: Settings, stub_server: StubServer, reliability: Reliability, provider: str
 ) -> None:
-    route_to_stub(plain_settings, stub_server, "system1", timeout_s=TIMEOUT_S)
+    route_to_stub(plain_settings, stub_server, "system1", timeout_s=TIMEOUT_S, provider=provider)
     rec = ListRecorder()
     llm = build_llm(plain_settings, "system1", rec)
     stub_server.delay_next(10, LATE_S)
     with pytest.raises(ProviderCallError) as info:
         llm.chat(HELLO)
     err = info.value
-    assert (err.provider, err.status, err.attempts) == ("openai", None, 4)
-    assert str(err).startswith("openai: no response after 4 attempts: check that "
-                               f"{stub_server.openai_base_url} is reachable")
-    assert "Timeout" in str(err) and KEY not in str(err)
-    assert stub_server.count(CHAT) == 4
+    assert (err.provider, err.status, err.attempts) == (provider, None, 4)
+    base = stub_server.openai_base_url if provider == "openai" else stub_server.url
+    assert str(err).startswith(f"{provider}: no response after 4 attempts: check that "
+                               f"{base} is reachable")
+    assert "imeout" in str(err) and KEY not in str(err)
+    assert stub_server.count() == 4
     assert [(r.ok, r.attempts) for r in rec.records] == [(False, 4)]
-    reliability.add("llm_fault", fault=f"every answer {LATE_S:.0f} s late (timeout {TIMEOUT_S} s)",
-                    calls=1, attempts=stub_server.count(CHAT),
+    reliability.add("llm_fault", fault=f"{provider}: every answer {LATE_S:.0f} s late "
+                    f"(timeout {TIMEOUT_S} s)", calls=1, attempts=stub_server.count(),
                     outcome="ProviderCallError after 4 attempts", parse_failures=0)
 
 
@@ -133,11 +138,12 @@ def test_cogd_ask_under_timeouts_ends_with_one_error_line_and_exit_2(
 # -- 429 storm -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
 def test_a_429_storm_gives_up_per_call_and_recovers_when_it_ends(
-    plain_settings: Settings, stub_server: StubServer, reliability: Reliability
+    plain_settings: Settings, stub_server: StubServer, reliability: Reliability, provider: str
 ) -> None:
     # base delay 1 s: a retrier that ignored Retry-After: 0 would sleep 1, 2, 4 s
-    route_to_stub(plain_settings, stub_server, "system1", base_delay_s=1.0)
+    route_to_stub(plain_settings, stub_server, "system1", base_delay_s=1.0, provider=provider)
     rec = ListRecorder()
     llm = build_llm(plain_settings, "system1", rec)
     sleeps: list[float] = []
@@ -154,16 +160,36 @@ def test_a_429_storm_gives_up_per_call_and_recovers_when_it_ends(
         pytest.fail("the storm never ended for the client")
     assert len(errors) == 5  # 20 rejections / (1 try + 3 retries)
     for err in errors:
-        assert (err.provider, err.status, err.attempts) == ("openai", 429, 4)
-        assert str(err).startswith("openai: HTTP 429 after 4 attempts: rate limited")
+        assert (err.provider, err.status, err.attempts) == (provider, 429, 4)
+        assert str(err).startswith(f"{provider}: HTTP 429 after 4 attempts: rate limited")
     assert result.attempts == 1 and result.text.startswith("The stub heard you say")
-    assert stub_server.count(CHAT) == 21 and stub_server.pending() == (0, 0)
+    assert stub_server.count() == 21 and stub_server.pending() == (0, 0)
     assert sleeps == [0.0] * 15  # Retry-After: 0 honoured between the attempts of each call
     assert [r.ok for r in rec.records] == [False] * 5 + [True]
-    reliability.add("llm_fault", fault="429 storm x20, Retry-After: 0", calls=6,
-                    attempts=stub_server.count(CHAT),
+    reliability.add("llm_fault", fault=f"{provider}: 429 storm x20, Retry-After: 0", calls=6,
+                    attempts=stub_server.count(),
                     outcome="5 calls failed after 4 attempts each; 6th answered first time",
                     parse_failures=0)
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_a_refusal_that_echoes_the_key_does_not_leak_it(
+    plain_settings: Settings, stub_server: StubServer, provider: str
+) -> None:
+    """A careless proxy puts the key in its error body: the error cogd raises, logs and
+    records names the key's variable, never the key."""
+    route_to_stub(plain_settings, stub_server, "system1", provider=provider)
+    rec = ListRecorder()
+    llm = build_llm(plain_settings, "system1", rec)
+    echo = json.dumps({"error": {"code": 401, "status": "UNAUTHENTICATED",
+                                 "message": f"API key not valid: {KEY}"}})
+    stub_server.malformed_next(1, body=echo, status=401)
+    with pytest.raises(ProviderCallError) as info:
+        llm.chat(HELLO)
+    assert info.value.status == 401 and info.value.attempts == 1
+    assert f"check {KEY_ENV}" in str(info.value)
+    assert KEY not in str(info.value) and KEY not in repr(info.value)
+    assert [KEY in (r.error or "") for r in rec.records] == [False]
 
 
 # -- malformed bodies ----------------------------------------------------------------
