@@ -52,12 +52,25 @@ class Tally:
     cases: int = 0
     accepted: int = 0
     rejected: int = 0
+    crashes: int = 0  # properties that failed: an uncaught error or a broken check
+
+    def run(self, prop: Any, reliability: Reliability | None = None,
+            target: str = "") -> None:
+        """Run the property; a failure is counted and recorded before it fails the test, so
+        that docs/reliability.md can show a crash."""
+        try:
+            prop()
+        except BaseException:
+            self.crashes += 1
+            if reliability is not None:
+                self.record(reliability, target)
+            raise
 
     def record(self, reliability: Reliability, target: str) -> None:
-        assert self.cases == self.accepted + self.rejected
         reliability.add("fuzz", target=target, cases=self.cases,
                         rejected_with_clear_error=self.rejected, accepted=self.accepted,
-                        crashes=0)
+                        crashes=self.crashes)
+        assert self.crashes or self.cases == self.accepted + self.rejected
 
 
 def clear(exc: BaseException) -> str:
@@ -147,7 +160,7 @@ def test_fuzz_repl_slash_commands(chat_client: Any, conn: Any, reliability: Reli
         else:
             tally.accepted += 1
 
-    prop()
+    tally.run(prop, reliability, "REPL slash commands (_slash, real db)")
     tally.record(reliability, "REPL slash commands (_slash, real db)")
 
 
@@ -166,7 +179,7 @@ def test_fuzz_repl_empty_messages_are_refused_before_anything_is_queued(
         assert "empty message" in clear(info.value)
         tally.rejected += 1
 
-    prop()
+    tally.run(prop, reliability, "REPL empty message (ChatClient.send)")
     assert conn.execute("SELECT count(*) FROM inbox").fetchone() == (0,)
     tally.record(reliability, "REPL empty message (ChatClient.send)")
 
@@ -203,7 +216,7 @@ def test_fuzz_input_cleaning_and_entry_gate(reliability: Reliability) -> None:
         assert decision.reason
         tally.accepted += 1
 
-    prop()
+    tally.run(prop, reliability, "clean_text / clean_content / entry_gate")
     tally.record(reliability, "clean_text / clean_content / entry_gate")
 
 
@@ -236,7 +249,7 @@ def test_fuzz_user_turns_are_stored_or_refused(
                             (written.entry_id,)).fetchone() == (1,)
         tally.accepted += 1
 
-    prop()
+    tally.run(prop, reliability, "user turn write path (write_user_turn, real db)")
     tally.record(reliability, "user turn write path (write_user_turn, real db)")
 
 
@@ -259,6 +272,10 @@ def test_cogd_chat_piped_fuzzed_lines(db_url: str, tmp_path: Path,
     proc = subprocess.run([COGD, "chat", "--user", "fuzz", "--json", "--timeout", "120"],
                           input=data, env=env, capture_output=True, timeout=300)
     stderr = proc.stderr.decode("utf-8", "replace")
+    crashed = proc.returncode != 0 or "Traceback" in stderr or "internal error" in stderr
+    if crashed:  # recorded before the test fails, so the report can show it
+        reliability.add("fuzz", target="cogd chat (subprocess, piped fuzzed lines)",
+                        cases=len(lines), rejected_with_clear_error=0, accepted=0, crashes=1)
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr and "internal error" not in stderr
     # what cogd reads: one message per line, decoded as its stdin decodes (surrogateescape)
@@ -347,7 +364,7 @@ def test_fuzz_import_line_parser(reliability: Reliability) -> None:
         assert_storable_line(line)
         tally.accepted += 1
 
-    prop()
+    tally.run(prop, reliability, "cogd import line parser (parse_line)")
     tally.record(reliability, "cogd import line parser (parse_line)")
 
 
@@ -409,6 +426,11 @@ def test_cogd_import_of_fuzzed_lines(db_url: str, tmp_path: Path,
     env = cogd_env(COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(tmp_path / "data"))
     proc = subprocess.run([COGD, "import", str(src), "--json"], env=env, capture_output=True,
                           text=True, timeout=300)
+    crashed = (proc.returncode not in (0, 2) or "Traceback" in proc.stderr
+               or "internal error" in proc.stderr)
+    if crashed:  # recorded before the test fails, so the report can show it
+        reliability.add("fuzz", target="cogd import (subprocess, fuzzed file)",
+                        cases=len(lines), rejected_with_clear_error=0, accepted=0, crashes=1)
     assert proc.returncode in (0, 2), proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     assert proc.returncode == 0, proc.stderr
@@ -468,8 +490,8 @@ def no_cogd_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
-def fuzz_env_overrides(tmp_path: Path, keys: list[str], max_size: int,
-                       check: Any) -> Tally:
+def fuzz_env_overrides(tmp_path: Path, keys: list[str], max_size: int, check: Any,
+                       reliability: Reliability, target: str) -> Tally:
     """Set 1..max_size of `keys` (COGD_<key>) to fuzzed text: load_settings accepts
     (then `check` gets the settings) or refuses with an error naming a key."""
     tally = Tally()
@@ -490,7 +512,7 @@ def fuzz_env_overrides(tmp_path: Path, keys: list[str], max_size: int,
         check(loaded)
         tally.accepted += 1
 
-    prop()
+    tally.run(prop, reliability, target)
     return tally
 
 
@@ -499,8 +521,9 @@ def test_fuzz_config_env_overrides(tmp_path: Path, reliability: Reliability) -> 
     def check(loaded: Settings) -> None:
         assert isinstance(loaded, Settings)
 
-    tally = fuzz_env_overrides(tmp_path, ENV_KEYS, 4, check)
-    tally.record(reliability, "config: COGD_* env overrides (load_settings)")
+    target = "config: COGD_* env overrides (load_settings)"
+    tally = fuzz_env_overrides(tmp_path, ENV_KEYS, 4, check, reliability, target)
+    tally.record(reliability, target)
 
 
 def toml_value(value: Any) -> str:
@@ -553,7 +576,7 @@ def test_fuzz_config_toml_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         assert isinstance(loaded, Settings)
         tally.accepted += 1
 
-    prop()
+    tally.run(prop, reliability, "config: TOML file (COGD_CONFIG)")
     tally.record(reliability, "config: TOML file (COGD_CONFIG)")
 
 
@@ -589,7 +612,7 @@ def test_fuzz_notify_payload_parser(reliability: Reliability) -> None:
         assert isinstance(event.type, str) and event.type and isinstance(event.id, str)
         tally.accepted += 1
 
-    prop()
+    tally.run(prop, reliability, "bus.parse (NOTIFY payloads)")
     tally.record(reliability, "bus.parse (NOTIFY payloads)")
 
 
@@ -618,7 +641,7 @@ def test_fuzz_notify_round_trip_through_a_real_listener(
                 assert events == [expected] and listener.bad_payloads == before
                 tally.accepted += 1
 
-        prop()
+        tally.run(prop, reliability, "LISTEN round trip (pg_notify → Listener, real db)")
         # after all the junk, a valid event still arrives
         conn.execute("SELECT pg_notify(%s, %s)",
                      (Channel.TURN.value, Event(Channel.TURN, "day_table", "42").payload()))
@@ -664,5 +687,6 @@ def test_fuzz_seed_table_values(tmp_path: Path, reliability: Reliability) -> Non
     `COGD_RECALL__RRF_K=abc cogd recall x` was an internal error)."""
     assert len(SEED_KEYS) > 100
     domain_configs(load_settings(data_dir=tmp_path))  # the defaults themselves
-    tally = fuzz_env_overrides(tmp_path, SEED_KEYS, 3, domain_configs)
-    tally.record(reliability, "config: seed tables via env, then every domain config")
+    target = "config: seed tables via env, then every domain config"
+    tally = fuzz_env_overrides(tmp_path, SEED_KEYS, 3, domain_configs, reliability, target)
+    tally.record(reliability, target)

@@ -157,43 +157,86 @@ class ChatLoad(threading.Thread):
         self.err.close()
 
 
-def check_nothing_lost(url: str, load: ChatLoad) -> dict[str, int]:
-    """Every acknowledged turn is in day_table once, with its reply; every queued message
-    was answered; no duplicate turns or memories."""
-    assert load.failure is None, load.failure
+def count_losses(url: str, load: ChatLoad) -> dict[str, Any]:
+    """What the checks below judge, counted without judging (the reliability report records
+    it first): acknowledged turns missing or without their reply, duplicate turns and
+    memories, memories merged twice, messages never answered."""
     with psycopg.connect(url, autocommit=True) as conn:
         turns = {(r[0], r[1]): r[2] for r in conn.execute(
             "SELECT inbox_id, role, content FROM day_table WHERE inbox_id IS NOT NULL")}
         dup_turns = conn.execute(
             "SELECT count(*) FROM (SELECT inbox_id, role FROM day_table WHERE inbox_id IS NOT "
-            "NULL GROUP BY 1, 2 HAVING count(*) > 1) d").fetchone()
+            "NULL GROUP BY 1, 2 HAVING count(*) > 1) d").fetchone()[0]
         unanswered = conn.execute(
             "SELECT id, status, error FROM inbox WHERE status <> 'done'").fetchall()
         # work done twice: two memories from one turn, or one memory merged twice
         dup_memories = conn.execute(
             "SELECT count(*) FROM (SELECT source_entry_id, memory_type FROM memories "
             "WHERE source_entry_id IS NOT NULL GROUP BY 1, 2 HAVING count(*) > 1) d"
-        ).fetchone()
+        ).fetchone()[0]
         merged_twice = conn.execute(
             "SELECT count(*) FROM (SELECT target_id FROM memory_links WHERE link_type = "
-            "'supersedes' GROUP BY 1 HAVING count(*) > 1) d").fetchone()
-        queued = conn.execute("SELECT count(*) FROM inbox").fetchone()
+            "'supersedes' GROUP BY 1 HAVING count(*) > 1) d").fetchone()[0]
+        queued = conn.execute("SELECT count(*) FROM inbox").fetchone()[0]
     lost = [a for a in load.acked if turns.get((a["inbox_id"], "user")) != a["text"]
             or turns.get((a["inbox_id"], "assistant")) is None]
-    assert not lost, f"acknowledged turns missing from day_table: {lost[:3]}"
-    assert dup_turns == (0,)
-    assert dup_memories == (0,)
-    assert merged_twice == (0,)
-    assert unanswered == []
-    assert queued is not None and queued[0] == len(load.sent)
     return {"turns_sent": len(load.sent), "turns_acknowledged": len(load.acked),
-            "turns_lost": len(lost)}
+            "turns_lost": len(lost), "duplicate_turns": int(dup_turns),
+            "duplicate_memories": int(dup_memories), "merged_twice": int(merged_twice),
+            "unanswered": len(unanswered), "queued": int(queued),
+            "examples": {"lost": lost[:3], "unanswered": [list(map(str, u))
+                                                           for u in unanswered[:3]]}}
+
+
+def assert_nothing_lost(counts: dict[str, Any], load: ChatLoad) -> None:
+    """Every acknowledged turn is in day_table once, with its reply; every queued message
+    was answered; no duplicate turns or memories."""
+    assert load.failure is None, load.failure
+    assert counts["turns_lost"] == 0, \
+        f"acknowledged turns missing from day_table: {counts['examples']['lost']}"
+    assert counts["duplicate_turns"] == 0
+    assert counts["duplicate_memories"] == 0
+    assert counts["merged_twice"] == 0
+    assert counts["unanswered"] == 0, counts["examples"]["unanswered"]
+    assert counts["queued"] == counts["turns_sent"]
+
+
+def record_load(reliability: Reliability, counts: dict[str, Any], **fields: Any) -> None:
+    reliability.add("load", **fields, **{k: v for k, v in counts.items() if k != "examples"})
 
 
 @pytest.fixture
 def fault_env(db_url: str, tmp_path: Path) -> dict[str, str]:
     return cogd_env(COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(tmp_path / "data"),
                     **HEURISTIC, **FAST)
+
+
+def test_the_loss_check_sees_a_lost_turn(db_url: str, fault_env: dict[str, str],
+                                         tmp_path: Path) -> None:
+    """The check the fault tests rely on fails when an acknowledged turn is gone (a check
+    that cannot fail proves nothing): three turns through the REPL (answered in-process,
+    no `cogd up`), then one user turn removed behind the schema's back."""
+    load = ChatLoad(fault_env, tmp_path / "chat.log")
+    try:
+        load.start()
+        assert wait_for(lambda: len(load.acked) >= 3, 180), \
+            (tmp_path / "chat.log").read_text()[-2000:]
+        load.finish()
+    finally:
+        load.close()
+    counts = count_losses(db_url, load)
+    assert counts["turns_lost"] == 0 and counts["turns_acknowledged"] >= 3
+    assert_nothing_lost(counts, load)
+    victim = load.acked[1]
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute("SET session_replication_role = replica")  # past triggers and FKs
+        gone = conn.execute("DELETE FROM day_table WHERE inbox_id = %s AND role = 'user'",
+                            (victim["inbox_id"],)).rowcount
+    assert gone == 1
+    counts = count_losses(db_url, load)
+    assert counts["turns_lost"] == 1 and counts["examples"]["lost"] == [victim]
+    with pytest.raises(AssertionError, match="missing from day_table"):
+        assert_nothing_lost(counts, load)
 
 
 def test_kill_9_each_worker_and_the_supervisor_under_load(
@@ -248,8 +291,9 @@ def test_kill_9_each_worker_and_the_supervisor_under_load(
         assert wait_for(lambda: len(load.acked) >= acked_at_end + 3, 120), \
             "no replies after the supervisor came back"
         load.finish()
-        counts = check_nothing_lost(db_url, load)
-        reliability.add("load", scenario="kill -9 workers and supervisor", seed=SEED, **counts)
+        counts = count_losses(db_url, load)
+        record_load(reliability, counts, scenario="kill -9 workers and supervisor", seed=SEED)
+        assert_nothing_lost(counts, load)
     finally:
         if load is not None:
             load.close()
@@ -315,7 +359,10 @@ def test_kill_9_the_night_cycle_under_load_then_resume(
         result = json.loads(resumed.stdout)
         assert result["status"] == "done"
         load.finish()
-        counts = check_nothing_lost(db_url, load)
+        counts = count_losses(db_url, load)
+        record_load(reliability, counts, scenario="kill -9 night-cycle, then --resume",
+                    seed=SEED + 1)
+        assert_nothing_lost(counts, load)
     finally:
         if load is not None:
             load.close()
@@ -339,8 +386,6 @@ def test_kill_9_the_night_cycle_under_load_then_resume(
     reliability.add("kill", process="night-cycle", kills=kills, runs=len(runs),
                     resume_s=round(time.monotonic() - t0, 2), blocks=blocks[0],
                     cortex_blocks=len(ids))
-    reliability.add("load", scenario="kill -9 night-cycle, then --resume", seed=SEED + 1,
-                    **counts)
 
 
 @pytest.fixture
@@ -390,12 +435,13 @@ def test_postgres_restart_under_load(
         # the workers reconnected in place: none of them had to be restarted
         after = {w: running_pid(url, w) for w in WORKERS}
         load.finish()
-        counts = check_nothing_lost(url, load)
+        counts = count_losses(url, load)
+        record_load(reliability, counts, scenario="Postgres stopped and started twice",
+                    seed=SEED + 2)
+        assert_nothing_lost(counts, load)
     finally:
         if load is not None:
             load.close()
         up.stop()
     assert after == before, (before, after)
     reliability.add("postgres_restart", outages=outages, worker_restarts=0)
-    reliability.add("load", scenario="Postgres stopped and started twice", seed=SEED + 2,
-                    **counts)
