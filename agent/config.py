@@ -116,6 +116,7 @@ class ProcessSettings(BaseModel):
     restart_backoff_initial_s: NonNegativeFloat = 1.0
     restart_backoff_max_s: NonNegativeFloat = 30.0
     restart_stable_after_s: NonNegativeFloat = 10.0
+    inbox_lease_s: PositiveFloat = 30.0
 
 
 class Settings(BaseSettings):

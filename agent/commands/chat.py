@@ -12,6 +12,7 @@ import json
 import sys
 import threading
 import time
+import uuid
 from typing import Any
 
 import click
@@ -48,7 +49,6 @@ class ChatClient:
         self.local_loop: Any = None
         self._recaller: Any = None
         self._writer: Any = None
-        self._sent_at: Any = None  # when the last send began (server clock)
 
     @property
     def recaller(self) -> Any:
@@ -101,10 +101,11 @@ class ChatClient:
         content, _ = clean_content(text)  # NUL and undecodable stdin bytes (surrogates) replaced
         deadline = time.monotonic() + timeout_s
         inbox_id: int | None = None
+        key = uuid.uuid4().hex  # this send's idempotency key: a resend is the same message
         while time.monotonic() < deadline:
             try:
                 if inbox_id is None:
-                    inbox_id = self._queue(content, on_partial is not None)
+                    inbox_id = self._queue(content, on_partial is not None, key)
                 reply = self._reply(inbox_id, on_partial)
                 if reply is not None:
                     return reply
@@ -112,32 +113,33 @@ class ChatClient:
             except psycopg.OperationalError as exc:
                 self._reconnect(exc, deadline)
                 if inbox_id is None:
-                    inbox_id = self._queued_before(content)
+                    inbox_id = self._queued_before(key)
         where = (f"inbox id {inbox_id} is kept and will be answered when a loop runs"
                  if inbox_id is not None else "the message was not queued: send it again")
         raise CogdError(f"no reply within {timeout_s:.0f}s ({where})")
 
-    def _queue(self, content: str, stream: bool) -> int:
-        now = self.conn.execute("SELECT clock_timestamp()").fetchone()
-        self._sent_at = None if now is None else now[0]
+    def _queue(self, content: str, stream: bool, key: str) -> int:
+        """The inbox row of this send: queued now, or found by its key when a send whose
+        acknowledgement was lost did commit (revision 0008: the key is unique)."""
         with self.conn.transaction():
             row = self.conn.execute(
-                "INSERT INTO inbox (session_id, content, stream) VALUES (%s, %s, %s) "
+                "INSERT INTO inbox (session_id, content, stream, idempotency_key) "
+                "VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING "
                 "RETURNING id",
-                (self.session_id, content, stream),
+                (self.session_id, content, stream, key),
             ).fetchone()
-            assert row is not None
+            if row is None:
+                found = self._queued_before(key)
+                assert found is not None
+                return found
             notify(self.conn, Channel.INBOX, "inbox", row[0])
         return int(row[0])
 
-    def _queued_before(self, content: str) -> int | None:
+    def _queued_before(self, key: str) -> int | None:
         """The inbox row of a send whose commit was cut off, if it did commit."""
-        since = self._sent_at
-        if since is None:
-            return None
-        row = self.conn.execute(
-            "SELECT id FROM inbox WHERE session_id = %s AND content = %s AND created_at >= %s "
-            "ORDER BY id DESC LIMIT 1", (self.session_id, content, since)).fetchone()
+        row = self.conn.execute("SELECT id FROM inbox WHERE idempotency_key = %s",
+                                (key,)).fetchone()
         return None if row is None else int(row[0])
 
     def _reply(self, inbox_id: int, on_partial: Any) -> dict[str, Any] | None:

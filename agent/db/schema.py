@@ -167,6 +167,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_day_table_content_tsv", "content_tsv", postgresql_using="gin"),
         Index("ix_day_table_index_version", "index_version"),
         Index("ix_day_table_speaker", "speaker"),
+        # revision 0008: one user turn and one reply per inbox message
+        Index("ux_day_table_inbox_role", "inbox_id", "role", unique=True,
+              postgresql_where=text("inbox_id IS NOT NULL")),
         _hnsw("day_table", "universal_embedding", "vector_cosine_ops"),
         _hnsw("day_table", "native_embedding", "halfvec_cosine_ops"),
         _hnsw("day_table", "index_embedding", "vector_cosine_ops"),
@@ -548,10 +551,14 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         _ts(),
         Column("partial_reply", Text),  # revision 0004: streamed text so far
         Column("stream", Boolean, nullable=False, server_default=text("false")),
+        _ts("lease_until", nullable=True),  # revision 0008: the claim's owner renews it
+        Column("idempotency_key", Text),  # revision 0008: a client's resend is recognised
         CheckConstraint(
             _in("status", ("pending", "processing", "done", "failed")), name="ck_inbox_status"
         ),
         Index("ix_inbox_pending", "status", "id"),
+        Index("ux_inbox_idempotency_key", "idempotency_key", unique=True,
+              postgresql_where=text("idempotency_key IS NOT NULL")),
     )
 
     Table(
@@ -565,6 +572,8 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         _ts(),
         _ts("delivered_at", nullable=True),
         Index("ix_outbox_session", "session_id", "id"),
+        Index("ux_outbox_inbox", "inbox_id", unique=True,  # revision 0008: one reply each
+              postgresql_where=text("inbox_id IS NOT NULL")),
     )
 
     Table(

@@ -82,6 +82,10 @@ ORDER BY p.turn_number DESC LIMIT 1
 """
 
 
+class LostClaim(Exception):
+    """The loop no longer owns the inbox row it was answering: nothing was written."""
+
+
 @dataclass
 class LoopConfig:
     entry: EntryGateConfig
@@ -195,7 +199,11 @@ class CognitiveLoop:
         *,
         inbox_id: int | None = None,
         on_partial: Callable[[str], None] | None = None,
+        claim: str | None = None,
     ) -> TurnResult:
+        """One turn. `claim`: the loop's claim on the inbox row (LoopWorker); the reply,
+        its outbox row and the 'done' mark commit only while the row is still that
+        claim's, else LostClaim rolls them back (another loop took the message over)."""
         started = time.perf_counter()
         raw = content  # the writer cleans it again and records what it changed
         content, _ = clean_content(content)  # InputError for an empty message
@@ -296,6 +304,13 @@ class CognitiveLoop:
         }
         # 6-7. the assistant turn, citations, escalation record, outbox, NOTIFY
         with conn.transaction():
+            if inbox_id is not None and claim is not None:  # locks the row until commit
+                owned = conn.execute(
+                    "SELECT 1 FROM inbox WHERE id = %s AND claimed_by = %s "
+                    "AND status = 'processing' FOR UPDATE", (inbox_id, claim)).fetchone()
+                if owned is None:
+                    raise LostClaim(f"inbox {inbox_id} was taken over before its reply "
+                                    "committed; the new owner answers it")
             written = self.writer.write(
                 conn,
                 [TurnInput(session_id=session_id, user_id=user[0] if user else None,
@@ -304,6 +319,8 @@ class CognitiveLoop:
                            inbox_id=inbox_id)],  # the reply to that message
                 notify_turn=False,
             )
+            if written[0] is None and inbox_id is not None:  # the unique (inbox_id, role)
+                raise LostClaim(f"inbox {inbox_id} already has its reply")
             assistant_entry = written[0].entry_id if written[0] else None
             for cid in cited:
                 conn.execute(

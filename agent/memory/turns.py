@@ -39,7 +39,7 @@ VALUES (%(session_id)s, %(user_id)s, %(user_tier)s, %(role)s, %(speaker)s, %(con
         %(tokens)s, %(inbox_id)s, %(external_id)s, %(message_type)s,
         coalesce(%(created_at)s, now()), %(index_text)s, %(index_tsv)s::tsvector,
         %(index_version)s, %(contextual)s::vector)
-ON CONFLICT (external_id) DO NOTHING
+ON CONFLICT DO NOTHING  -- an imported external_id, or (inbox_id, role) written before
 RETURNING entry_id, turn_number
 """
 
@@ -185,7 +185,8 @@ class TurnWriter:
     def write(
         self, conn: psycopg.Connection[Any], turns: Sequence[TurnInput], *, notify_turn: bool = True
     ) -> list[WrittenTurn | None]:
-        """Write turns in the caller's transaction; None for a duplicate external_id."""
+        """Write turns in the caller's transaction; None for a duplicate (an external_id, or
+        the (inbox_id, role) of a turn already written)."""
         if not turns:
             return []
         cleaned: list[tuple[str, list[str]]] = []

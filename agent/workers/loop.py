@@ -1,17 +1,22 @@
 """The cognitive loop worker: inbox → one turn of agent/memory/cognition.py → outbox.
 
-Claims inbox rows (SKIP LOCKED, so several loops can share the work). The user
-turn is committed to day_table with its embeddings before any model runs; a crash
-later leaves the inbox row claimed, and it is reclaimed as soon as the claiming
-connection is gone (or after a timeout) and continued (the user turn is keyed by
-inbox_id, so it is never written twice; the reply turn carries the same inbox_id).
-Bad input (an empty message) is answered with a clear error through outbox.
+Claims inbox rows (SKIP LOCKED, so several loops can share the work) under a lease
+(revision 0008): the claim lasts [process] inbox_lease_s and a LeaseKeeper renews it
+while the turn runs, however long the model takes. Another loop takes a 'processing'
+row over only when its lease ran out or the claiming connection is gone (the loop was
+killed, or Postgres restarted). The user turn is committed to day_table with its
+embeddings before any model runs and is keyed by inbox_id (unique with the role), so a
+takeover continues the turn instead of writing it twice; the reply, its outbox row and
+the 'done' mark commit together, and only while this loop still owns the claim (a loop
+that lost it rolls back). Bad input (an empty message) is answered with a clear error
+through outbox.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from typing import Any
 
@@ -20,33 +25,75 @@ import psycopg
 from agent.bus import Channel, notify
 from agent.db.connect import app_role
 from agent.errors import InputError
+from agent.memory.cognition import LostClaim
 from agent.memory.turns import storable_text
 from agent.workers.base import Worker
 
 logger = logging.getLogger(__name__)
 
-RECLAIM_AFTER_S = 300  # a row 'processing' this long belonged to a crashed loop
 PARTIAL_EVERY_S = 0.25  # streamed replies: how often the partial text is published
 
 # claimed_by ends in the claiming backend's pid: a row whose claimer's connection is
-# gone (the loop was killed, or Postgres restarted) is taken over at once instead of
-# after RECLAIM_AFTER_S.
+# gone is taken over at once instead of when its lease runs out. A row claimed before
+# revision 0008 has no lease: its claim time plus one lease counts.
 CLAIM = """
 UPDATE inbox SET status = 'processing',
-                 claimed_by = %(me)s || ' pid=' || pg_backend_pid(), claimed_at = now()
+                 claimed_by = %(me)s || ' pid=' || pg_backend_pid(), claimed_at = now(),
+                 lease_until = now() + make_interval(secs => %(lease)s)
 WHERE id = (
     SELECT id FROM inbox
     WHERE status = 'pending'
        OR (status = 'processing' AND (
-             claimed_at < now() - make_interval(secs => %(reclaim)s)
+             coalesce(lease_until, claimed_at + make_interval(secs => %(lease)s)) < now()
              OR NOT EXISTS (
                  SELECT 1 FROM pg_stat_activity a
                  WHERE a.pid = substring(inbox.claimed_by FROM ' pid=([0-9]+)$')::int)))
     ORDER BY id
     FOR UPDATE SKIP LOCKED
     LIMIT 1)
-RETURNING id, session_id, content, stream
+RETURNING id, session_id, content, stream, claimed_by
 """
+RENEW = """
+UPDATE inbox SET lease_until = now() + make_interval(secs => %(lease)s)
+WHERE id = %(id)s AND claimed_by = %(claim)s AND status = 'processing'
+"""
+
+
+class LeaseKeeper:
+    """Renews one claim every third of the lease on a connection of its own, while the
+    turn runs on the worker's; `lost` is set when the row is no longer this claim's."""
+
+    def __init__(self, url: str, app: str, inbox_id: int, claim: str, lease_s: float,
+                 role: str | None = None) -> None:
+        self.url, self.app, self.role = url, app, role
+        self.inbox_id, self.claim, self.lease_s = inbox_id, claim, lease_s
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease-{inbox_id}",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from agent.db.connect import connect
+
+        try:
+            with connect(self.url, app=f"{self.app}-lease", autocommit=True,
+                         role=self.role) as conn:
+                while not self._stop.wait(self.lease_s / 3):
+                    cur = conn.execute(RENEW, {"lease": self.lease_s, "id": self.inbox_id,
+                                               "claim": self.claim})
+                    if cur.rowcount != 1:
+                        logger.warning("loop: inbox %s is no longer ours (%s)",
+                                       self.inbox_id, self.claim)
+                        self.lost.set()
+                        return
+        except psycopg.Error as exc:  # the turn's own commit checks the claim again
+            logger.warning("loop: renewing the lease on inbox %s failed: %s",
+                           self.inbox_id, exc)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
 
 
 class LoopWorker(Worker):
@@ -70,40 +117,47 @@ class LoopWorker(Worker):
     def process_one(self) -> bool:
         """Answer one inbox message; False when none is waiting."""
         assert self.conn is not None
-        row = self.conn.execute(
-            CLAIM, {"me": self.app, "reclaim": RECLAIM_AFTER_S}
-        ).fetchone()
+        lease_s = float(self.settings.process.inbox_lease_s)
+        row = self.conn.execute(CLAIM, {"me": self.app, "lease": lease_s}).fetchone()
         if row is None:
             return False
-        inbox_id, session_id, content, stream = row
+        inbox_id, session_id, content, stream, claim = row
+        keeper = LeaseKeeper(self.url, self.app, inbox_id, claim, lease_s,
+                             app_role(self.settings))
         publisher = (PartialPublisher(self.url, self.app, inbox_id, app_role(self.settings))
                      if stream else None)
         try:
             self.loop.answer(self.conn, session_id, content, inbox_id=inbox_id,
-                             on_partial=publisher)
+                             on_partial=publisher, claim=claim)
         except (psycopg.OperationalError, psycopg.InterfaceError):
             raise  # the row stays claimed and is reclaimed once this connection is gone
+        except LostClaim as exc:
+            logger.warning("loop: %s", exc)  # another loop answers it; nothing written here
         except Exception as exc:
             if not isinstance(exc, InputError):
                 logger.exception("loop: inbox %s failed", inbox_id)
-            self._fail(inbox_id, session_id, exc)
+            self._fail(inbox_id, session_id, exc, claim)
         finally:
+            keeper.close()
             if publisher is not None:
                 publisher.close()
         self.items_done += 1
         return True
 
-    def _fail(self, inbox_id: int, session_id: Any, exc: Exception) -> None:
+    def _fail(self, inbox_id: int, session_id: Any, exc: Exception, claim: str) -> None:
         assert self.conn is not None
         bad_input = isinstance(exc, InputError)
         message = (f"[rejected] {exc}" if bad_input
                    else f"[error] the loop could not answer: {exc.__class__.__name__}: {exc}")
         with self.conn.transaction():
-            self.conn.execute(
+            owned = self.conn.execute(
                 "UPDATE inbox SET status = 'failed', error = %s, processed_at = now() "
-                "WHERE id = %s",
-                (f"{exc.__class__.__name__}: {exc}"[:2000], inbox_id),
-            )
+                "WHERE id = %s AND claimed_by = %s AND status = 'processing' RETURNING id",
+                (f"{exc.__class__.__name__}: {exc}"[:2000], inbox_id, claim),
+            ).fetchone()
+            if owned is None:  # taken over meanwhile: the new owner answers it
+                logger.warning("loop: inbox %s failed here but is no longer ours", inbox_id)
+                return
             # the error reaches the REPL through outbox; it is not a dialogue turn
             out = self.conn.execute(
                 "INSERT INTO outbox (inbox_id, session_id, content, metadata) "

@@ -1,0 +1,172 @@
+"""Exactly-once by the schema (revision 0008): one user turn and one reply per inbox
+message, a lease its owner renews instead of a blind takeover, completion only by the
+claim's owner, and a client idempotency key."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from agent.config import Settings, load_settings
+from agent.db import migrate as mig
+from agent.memory.cognition import LostClaim
+from agent.workers.loop import CLAIM, LeaseKeeper, LoopWorker
+from tests.conftest import make_session
+
+
+@pytest.fixture
+def worker_pair(settings: Settings, db_url: str) -> Any:
+    """Two loop workers on their own connections, as two `cogd loop` processes."""
+    settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
+    workers = []
+    for _ in range(2):
+        w = LoopWorker(settings, db_url)
+        w.conn = w._connect()
+        w.setup()
+        workers.append(w)
+    yield workers
+    for w in workers:
+        w.teardown()
+        w.conn.close()
+
+
+def counts(conn: Any, inbox_id: int) -> tuple[int, int, int]:
+    user, reply = (conn.execute("SELECT count(*) FROM day_table WHERE inbox_id = %s AND "
+                                "role = %s", (inbox_id, role)).fetchone()[0]
+                   for role in ("user", "assistant"))
+    out = conn.execute("SELECT count(*) FROM outbox WHERE inbox_id = %s",
+                       (inbox_id,)).fetchone()[0]
+    return user, reply, out
+
+
+def queue(conn: Any, sid: Any, text: str) -> int:
+    return int(conn.execute("INSERT INTO inbox (session_id, content) VALUES (%s, %s) "
+                            "RETURNING id", (sid, text)).fetchone()[0])
+
+
+def test_the_schema_refuses_a_second_turn_or_reply_for_one_message(conn: Any) -> None:
+    sid = make_session(conn)
+    inbox = queue(conn, sid, "hello")
+    for role in ("user", "assistant"):
+        conn.execute("INSERT INTO day_table (session_id, role, content, inbox_id) "
+                     "VALUES (%s, %s, 'first', %s)", (sid, role, inbox))
+        with pytest.raises(psycopg.errors.UniqueViolation, match="ux_day_table_inbox_role"):
+            conn.execute("INSERT INTO day_table (session_id, role, content, inbox_id) "
+                         "VALUES (%s, %s, 'again', %s)", (sid, role, inbox))
+    conn.execute("INSERT INTO outbox (inbox_id, session_id, content) VALUES (%s, %s, 'a')",
+                 (inbox, sid))
+    with pytest.raises(psycopg.errors.UniqueViolation, match="ux_outbox_inbox"):
+        conn.execute("INSERT INTO outbox (inbox_id, session_id, content) VALUES (%s, %s, 'b')",
+                     (inbox, sid))
+    # turns of no inbox message (imports, the REPL's remember) are not limited
+    for _ in range(2):
+        conn.execute("INSERT INTO day_table (session_id, role, content) VALUES (%s, 'user', "
+                     "'free')", (sid,))
+
+
+def test_a_live_claim_is_kept_and_a_lost_one_writes_nothing(
+        worker_pair: list[LoopWorker], conn: Any) -> None:
+    first, second = worker_pair
+    sid = make_session(conn)
+    inbox = queue(conn, sid, "Remember that my bike lock code is 2231.")
+    # the first loop claims it, then works for an hour (a slow model): its lease is renewed
+    claim = first.conn.execute(CLAIM, {"me": "loop-a", "lease": 30.0}).fetchone()[4]
+    conn.execute("UPDATE inbox SET claimed_at = now() - interval '1 hour' WHERE id = %s",
+                 (inbox,))
+    assert second.process_one() is False  # a live, leased claim is not taken over
+    assert counts(conn, inbox) == (0, 0, 0)
+    # the lease runs out (the first loop hung): the second takes the message over
+    conn.execute("UPDATE inbox SET lease_until = now() - interval '1 second' WHERE id = %s",
+                 (inbox,))
+    assert second.process_one() is True
+    assert counts(conn, inbox) == (1, 1, 1)
+    # the first loop wakes up and finishes its turn: nothing of it is written
+    with pytest.raises(LostClaim):
+        first.loop.answer(first.conn, sid, "Remember that my bike lock code is 2231.",
+                          inbox_id=inbox, claim=claim)
+    assert counts(conn, inbox) == (1, 1, 1)
+    status = conn.execute("SELECT status, claimed_by <> %s FROM inbox WHERE id = %s",
+                          (claim, inbox)).fetchone()
+    assert status == ("done", True)
+
+
+def test_the_reply_is_written_once_even_without_a_claim_check(
+        worker_pair: list[LoopWorker], conn: Any) -> None:
+    """A caller that passes no claim (an old worker) still cannot write a second reply:
+    the unique (inbox_id, role) turns its write into a LostClaim."""
+    first, _ = worker_pair
+    sid = make_session(conn)
+    inbox = queue(conn, sid, "hello there")
+    assert first.process_one() is True
+    with pytest.raises(LostClaim, match="already has its reply"):
+        first.loop.answer(first.conn, sid, "hello there", inbox_id=inbox)
+    assert counts(conn, inbox) == (1, 1, 1)
+
+
+def test_the_owner_renews_its_lease_and_notices_a_takeover(db_url: str, conn: Any) -> None:
+    sid = make_session(conn)
+    inbox = queue(conn, sid, "hi")
+    with psycopg.connect(db_url, autocommit=True) as owner:
+        claim = owner.execute(CLAIM, {"me": "loop-a", "lease": 0.6}).fetchone()[4]
+        keeper = LeaseKeeper(db_url, "loop-a", inbox, claim, 0.6)
+        try:
+            first = conn.execute("SELECT lease_until FROM inbox WHERE id = %s",
+                                 (inbox,)).fetchone()[0]
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                later = conn.execute("SELECT lease_until FROM inbox WHERE id = %s",
+                                     (inbox,)).fetchone()[0]
+                if later > first:
+                    break
+                time.sleep(0.05)
+            assert later > first  # renewed while the turn runs
+            conn.execute("UPDATE inbox SET claimed_by = 'loop-b pid=1' WHERE id = %s",
+                         (inbox,))
+            assert keeper.lost.wait(10)
+        finally:
+            keeper.close()
+
+
+def test_a_resend_is_recognised_by_its_idempotency_key(settings: Settings, db_url: str,
+                                                       conn: Any) -> None:
+    from agent.commands.chat import ChatClient
+
+    client = ChatClient(settings, db_url, "resender", None)
+    try:
+        first = client._queue("Is the key the same?", False, "key-123")
+        again = client._queue("Is the key the same?", False, "key-123")  # the ack was lost
+        other = client._queue("Is the key the same?", False, "key-456")  # a new message
+    finally:
+        client.close()
+    assert first == again != other
+    assert conn.execute("SELECT count(*) FROM inbox").fetchone() == (2,)
+
+
+def test_revision_0008_detaches_duplicates_and_says_so(empty_db_url: str,
+                                                       tmp_path: Path) -> None:
+    """Duplicates written before 0008 (two loops answered one message) are reported in
+    audit_log and detached from the message, never deleted; then the indexes build."""
+    settings = load_settings(data_dir=tmp_path, database_url=empty_db_url)
+    mig.upgrade(empty_db_url, settings, "0007_contextual_index")
+    with psycopg.connect(empty_db_url, autocommit=True) as c:
+        sid = make_session(c)
+        inbox = queue(c, sid, "hello")
+        for text in ("hi 1", "hi 2"):
+            c.execute("INSERT INTO day_table (session_id, role, content, inbox_id) "
+                      "VALUES (%s, 'assistant', %s, %s)", (sid, text, inbox))
+            c.execute("INSERT INTO outbox (inbox_id, session_id, content) VALUES (%s, %s, %s)",
+                      (inbox, sid, text))
+    mig.upgrade(empty_db_url, settings)
+    with psycopg.connect(empty_db_url) as c:
+        turns = c.execute("SELECT content, inbox_id FROM day_table ORDER BY content").fetchall()
+        assert turns == [("hi 1", inbox), ("hi 2", None)]  # kept, the copy detached
+        outs = c.execute("SELECT content, inbox_id FROM outbox ORDER BY content").fetchall()
+        assert outs == [("hi 1", inbox), ("hi 2", None)]
+        audit = c.execute("SELECT action, target FROM audit_log WHERE actor = "
+                          "'migration 0008' ORDER BY target").fetchall()
+        assert [a[0] for a in audit] == ["duplicate_detached"] * 2
+        assert {a[1].split(":")[0] for a in audit} == {"day_table", "outbox"}
