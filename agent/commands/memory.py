@@ -256,12 +256,14 @@ def _recall_level(settings: Any, url: str, query: str | None, queries: Path | No
 @json_option
 def why(target: str, as_json: bool) -> int:
     """Where a memory comes from: TARGET is a memory id, or text (its best-matching
-    memory). Walks `supersedes` links from insights to their sources and down to the
-    day_table turns they were made from.
+    memory; when no active memory matches, a superseded one whose text contains TARGET,
+    with the insight that now holds it). Walks `supersedes` links from insights to their
+    sources and down to the day_table turns they were made from.
     """
     import uuid
 
     from agent.db.connect import connect
+    from agent.memory.consolidation import held_by
     from agent.memory.consolidation import why as chain
     from agent.memory.recall import build_recaller
 
@@ -275,10 +277,19 @@ def why(target: str, as_json: bool) -> int:
         except ValueError:
             out = build_recaller(settings).recall(conn, target, log=False)
             mems = [i for i in out.result.items if i.kind == "memory"]
-            if not mems:
-                raise InputError(f"no memory matches {target!r}") from None
-            memory_id = mems[0].id.split(":", 1)[1]
+            if mems:
+                memory_id = mems[0].id.split(":", 1)[1]
+            else:  # recall returns active memories; a superseded one is still explained
+                row = conn.execute(
+                    "SELECT memory_id FROM memories WHERE strpos(lower(content), lower(%s)) > 0"
+                    " ORDER BY status = 'active' DESC, created_at DESC LIMIT 1",
+                    (target.strip(),)).fetchone()
+                if row is None:
+                    raise InputError(f"no memory matches {target!r}") from None
+                memory_id = row[0]
         nodes = chain(conn, memory_id)
+        if nodes and nodes[0]["status"] != "active":
+            nodes[0]["held_by"] = held_by(conn, nodes[0]["memory_id"])
     if not nodes:
         raise InputError(f"no memory {target}")
     if as_json:
@@ -288,6 +299,9 @@ def why(target: str, as_json: bool) -> int:
         pad = "  " * n["depth"]
         click.echo(f"{pad}{n['type']} {n['memory_id']} ({n['status']}, importance "
                    f"{n['importance']:.2f}): {' '.join(n['content'].split())[:160]}")
+        for h in n.get("held_by", []):
+            click.echo(f"{pad}  held by insight {h['memory_id']} ({h['status']}): "
+                       f"{' '.join(h['content'].split())[:160]}")
         if n["turn"]:
             t = n["turn"]
             click.echo(f"{pad}  <- turn {t['entry_id']} ({t['role']}, {t['at']:%Y-%m-%d %H:%M}"

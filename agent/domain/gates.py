@@ -228,6 +228,7 @@ class ExitInput:
     nearest_text: str | None
     relevance: float | None  # max similarity to Layer 0 values / Layer 1 goals; None: none exist
     explicit: bool = False  # the user asked for it to be remembered
+    fallback: bool = False  # an extract of the heuristic fallback LLM: nothing new
 
 
 @dataclass(frozen=True)
@@ -285,6 +286,9 @@ def exit_gate(
 
     def decide(what: str, reason: str) -> ExitDecision:
         return ExitDecision(what, column, row, score, reason, signals)
+
+    if inp.fallback:  # the fallback quotes what is already remembered, or the prompt
+        return decide("drop", "a heuristic fallback reply: an extract, nothing new to keep")
 
     if action == "persist_flag":
         return decide("persist_flag", f"matrix {cell}: contradicts a memory, persisted and flagged")

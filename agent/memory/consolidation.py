@@ -40,6 +40,7 @@ from agent.domain.gates import (
     detects_identity_rewrite,
 )
 from agent.domain.llm_json import parse_llm_json, parse_yes_no
+from agent.errors import ProviderError
 from agent.memory.indexing import Indexer, index_config, index_pending
 from agent.memory.turns import storable_text
 
@@ -265,17 +266,33 @@ class Consolidator:
             if self.should_stop():
                 break  # the remaining groups merge in the next pass
             sources = [rows[i] for i in group]
-            made.append(self._insight(conn, sources))
+            insight = self._insight(conn, sources)
+            if insight is not None:
+                made.append(insight)
         if not made:
             return None
         return {"inputs": {"groups": [[str(rows[i][0]) for i in g] for g in groups]},
                 "outputs": {"insights": made}}
 
     def _insight(self, conn: psycopg.Connection[Any], sources: list[tuple[Any, ...]]
-                 ) -> dict[str, Any]:
+                 ) -> dict[str, Any] | None:
+        """A new insight superseding `sources`; None when no model could form one (the
+        heuristic fallback only extracts, a provider failed, or the answer was empty):
+        then nothing is written and the sources stay active."""
         contents = [s[1] for s in sources]
-        result = self.llm.chat(rules.insight_prompt(contents), temperature=0.2, max_tokens=80)
-        text = _storable(" ".join(result.text.split())).strip() or contents[0]
+        try:
+            result = self.llm.chat(rules.insight_prompt(contents), temperature=0.2,
+                                   max_tokens=80)
+        except ProviderError as exc:
+            logger.warning("consolidation: no insight for %d memories, the model failed: %s",
+                           len(sources), exc)
+            return None
+        text = _storable(" ".join(result.text.split())).strip()
+        if result.fallback or not text:
+            logger.info("consolidation: %d related memories stay as they are: %s",
+                        len(sources), "the heuristic fallback cannot form an insight"
+                        if result.fallback else "the model's insight was empty")
+            return None
         uni = self.universal.embed_documents([text], memory_type="insight")[0]
         nat = uni if self.native.model_id == self.universal.model_id else (
             self.native.embed_documents([text], memory_type="insight")[0])
@@ -624,6 +641,14 @@ class Consolidator:
         return {"inputs": {"needed_drops": n_needed, "persists_evaluated": n_eval,
                            "never_retrieved": n_unused},
                 "outputs": {"persist_threshold": [current, new]}}
+
+
+def held_by(conn: psycopg.Connection[Any], memory_id: Any) -> list[dict[str, Any]]:
+    """The insights that supersede a memory (what recall finds in its place)."""
+    return [{"memory_id": str(r[0]), "status": r[1], "content": r[2]} for r in conn.execute(
+        "SELECT m.memory_id, m.status, m.content FROM memory_links l JOIN memories m "
+        "ON m.memory_id = l.source_id WHERE l.target_id = %s AND l.link_type = 'supersedes' "
+        "ORDER BY m.created_at", (memory_id,))]
 
 
 def why(conn: psycopg.Connection[Any], memory_id: Any, depth: int = 0,

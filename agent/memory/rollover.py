@@ -30,6 +30,7 @@ from agent.domain.gates import (
     memory_type_hint,
     rule_signals,
 )
+from agent.providers.heuristic import FALLBACK_PREFIX
 
 logger = logging.getLogger(__name__)
 
@@ -157,6 +158,7 @@ class Rollover:
                 nearest_text=None if nearest is None else nearest[1],
                 relevance=self.relevance(content),
                 explicit="explicit_marker" in signals,
+                fallback=role == "assistant" and content.startswith(FALLBACK_PREFIX),
             ),
             self.exit_cfg,
             self.rng,

@@ -1,8 +1,12 @@
 """The heuristic fallback LLM: deterministic and extractive, and it says so.
 
-It answers with the sentences of the context (system and earlier messages) that
-share the most words with the last user message. Every answer starts with
-"[heuristic fallback] " and carries fallback=True; it never pretends to be a model.
+It answers with the sentences of the *material* it is given that share the most words
+with the last user message. Material is the conversation (every message but the system
+prompt and the question itself) and the listed items of any message (lines starting
+"- ": recalled memories, the memories to consolidate); never the instructions (a system
+prompt's prose, a task line such as "Insight:"), which it would otherwise quote back.
+Every answer starts with "[heuristic fallback] " and carries fallback=True; it never
+pretends to be a model.
 """
 
 from __future__ import annotations
@@ -59,6 +63,27 @@ def extract(question: str, context: str, max_sentences: int = 3, max_chars: int 
     return " ".join(picked)[:max_chars]
 
 
+_ITEM = re.compile(r"^\s*-\s+(.*\S)\s*$")
+_TAG = re.compile(r"^(\[\w+:[^\]]+\])\s+\([^)]*\)\s+")  # "[memory:x] (memory, strong_match) "
+
+
+def material(messages: list[dict[str, str]], last: int) -> tuple[str, str]:
+    """(the question, the material to answer from): the question is the last user
+    message without its listed items; the material is every other non-system message and
+    the listed items ("- ...") of every message, one per line."""
+    items: list[str] = []
+    prose: list[str] = []
+    for i, m in enumerate(messages):
+        lines = m["content"].splitlines()
+        listed = [_TAG.sub(r"\1 ", hit.group(1)) for ln in lines if (hit := _ITEM.match(ln))]
+        items += listed
+        if m["role"] != "system" and i != last:
+            prose += [ln for ln in lines if not _ITEM.match(ln)]
+    question = "\n".join(ln for ln in messages[last]["content"].splitlines()
+                          if not _ITEM.match(ln)) if messages else ""
+    return question, "\n".join(prose + items)
+
+
 class HeuristicLLM(BaseLLM):
     """The offline fallback for every role; deterministic (temperature is ignored)."""
 
@@ -72,8 +97,7 @@ class HeuristicLLM(BaseLLM):
     def answer(self, messages: list[dict[str, str]], max_tokens: int) -> str:
         users = [i for i, m in enumerate(messages) if m["role"] == "user"]
         last = users[-1] if users else len(messages) - 1
-        question = messages[last]["content"]
-        context = "\n".join(m["content"] for i, m in enumerate(messages) if i != last)
+        question, context = material(messages, last)
         picked = extract(question, context, max_chars=max(40, max_tokens * 4))
         if picked:
             return FALLBACK_PREFIX + picked

@@ -10,6 +10,9 @@ import psycopg
 
 from tests.acceptance.test_cli import COGD, assert_clean_error, run
 from tests.acceptance.test_memory_cli import env_for
+from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
+
+INSIGHT = "Summer hiking in the Alps is a recurring favourite."
 
 SESSIONS = {
     "monday": "Remember this: I love hiking in the Alps every summer.",
@@ -18,8 +21,15 @@ SESSIONS = {
 }
 
 
-def test_multi_session_chat_then_consolidate_and_why(db_url: str, tmp_path: Path) -> None:
-    env = env_for(db_url, tmp_path, COGD_LLM__ROLES__CONSOLIDATION="heuristic")
+def test_multi_session_chat_then_consolidate_and_why(db_url: str, tmp_path: Path,
+                                                     stub_server: StubServer) -> None:
+    # the consolidation role on a model (the stub answers INSIGHT): the heuristic
+    # fallback forms no insight (tests/integration/test_consolidation.py)
+    env = env_for(db_url, tmp_path, COGD_LLM__ROLES__CONSOLIDATION="openai",
+                  COGD_LLM__PROFILES__OPENAI__BASE_URL=stub_server.openai_base_url,
+                  COGD_LLM__PROFILES__OPENAI__MODEL="stub-chat",
+                  OPENAI_API_KEY="sk-test-not-real", COGD_RETRY__MAX_RETRIES="0")
+    stub_server.set_reply(INSIGHT)
     for session, line in SESSIONS.items():
         proc = subprocess.run([COGD, "chat", "--user", "sam", "--session", session],
                               input=f"{line}\nnice weather today\n", env=env,
@@ -47,6 +57,11 @@ def test_multi_session_chat_then_consolidate_and_why(db_url: str, tmp_path: Path
     assert traced.stdout.count("<- turn") == 3  # each source back to its day_table turn
     by_text = run("why", "hiking in the mountains in summer", "--json", env=env)
     assert by_text.returncode == 0 and json.loads(by_text.stdout)
+    # a superseded source is still explained, and says which insight holds it now
+    held = run("why", "Swiss Alps", env=env)
+    assert held.returncode == 0, held.stderr
+    assert "(superseded" in held.stdout
+    assert f"held by insight {insight['insight']} (active): {INSIGHT}" in held.stdout
     second = run("consolidate", "--once", "--json", env=env, timeout=300)
     assert json.loads(second.stdout)["changed"] is False
     plain = run("consolidate", "--once", env=env, timeout=300)

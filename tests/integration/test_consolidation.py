@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from agent.config import Settings
+from agent.config import LLMProfile, Settings
 from agent.memory import introspect
 from agent.memory.cognition import CognitiveLoop
 from agent.memory.consolidation import Consolidator, why
 from tests.conftest import make_session
+from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 
 class NoFloor(random.Random):
@@ -29,6 +30,24 @@ def cog(settings: Settings) -> CognitiveLoop:
 
 @pytest.fixture
 def consolidator(settings: Settings, cog: CognitiveLoop) -> Consolidator:
+    return Consolidator(settings, rng=NoFloor())
+
+
+INSIGHT = "Summer hiking in the Alps is a recurring favourite."
+
+
+@pytest.fixture
+def merging(settings: Settings, cog: CognitiveLoop, stub_server: StubServer,
+            monkeypatch: pytest.MonkeyPatch) -> Consolidator:
+    """A consolidator whose consolidation role is a model (the stub server, which answers
+    every call with INSIGHT): the heuristic fallback forms no insight."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    settings.llm.profiles["stub"] = LLMProfile(
+        provider="openai", model="stub-chat", base_url=stub_server.openai_base_url,
+        api_key_env="OPENAI_API_KEY", timeout_s=10)
+    settings.llm.roles["consolidation"] = "stub"
+    settings.retry.max_retries = 0
+    stub_server.set_reply(INSIGHT)
     return Consolidator(settings, rng=NoFloor())
 
 
@@ -55,15 +74,16 @@ HIKING = ["I love hiking in the Alps every summer.",
 
 
 def test_merge_makes_an_insight_that_supersedes_intact_sources(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: CognitiveLoop, merging: Consolidator
 ) -> None:
+    consolidator = merging
     sources = [remember(conn, cog, t) for t in HIKING]
     other = remember(conn, cog, "My accountant's office moved to the third floor.")
     report = consolidator.run_pass(conn)
     assert "merge" in report.operations
     insight = report.operations["merge"]["outputs"]["insights"][0]
     assert sorted(insight["sources"]) == sorted(str(s) for s in sources)
-    assert insight["fallback"] is True  # the heuristic LLM wrote it, and it says so
+    assert insight["content"] == INSIGHT and insight["fallback"] is False
     row = conn.execute("SELECT memory_type, evidence_count, importance FROM memories "
                        "WHERE memory_id = %s", (insight["insight"],)).fetchone()
     assert row == ("insight", 3, 0.8)
@@ -234,8 +254,9 @@ def test_gate_tuning_lowers_the_threshold_after_a_needed_drop(
 
 
 def test_a_pass_asked_to_stop_ends_early_and_the_next_one_finishes(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: CognitiveLoop, merging: Consolidator
 ) -> None:
+    consolidator = merging
     for text in HIKING:
         remember(conn, cog, text)
     stopped = consolidator.run_pass(conn, should_stop=lambda: True)
@@ -243,3 +264,29 @@ def test_a_pass_asked_to_stop_ends_early_and_the_next_one_finishes(
     assert conn.execute("SELECT count(*) FROM memories WHERE memory_type = 'insight'"
                         ).fetchone() == (0,)
     assert "merge" in consolidator.run_pass(conn).operations
+
+
+def test_the_heuristic_fallback_forms_no_insight_and_the_sources_stay(
+    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+) -> None:
+    """Extraction is not an insight: with the heuristic profile nothing is merged, the
+    sources stay active, and no text of the consolidation prompt reaches a memory."""
+    sources = [remember(conn, cog, t) for t in HIKING]
+    report = consolidator.run_pass(conn)
+    assert "merge" not in report.operations
+    rows = conn.execute("SELECT status, content FROM memories").fetchall()
+    assert {r[0] for r in rows} == {"active"} and len(rows) == len(sources)
+    assert not any("consolidate" in r[1].lower() or "fallback" in r[1] for r in rows)
+
+
+def test_a_failing_model_forms_no_insight_and_the_sources_stay(
+    conn: Any, cog: CognitiveLoop, merging: Consolidator, stub_server: StubServer
+) -> None:
+    for text in HIKING:
+        remember(conn, cog, text)
+    stub_server.fail_next(50, 401)  # every call of this pass is refused
+    report = merging.run_pass(conn)
+    assert "merge" not in report.operations
+    assert conn.execute("SELECT DISTINCT status FROM memories").fetchall() == [("active",)]
+    assert conn.execute("SELECT count(*) FROM memories WHERE memory_type = 'insight'"
+                        ).fetchone() == (0,)

@@ -79,12 +79,13 @@ def test_heuristic_says_it_is_a_fallback_everywhere() -> None:
     rec = ListRecorder()
     llm = HeuristicLLM(recorder=rec, role="gate")
     messages = [
-        {"role": "system", "content": "Known: the user prefers green tea. The sky is blue."},
+        {"role": "system", "content": "Answer about tea briefly.\n- the user prefers green "
+                                      "tea.\n- The sky is blue."},
         {"role": "user", "content": "Which tea does the user prefer?"},
     ]
     result = llm.chat(messages)
     assert result.fallback is True
-    assert result.text == FALLBACK_PREFIX + "Known: the user prefers green tea."
+    assert result.text == FALLBACK_PREFIX + "the user prefers green tea."
     assert result.logprobs is None and result.usage.tokens_in > 0
     streamed = "".join(llm.stream(messages))
     assert streamed == result.text
@@ -96,7 +97,8 @@ def test_heuristic_says_it_is_a_fallback_everywhere() -> None:
 
 def test_heuristic_is_deterministic_and_bounded_on_huge_input() -> None:
     llm = HeuristicLLM(max_tokens=32)
-    context = " ".join(f"Sentence number {i} talks about topic{i % 50}." for i in range(20_000))
+    context = "\n".join(f"- Sentence number {i} talks about topic{i % 50}."
+                        for i in range(20_000))
     messages = [{"role": "system", "content": context},
                 {"role": "user", "content": "tell me about topic7"}]
     a, b = llm.chat(messages), llm.chat(messages)
@@ -115,3 +117,24 @@ def test_disabled_reranker_passes_scores_through() -> None:
 def test_recorders_satisfy_the_port() -> None:
     assert isinstance(NullRecorder(), CallRecorder)
     assert isinstance(ListRecorder(), CallRecorder)
+
+
+def test_heuristic_answers_from_the_material_never_from_the_instructions() -> None:
+    """It used to quote the system prompt back ("cite it with its tag, e.g.") and to turn
+    the consolidation prompt into an insight ("You consolidate memories. Write ONE...")."""
+    from agent.domain.consolidation import insight_prompt
+    from agent.domain.prompt import PromptParts, RecalledLine, build_messages
+
+    llm = HeuristicLLM()
+    chat = build_messages(PromptParts(
+        identity="", recalled=[RecalledLine("memory:42", "memory",
+                                            "My gym locker code is 4512.", "strong_match")],
+        history=[("user", "I moved to Porto last spring.")],
+        user_message="Which memory tag do you cite for my gym locker code?"))
+    text = llm.chat(chat).text
+    assert text == FALLBACK_PREFIX + "[memory:42] My gym locker code is 4512."
+    merge = insight_prompt(["Our servers are hosted on Hetzner.",
+                            "We rent two Hetzner machines in Falkenstein."])
+    text = llm.chat(merge).text
+    assert "consolidate" not in text.lower() and "insight" not in text.lower()
+    assert "nothing in the context matches" in text  # no question: no insight to give
