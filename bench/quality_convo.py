@@ -62,6 +62,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no window lists": {"window_list_weight": 0.0},
     "no time boost": {"time_boost": 0.0},
     "no person boost": {"person_boost": 0.0, "person_mention_boost": 0.0},
+    "said-by boost for every reply": {"person_boost_min_terms": 0},
     "no assistant weight": {"assistant_weight": 1.0},
     "no tie-breaks": {"tiebreak_weight": 0.0},
     "no current-state": {"current_state_weight": 0.0},

@@ -31,6 +31,7 @@ GRID: dict[str, tuple[Any, ...]] = {
     "time_boost": (0.0, 0.25, 0.5, 1.0),
     "person_boost": (0.0, 0.15, 0.3, 0.6),
     "person_mention_boost": (0.0, 0.15, 0.3),
+    "person_boost_min_terms": (0, 1, 2, 3),
     "current_state_weight": (0.0, 0.15, 0.3, 0.6, 1.0),
     "tiebreak_weight": (0.0, 0.05, 0.1, 0.2),
     "heuristic_fallback": (False, True),

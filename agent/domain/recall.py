@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import Any
 
 from agent.domain.contextual import speaker_label
-from agent.domain.lexical import match_score
+from agent.domain.lexical import match_score, terms
 from agent.domain.tables import scalar_fields
 from agent.domain.timeref import TimeWindow, overlap_score
 
@@ -63,6 +63,7 @@ class RecallConfig:
     time_boost: float = 0.5
     person_boost: float = 0.3
     person_mention_boost: float = 0.15
+    person_boost_min_terms: int = 2
     assistant_weight: float = 0.8
     rerank_candidate_multiplier: int = 3
     weight_rerank: float = 0.6
@@ -300,7 +301,10 @@ def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
         parts["time"] = overlap_score(c.created_at, ctx.window)
         factor *= 1 + cfg.time_boost * parts["time"]
     if ctx.people:
-        said = c.speaker is not None and c.speaker.lower() in ctx.people
+        # a reply with next to no words of its own ("lol", "Yes!") is found through the
+        # turn it quotes: the words that matched are the other speaker's, so no said-by
+        said = (c.speaker is not None and c.speaker.lower() in ctx.people
+                and len(terms(c.content)) >= cfg.person_boost_min_terms)
         named = _names(c.content, ctx.people)
         parts["person"] = 1.0 if said else 0.5 if named else 0.0
         factor *= 1 + (cfg.person_boost if said else cfg.person_mention_boost if named else 0.0)

@@ -247,3 +247,19 @@ def test_heuristic_rewrites_split_clauses_then_keep_keywords() -> None:
     assert got == ["Where did Ana travel", "what did she eat there", "Ana travel eat"]
     assert heuristic_variants("Ana?", ["Ana"], 3) == ["Ana"]
     assert heuristic_variants("Where did Ana travel and what did she eat?", ["x"], 0) == []
+
+
+def test_a_reply_without_words_of_its_own_gets_no_said_by_boost() -> None:
+    """"lol" from Ana, found through the turn it quotes (Ben's), is not Ana's statement:
+    Ben's turn with the words stays above it; Ana's own statement is still boosted."""
+    ana = QueryContext(people=frozenset({"ana"}))
+    lol = cand("lol", dense_rank=2, speaker="Ana", role="user", content="lol")
+    bens = cand("ben", dense_rank=1, speaker="Ben", role="user",
+                content="My colleague speaks five languages")
+    out = recall_pipeline([lol, bens], now=NOW, cfg=CFG, k=5, context=ana)
+    assert [i.id for i in out.items] == ["memory:ben", "memory:lol"]
+    assert out.items[1].components["person"] == 0.0
+    own = cand("own", dense_rank=2, speaker="Ana", role="user",
+               content="I am learning Portuguese")
+    out = recall_pipeline([own, bens], now=NOW, cfg=CFG, k=5, context=ana)
+    assert [i.id for i in out.items] == ["memory:own", "memory:ben"]
