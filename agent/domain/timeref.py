@@ -286,7 +286,9 @@ _RULES: list[tuple[re.Pattern[str], _Handler]] = [
         (rf"\bthe\s+(?:last|past)\s+(?:{_COUNT}\s+)?{_UNIT}\b", _last_n),
         (rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", _ago),
         (r"\b(?P<rel>this\s+past|the\s+past|this|last|the)\s+weekend\b", _weekend),
-        (rf"\b(?:(?P<rel>last|this)\s+)?(?:(?P<part>early|mid|late)[\s-]+(?:in\s+)?)?{_MONTH}\b"
+        # "my December trip" names an event by its month, not when it was talked about
+        (rf"(?<!\bmy\s)(?<!\bour\s)(?<!\byour\s)(?<!\bhis\s)(?<!\bher\s)(?<!\btheir\s)"
+         rf"\b(?:(?P<rel>last|this)\s+)?(?:(?P<part>early|mid|late)[\s-]+(?:in\s+)?)?{_MONTH}\b"
          rf"(?:\s+(?:of\s+)?{_YEAR}\b|\s+(?P<ly>last|this)\s+year\b)?", _month),
         (rf"\b(?:the\s+)?(?:(?P<rel>this\s+past|last|this|past)\s+)?(?:the\s+)?"
          rf"(?P<season>{_alt(SEASONS)})\b(?:\s+(?:of\s+)?{_YEAR}\b)?", _season),

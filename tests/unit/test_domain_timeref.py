@@ -171,6 +171,9 @@ NO_WINDOW = [
     "What do I do every Friday?",
     "each Monday I swim",
     "What do I eat on Sunday mornings?",
+    "Where is my December trip going now?",  # an event named by its month
+    "how did our May offsite go",
+    "her June wedding plans",
 ]
 
 
