@@ -24,7 +24,7 @@ from bench.common import machine, write_results
 # the fields the dev seed chooses, in the order they are tried; config/default.toml cites
 # the resulting report
 GRID: dict[str, tuple[Any, ...]] = {
-    "sparse_list_weight": (0.5, 0.75, 1.0, 1.5, 2.0),
+    "sparse_list_weight": (0.25, 0.5, 0.75, 1.0, 1.5, 2.0),
     "dense_list_weight": (0.5, 0.75, 1.0, 1.5, 2.0),
     "bare_list_weight": (0.0, 0.25, 0.5, 1.0),
     "window_list_weight": (0.0, 0.5, 1.0, 2.0),
