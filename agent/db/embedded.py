@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ from agent.errors import DataDirError
 logger = logging.getLogger(__name__)
 
 MARKER = "cogd.json"
+LOCK = ".cogd.lock"  # serialises first-time setup; inside the data dir, not in /tmp
 DATA_FORMAT = 1
 DATABASE = "cogd"
 PG_MAJOR = 18
@@ -51,7 +50,7 @@ def validate_data_dir(data_dir: Path) -> None:
         return
     marker = data_dir / MARKER
     if not marker.exists():
-        if any(data_dir.iterdir()):
+        if any(p.name != LOCK for p in data_dir.iterdir()):
             raise DataDirError(
                 f"COGD_DATA_DIR={data_dir} is not empty and is not a cogd data directory "
                 f"(no {MARKER}); point COGD_DATA_DIR at an empty or new directory"
@@ -112,11 +111,12 @@ def _database_uri(admin_uri: str, database: str) -> str:
 @contextlib.contextmanager
 def _data_dir_lock(data_dir: Path) -> Iterator[None]:
     """Serialise validate + initdb + start across processes, so that no cogd process
-    sees another's half-initialised data dir. The lock file lives in the temp dir:
-    a foreign data dir must not be touched."""
-    key = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
-    path = Path(tempfile.gettempdir()) / f"cogd-datadir-{key}.lock"
-    with open(path, "a+") as handle:
+    sees another's half-initialised data dir. The lock file lives in the data dir (a
+    predictable name in a shared /tmp could be planted by another user); a foreign data
+    dir is refused, read-only, before anything is written to it."""
+    validate_data_dir(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / LOCK, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

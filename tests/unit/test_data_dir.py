@@ -56,3 +56,22 @@ def test_pgdata_of_another_major_version_is_refused(tmp_path: Path) -> None:
     (tmp_path / "pg" / "PG_VERSION").write_text("15\n")
     with pytest.raises(DataDirError, match="PostgreSQL 15"):
         validate_data_dir(tmp_path)
+
+
+def test_the_setup_lock_lives_in_the_data_dir_not_in_tmp(tmp_path: Path) -> None:
+    import tempfile
+
+    from agent.db.embedded import LOCK, _data_dir_lock
+
+    data = tmp_path / "new" / "cogd"
+    before = set(Path(tempfile.gettempdir()).glob("cogd-datadir-*.lock"))
+    with _data_dir_lock(data):
+        assert (data / LOCK).exists()
+        validate_data_dir(data)  # the lock file alone does not make the dir foreign
+    assert set(Path(tempfile.gettempdir()).glob("cogd-datadir-*.lock")) == before
+    foreign = tmp_path / "home"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    with pytest.raises(DataDirError), _data_dir_lock(foreign):
+        pass
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]  # untouched
