@@ -314,4 +314,62 @@ def down() -> None:
     )
 
 
-COMMANDS = (migrate, status, db_url, psql, up, down)
+# recomputes revision 0009's chain (migrations/versions/0009_audit_chain.py: ROW_HASH)
+AUDIT_CHAIN = """
+SELECT id, prev_hash, row_hash,
+       lag(row_hash) OVER (ORDER BY id) AS before,
+       encode(sha256(convert_to(
+           coalesce(lag(row_hash) OVER (ORDER BY id), '') || '|' || id::text || '|' ||
+           to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '|' ||
+           actor || '|' || action || '|' || coalesce(target, '') || '|' ||
+           details::text, 'UTF8')), 'hex') AS expected
+FROM audit_log ORDER BY id
+"""
+
+
+def verify_audit_chain(conn: Any) -> dict[str, Any]:
+    """Walk audit_log in id order: each row's prev_hash must be the row before's hash and
+    its row_hash the hash of its own fields. The first break names the row."""
+    rows = conn.execute(AUDIT_CHAIN).fetchall()
+    head = rows[-1][2] if rows else None
+    for rid, prev, row_hash, before, expected in rows:
+        if prev != before:
+            return {"ok": False, "rows": len(rows), "head": head, "broken_at": rid,
+                    "reason": "its prev_hash is not the hash of the row before it "
+                              "(a row before it was removed or inserted)"}
+        if row_hash != expected:
+            return {"ok": False, "rows": len(rows), "head": head, "broken_at": rid,
+                    "reason": "its fields do not match its hash (the row was changed)"}
+    return {"ok": True, "rows": len(rows), "head": head, "broken_at": None, "reason": None}
+
+
+@click.group()
+def audit() -> None:
+    """The audit log's integrity (a hash chain over its rows, revision 0009)."""
+
+
+@audit.command("verify")
+@json_option
+def audit_verify(as_json: bool) -> int:
+    """Recompute audit_log's hash chain. Exit 1 when a row was changed, removed or
+    inserted; prints the head hash: keep a copy elsewhere, and a rewrite of the whole
+    chain (which the owner can do) shows as a different head."""
+    from agent.db.connect import connect
+    from agent.db.migrate import upgrade
+
+    settings = settings_from()
+    target = _target()
+    upgrade(target.url, settings)
+    with connect(target.url, app="cogd-audit", autocommit=True) as conn:
+        result = verify_audit_chain(conn)
+    if as_json:
+        click.echo(json.dumps(result))
+    elif result["ok"]:
+        click.echo(f"audit_log intact: {result['rows']} rows; head {result['head']}")
+    else:
+        click.echo(f"audit_log TAMPERED at row {result['broken_at']}: {result['reason']} "
+                   f"({result['rows']} rows; head {result['head']})")
+    return 0 if result["ok"] else 1
+
+
+COMMANDS = (migrate, status, db_url, psql, up, down, audit)

@@ -599,6 +599,8 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("action", Text, nullable=False),
         Column("target", Text),
         Column("details", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("prev_hash", Text),  # revision 0009: the hash chain (cogd audit verify)
+        Column("row_hash", Text),
     )
 
     Table(
