@@ -128,6 +128,12 @@ class GeminiLLM(BaseLLM):
             self._client = make_client(self.endpoint)
         return self._client
 
+    def close(self) -> None:
+        """Close the SDK client's connections (a long-lived process keeps it open)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     def _config(
         self, system: str | None, temperature: float, max_tokens: int, logprobs: bool
     ) -> Any:
@@ -228,6 +234,12 @@ class GeminiEmbedder(BaseEmbedder):
         if self._client is None:
             self._client = make_client(self.endpoint)
         return self._client
+
+    def close(self) -> None:
+        """Close the SDK client's connections (a long-lived process keeps it open)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def _embed_batch(
         self, texts: list[str], task: EmbedTask

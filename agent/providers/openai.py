@@ -87,6 +87,12 @@ class OpenAILLM(BaseLLM):
             self._client = make_client(self.endpoint)
         return self._client
 
+    def close(self) -> None:
+        """Close the SDK client's connections (a long-lived process keeps it open)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     def _chat(
         self, messages: list[dict[str, str]], temperature: float, max_tokens: int,
         want_logprobs: bool,
@@ -173,6 +179,12 @@ class OpenAIEmbedder(BaseEmbedder):
         if self._client is None:
             self._client = make_client(self.endpoint)
         return self._client
+
+    def close(self) -> None:
+        """Close the SDK client's connections (a long-lived process keeps it open)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def _embed_batch(
         self, texts: list[str], task: EmbedTask

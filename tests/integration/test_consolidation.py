@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -38,7 +39,7 @@ INSIGHT = "Summer hiking in the Alps is a recurring favourite."
 
 @pytest.fixture
 def merging(settings: Settings, cog: CognitiveLoop, stub_server: StubServer,
-            monkeypatch: pytest.MonkeyPatch) -> Consolidator:
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[Consolidator]:
     """A consolidator whose consolidation role is a model (the stub server, which answers
     every call with INSIGHT): the heuristic fallback forms no insight."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
@@ -48,7 +49,9 @@ def merging(settings: Settings, cog: CognitiveLoop, stub_server: StubServer,
     settings.llm.roles["consolidation"] = "stub"
     settings.retry.max_retries = 0
     stub_server.set_reply(INSIGHT)
-    return Consolidator(settings, rng=NoFloor())
+    consolidator = Consolidator(settings, rng=NoFloor())
+    yield consolidator
+    consolidator.llm.close()
 
 
 def remember(conn: Any, cog: CognitiveLoop, text: str, sid: Any = None) -> Any:

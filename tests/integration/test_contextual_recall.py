@@ -7,6 +7,7 @@ import io
 import json
 import math
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -205,8 +206,11 @@ def test_a_weak_match_is_rewritten_by_the_llm_and_fused(
     stub_server.queue_replies("1. record player flea market\n"
                               "- What did Ben pick up secondhand?\n"
                               "Which music gadget did Ben buy?\n")
-    out = build_recaller(settings).recall(imported, "Which music gadget did Ben buy?", k=8,
-                                          log=False)
+    recaller = build_recaller(settings)
+    try:
+        out = recaller.recall(imported, "Which music gadget did Ben buy?", k=8, log=False)
+    finally:
+        recaller.rewriter.close()  # type: ignore[union-attr]
     asked = [r.body for r in stub_server.requests if r.path.endswith("/chat/completions")]
     assert len(asked) == 1 and "Which music gadget did Ben buy?" in json.dumps(asked[0])
     result = out.result
@@ -222,16 +226,19 @@ def test_a_failed_rewrite_keeps_the_first_pass(
         monkeypatch: pytest.MonkeyPatch) -> None:
     route_rewrite_to_stub(settings, stub_server, monkeypatch)
     stub_server.fail_next(1, 401)
-    out = build_recaller(settings).recall(imported, "Which music gadget did Ben buy?",
-                                          log=False)
-    assert stub_server.count() == 1
-    assert out.result.items and out.result.rewrites == [] and out.result.rewritten_by is None
-    assert all("rewrite_rank" not in i.components for i in out.result.items)
-    settings.recall["heuristic_fallback"] = True  # then the named heuristic steps in
-    stub_server.fail_next(1, 401)
-    out = build_recaller(settings).recall(imported, "Which music gadget did Ben buy?",
-                                          log=False)
-    assert out.result.rewritten_by == "heuristic" and out.result.rewrites
+    recaller = build_recaller(settings)
+    try:
+        out = recaller.recall(imported, "Which music gadget did Ben buy?", log=False)
+        assert stub_server.count() == 1
+        assert (out.result.items and out.result.rewrites == []
+                and out.result.rewritten_by is None)
+        assert all("rewrite_rank" not in i.components for i in out.result.items)
+        recaller.cfg = replace(recaller.cfg, heuristic_fallback=True)  # the heuristic steps in
+        stub_server.fail_next(1, 401)
+        out = recaller.recall(imported, "Which music gadget did Ben buy?", log=False)
+        assert out.result.rewritten_by == "heuristic" and out.result.rewrites
+    finally:
+        recaller.rewriter.close()  # type: ignore[union-attr]
 
 
 def test_the_bundled_models_do_not_rewrite(settings: Settings) -> None:
