@@ -17,6 +17,7 @@ import pytest
 
 from agent.db.embedded import psql_path
 from tests.conftest import cogd_env
+from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 COGD = str(Path(sys.executable).with_name("cogd"))
 
@@ -158,10 +159,15 @@ def _seed_mergeable_memories(db_url: str) -> None:
             introspect.remember(conn, holder, sid, user[0], text)
 
 
-def test_up_supervises_restarts_and_stops(db_url: str) -> None:
+def test_up_supervises_restarts_and_stops(db_url: str, stub_server: StubServer) -> None:
     _seed_mergeable_memories(db_url)
+    # consolidation on a model (the stub): the heuristic fallback forms no insight
+    stub_server.set_reply("Summer hiking in the Alps is a recurring favourite.")
     env = cogd_env(DATABASE_URL=db_url, COGD_PROCESS__HEARTBEAT_INTERVAL_S="0.5",
-                   COGD_LLM__ROLES__CONSOLIDATION="heuristic")
+                   COGD_LLM__ROLES__CONSOLIDATION="openai",
+                   COGD_LLM__PROFILES__OPENAI__BASE_URL=stub_server.openai_base_url,
+                   COGD_LLM__PROFILES__OPENAI__MODEL="stub-chat",
+                   OPENAI_API_KEY="sk-test-not-real", COGD_RETRY__MAX_RETRIES="0")
     up = subprocess.Popen(
         [COGD, "up", "--workers", "consolidate,idle"], env=env, start_new_session=True,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
