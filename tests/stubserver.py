@@ -164,6 +164,21 @@ class StubServer:
         with self.state.lock:
             return sum(1 for r in self.state.requests if path is None or r.path == path)
 
+    def route(self, settings: Any, monkeypatch: pytest.MonkeyPatch, *roles: str,
+              retries: int | None = 0) -> None:
+        """Route `roles` to this server through an openai profile named "stub" (a fake key
+        in OPENAI_API_KEY); `retries`: retry.max_retries (None: leave it)."""
+        from agent.config import LLMProfile
+
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+        settings.llm.profiles["stub"] = LLMProfile(
+            provider="openai", model="stub-chat", base_url=self.openai_base_url,
+            api_key_env="OPENAI_API_KEY", timeout_s=10)
+        for role in roles:
+            settings.llm.roles[role] = "stub"
+        if retries is not None:
+            settings.retry.max_retries = retries
+
     def set_reply(self, text: str | None) -> None:
         with self.state.lock:
             self.state.reply = text

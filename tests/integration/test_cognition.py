@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent.config import LLMProfile, Settings
+from agent.config import Settings
 from agent.memory import introspect
 from agent.memory.cognition import CognitiveLoop
 from agent.workers.loop import LoopWorker
@@ -160,11 +160,7 @@ def test_bad_input_gets_a_clear_outcome_and_nothing_is_lost(loop: LoopWorker,
 def test_memory_tags_become_citations(settings: Settings, db_url: str, conn: Any,
                                       stub_server: StubServer,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
-    settings.llm.profiles["stub"] = LLMProfile(
-        provider="openai", model="stub-chat", base_url=stub_server.openai_base_url,
-        api_key_env="OPENAI_API_KEY", timeout_s=10)
-    settings.llm.roles["system1"] = settings.llm.roles["system2"] = "stub"
+    stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
     cog = CognitiveLoop(settings, rng=NoFloor())
     sid = make_session(conn)
     user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent.config import LLMProfile, Settings
+from agent.config import Settings
 from agent.memory import introspect
 from agent.memory.cognition import CognitiveLoop
 from agent.memory.consolidation import Consolidator, why
@@ -42,12 +42,7 @@ def merging(settings: Settings, cog: CognitiveLoop, stub_server: StubServer,
             monkeypatch: pytest.MonkeyPatch) -> Iterator[Consolidator]:
     """A consolidator whose consolidation role is a model (the stub server, which answers
     every call with INSIGHT): the heuristic fallback forms no insight."""
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
-    settings.llm.profiles["stub"] = LLMProfile(
-        provider="openai", model="stub-chat", base_url=stub_server.openai_base_url,
-        api_key_env="OPENAI_API_KEY", timeout_s=10)
-    settings.llm.roles["consolidation"] = "stub"
-    settings.retry.max_retries = 0
+    stub_server.route(settings, monkeypatch, "consolidation")
     stub_server.set_reply(INSIGHT)
     consolidator = Consolidator(settings, rng=NoFloor())
     yield consolidator

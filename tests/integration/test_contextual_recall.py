@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent.config import LLMProfile, Settings
+from agent.config import Settings
 from agent.domain import lexical
 from agent.domain.contextual import RECIPE_VERSION
 from agent.domain.gates import EntryGateConfig
@@ -190,12 +190,7 @@ def test_a_block_hit_leads_back_to_the_turns_it_was_formed_from(settings: Settin
 
 def route_rewrite_to_stub(settings: Settings, stub: StubServer,
                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
-    settings.llm.profiles["stub"] = LLMProfile(
-        provider="openai", model="stub-chat", base_url=stub.openai_base_url,
-        api_key_env="OPENAI_API_KEY", timeout_s=10)
-    settings.llm.roles["rewrite"] = "stub"
-    settings.retry.max_retries = 0
+    stub.route(settings, monkeypatch, "rewrite")
     settings.recall["strong_match_min_score"] = 1.01  # never strong: the fallback always runs
 
 
