@@ -314,16 +314,11 @@ def down() -> None:
     )
 
 
-# recomputes revision 0009's chain (migrations/versions/0009_audit_chain.py: ROW_HASH)
+# recomputes revision 0009's chain with its own hash function (cogd_audit_row_hash)
 AUDIT_CHAIN = """
-SELECT id, prev_hash, row_hash,
-       lag(row_hash) OVER (ORDER BY id) AS before,
-       encode(sha256(convert_to(
-           coalesce(lag(row_hash) OVER (ORDER BY id), '') || '|' || id::text || '|' ||
-           to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '|' ||
-           actor || '|' || action || '|' || coalesce(target, '') || '|' ||
-           details::text, 'UTF8')), 'hex') AS expected
-FROM audit_log ORDER BY id
+SELECT id, prev_hash, row_hash, lag(row_hash) OVER w AS before,
+       cogd_audit_row_hash(lag(row_hash) OVER w, a) AS expected
+FROM audit_log a WINDOW w AS (ORDER BY id) ORDER BY id
 """
 
 
