@@ -14,6 +14,7 @@ through outbox.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -24,7 +25,7 @@ import psycopg
 
 from agent.bus import Channel, notify
 from agent.db.connect import app_role
-from agent.errors import InputError
+from agent.errors import DatabaseError, InputError
 from agent.memory.cognition import LostClaim
 from agent.memory.turns import storable_text
 from agent.workers.base import Worker
@@ -60,40 +61,68 @@ WHERE id = %(id)s AND claimed_by = %(claim)s AND status = 'processing'
 
 
 class LeaseKeeper:
-    """Renews one claim every third of the lease on a connection of its own, while the
-    turn runs on the worker's; `lost` is set when the row is no longer this claim's."""
+    """Renews the claim its worker holds, every third of the lease, on a connection of its
+    own (one per worker, opened on first use) while the turn runs on the worker's;
+    `lost` is set when the held row is no longer this claim's."""
 
-    def __init__(self, url: str, app: str, inbox_id: int, claim: str, lease_s: float,
-                 role: str | None = None) -> None:
-        self.url, self.app, self.role = url, app, role
-        self.inbox_id, self.claim, self.lease_s = inbox_id, claim, lease_s
+    def __init__(self, url: str, app: str, lease_s: float, role: str | None = None) -> None:
+        self.url, self.app, self.role, self.lease_s = url, app, role, lease_s
         self.lost = threading.Event()
+        self._held: tuple[int, str] | None = None
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"lease-{inbox_id}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"{app}-lease", daemon=True)
         self._thread.start()
 
+    def hold(self, inbox_id: int, claim: str) -> None:
+        with self._lock:
+            self._held = (inbox_id, claim)
+            self.lost.clear()
+
+    def release(self) -> None:
+        with self._lock:
+            self._held = None
+
     def _run(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            with self._lock:
+                held = self._held
+            if held is None:
+                continue
+            try:
+                self._renew(*held)
+            except (psycopg.Error, DatabaseError) as exc:  # the commit checks the claim again
+                logger.warning("loop: renewing the lease on inbox %s failed: %s", held[0], exc)
+                self._drop_connection()
+
+    def _renew(self, inbox_id: int, claim: str) -> None:
         from agent.db.connect import connect
 
-        try:
-            with connect(self.url, app=f"{self.app}-lease", autocommit=True,
-                         role=self.role) as conn:
-                while not self._stop.wait(self.lease_s / 3):
-                    cur = conn.execute(RENEW, {"lease": self.lease_s, "id": self.inbox_id,
-                                               "claim": self.claim})
-                    if cur.rowcount != 1:
-                        logger.warning("loop: inbox %s is no longer ours (%s)",
-                                       self.inbox_id, self.claim)
-                        self.lost.set()
-                        return
-        except psycopg.Error as exc:  # the turn's own commit checks the claim again
-            logger.warning("loop: renewing the lease on inbox %s failed: %s",
-                           self.inbox_id, exc)
+        if self._conn is None:
+            self._conn = connect(self.url, app=f"{self.app}-lease", autocommit=True,
+                                 role=self.role)
+        cur = self._conn.execute(RENEW, {"lease": self.lease_s, "id": inbox_id,
+                                         "claim": claim})
+        if cur.rowcount != 1:
+            with self._lock:
+                still_held = self._held == (inbox_id, claim)
+                if still_held:  # not a turn that just finished
+                    self._held = None
+                    self.lost.set()
+            if still_held:
+                logger.warning("loop: inbox %s is no longer ours (%s)", inbox_id, claim)
+
+    def _drop_connection(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.close()
+            self._conn = None
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join(5)
+        self._drop_connection()
 
 
 class LoopWorker(Worker):
@@ -106,8 +135,11 @@ class LoopWorker(Worker):
 
         self.recorder = PgCallRecorder(self.url, app_role(self.settings))
         self.loop = CognitiveLoop(self.settings, self.recorder)
+        self.lease_s = float(self.settings.process.inbox_lease_s)
+        self.keeper = LeaseKeeper(self.url, self.app, self.lease_s, app_role(self.settings))
 
     def teardown(self) -> None:
+        self.keeper.close()
         self.recorder.close()
 
     def poll(self) -> None:
@@ -117,13 +149,11 @@ class LoopWorker(Worker):
     def process_one(self) -> bool:
         """Answer one inbox message; False when none is waiting."""
         assert self.conn is not None
-        lease_s = float(self.settings.process.inbox_lease_s)
-        row = self.conn.execute(CLAIM, {"me": self.app, "lease": lease_s}).fetchone()
+        row = self.conn.execute(CLAIM, {"me": self.app, "lease": self.lease_s}).fetchone()
         if row is None:
             return False
         inbox_id, session_id, content, stream, claim = row
-        keeper = LeaseKeeper(self.url, self.app, inbox_id, claim, lease_s,
-                             app_role(self.settings))
+        self.keeper.hold(inbox_id, claim)
         publisher = (PartialPublisher(self.url, self.app, inbox_id, app_role(self.settings))
                      if stream else None)
         try:
@@ -138,7 +168,7 @@ class LoopWorker(Worker):
                 logger.exception("loop: inbox %s failed", inbox_id)
             self._fail(inbox_id, session_id, exc, claim)
         finally:
-            keeper.close()
+            self.keeper.release()
             if publisher is not None:
                 publisher.close()
         self.items_done += 1

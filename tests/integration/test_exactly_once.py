@@ -112,7 +112,8 @@ def test_the_owner_renews_its_lease_and_notices_a_takeover(db_url: str, conn: An
     inbox = queue(conn, sid, "hi")
     with psycopg.connect(db_url, autocommit=True) as owner:
         claim = owner.execute(CLAIM, {"me": "loop-a", "lease": 0.6}).fetchone()[4]
-        keeper = LeaseKeeper(db_url, "loop-a", inbox, claim, 0.6)
+        keeper = LeaseKeeper(db_url, "loop-a", 0.6)
+        keeper.hold(inbox, claim)
         try:
             first = conn.execute("SELECT lease_until FROM inbox WHERE id = %s",
                                  (inbox,)).fetchone()[0]
