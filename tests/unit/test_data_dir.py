@@ -75,3 +75,57 @@ def test_the_setup_lock_lives_in_the_data_dir_not_in_tmp(tmp_path: Path) -> None
     with pytest.raises(DataDirError), _data_dir_lock(foreign):
         pass
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]  # untouched
+
+
+def test_a_first_start_in_progress_is_waited_for_not_called_corrupt(tmp_path: Path) -> None:
+    """While one process holds the setup lock mid-initdb (PG_VERSION written, pg_control
+    not yet), another process entering the lock waits instead of refusing the dir."""
+    import threading
+
+    from agent.db.embedded import MARKER_TMP, _data_dir_lock, refuse_foreign_dir
+
+    data = tmp_path / "cogd"
+    marked = threading.Event()
+    entered = threading.Event()
+    release = threading.Event()
+    finish = threading.Event()
+    seen: list[str] = []
+
+    def first_start() -> None:  # the order _ensure_server_locked writes things in
+        with _data_dir_lock(data):
+            (data / MARKER_TMP).write_text('{"format": 1}')
+            marked.set()
+            release.wait(10)
+            (data / MARKER_TMP).replace(data / "cogd.json")
+            (data / "pg").mkdir()
+            (data / "pg" / "PG_VERSION").write_text("18\n")  # initdb half way
+            entered.set()
+            finish.wait(10)
+            (data / "pg" / "global").mkdir()
+            (data / "pg" / "global" / "pg_control").write_bytes(b"\0")
+
+    def second_start() -> None:
+        try:
+            with _data_dir_lock(data):
+                validate_data_dir(data)
+                seen.append("ok")
+        except DataDirError as exc:
+            seen.append(str(exc))
+
+    first = threading.Thread(target=first_start)
+    first.start()
+    assert marked.wait(10)
+    assert refuse_foreign_dir(data) is False  # the marker's temporary file is not foreign
+    release.set()
+    assert entered.wait(10)
+    assert refuse_foreign_dir(data) is True
+    with pytest.raises(DataDirError, match="pg_control"):
+        validate_data_dir(data)  # the full check would call this corrupt: not before the lock
+    second = threading.Thread(target=second_start)
+    second.start()
+    second.join(0.5)
+    assert second.is_alive(), "the second start did not wait for the lock"
+    finish.set()
+    first.join(10)
+    second.join(10)
+    assert seen == ["ok"]
