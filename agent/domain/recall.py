@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -108,20 +108,61 @@ class Candidate:
 
     def merge(self, **fields: Any) -> Candidate:
         """The same item seen by another retriever: keep the best of each field."""
-        updates: dict[str, Any] = {}
-        for key, value in fields.items():
-            if value is None:
-                continue
-            current = getattr(self, key)
-            if key.endswith("_rank"):
-                updates[key] = value if current is None else min(current, value)
-            elif key == "similarity":
-                updates[key] = value if current is None else max(current, value)
-            elif key in ("source_ids", "external_ids"):
-                updates[key] = tuple(dict.fromkeys([*current, *value]))
-            elif current is None or current == "" or (key == "importance" and current == 0.5):
-                updates[key] = value
-        return replace(self, **updates)
+        return replace(self, **merge_updates(lambda key: getattr(self, key), fields))
+
+
+def merge_updates(current: Callable[[str], Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """What another retriever's sighting of an item changes (Candidate.merge's rules): the
+    best rank per list, the higher similarity, the union of sources, and any field still
+    empty (importance still at its 0.5 default)."""
+    updates: dict[str, Any] = {}
+    for key, value in fields.items():
+        if value is None:
+            continue
+        now = current(key)
+        if key.endswith("_rank"):
+            updates[key] = value if now is None else min(now, value)
+        elif key == "similarity":
+            updates[key] = value if now is None else max(now, value)
+        elif key in ("source_ids", "external_ids"):
+            updates[key] = tuple(dict.fromkeys([*now, *value]))
+        elif now is None or now == "" or (key == "importance" and now == 0.5):
+            updates[key] = value
+    return updates
+
+
+class CandidatePool:
+    """Candidates gathered from several ranked lists, merged as they arrive by
+    Candidate.merge's rules, frozen once by `build` (one Candidate per item instead of a
+    new frozen copy per sighting)."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, dict[str, Any]] = {}
+
+    def add(self, key: str, **fields: Any) -> None:
+        found = self._found.get(key)
+        if found is None:
+            self._found[key] = {"id": key, **{k: v for k, v in fields.items() if v is not None}}
+            return
+        found.update(merge_updates(lambda name: found.get(name, _DEFAULTS.get(name)), fields))
+
+    def set(self, key: str, **fields: Any) -> None:
+        """Overwrite fields of an item already in the pool (a judged similarity)."""
+        self._found[key].update(fields)
+
+    def pop(self, key: str) -> dict[str, Any] | None:
+        return self._found.pop(key, None)
+
+    def ids(self, kind: str) -> list[str]:
+        """The row ids of the pool's items of one kind ("day_table:<id>" -> "<id>")."""
+        return [key.split(":", 1)[1] for key, f in self._found.items() if f["kind"] == kind]
+
+    def build(self) -> list[Candidate]:
+        return [Candidate(**fields) for fields in self._found.values()]
+
+
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Candidate)
+                             if f.default is not MISSING}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ budget) → recall_log.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -114,103 +115,110 @@ class Recaller:
         `text` is what is searched (the compound query in the loop); `verdict_text`
         (default: `text`) is what the verdict judges: the question actually asked.
         `user_id`: only that user's rows (and rows of no user); None: everyone's.
+
+        Two round trips (psycopg pipeline mode): the BM25 lists are sent first and the
+        server ranks them while the query is embedded here; the dense lists follow; one
+        sync collects every list. Then the judged similarities (and goal similarities)
+        of all database candidates, again in one round trip.
         """
         if user_id is not None:
             _relaxed_hnsw(conn)
         ctx = context or domain.QueryContext()
-        qvec_raw = self.embedder.embed_query(text)
-        qvec = vector_text(qvec_raw)
         judge = verdict_text or text
-        jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
         pool = k * max(1, int(self.cfg.rerank_candidate_multiplier))
-        found: dict[str, domain.Candidate] = {}
-
-        def add(key: str, **fields: Any) -> None:
-            if key in found:
-                found[key] = found[key].merge(**fields)
-            else:
-                found[key] = domain.Candidate(id=key, **fields)
-
-        def turn(r: Any, **rank: Any) -> None:
-            add(f"day_table:{r[0]}", kind="day_table", content=r[3], created_at=r[4],
-                importance=0.5, source_ids=(str(r[0]),), external_ids=(r[5],) if r[5] else (),
-                token_count=r[6], role=r[2], speaker=r[8], **rank)
-
-        def memory(r: Any, **rank: Any) -> None:
-            add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
-                importance=r[4], status=r[6], source_ids=(str(r[5]),) if r[5] else (),
-                external_ids=(r[8],) if r[8] else (), speaker=r[9], role=r[10], **rank)
-
-        def block(r: Any, **rank: Any) -> None:
-            add(f"block:{r[0]}", kind="block", content=prose_text(r[2])[:4000],
-                created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)),
-                source_ids=tuple(r[6] or ()), external_ids=tuple(r[7] or ()), **rank)
-
         uid = None if user_id is None else str(user_id)
-        params = {"query": qvec, "k": pool, "user_id": uid}
-        for rank, r in enumerate(conn.execute(query("recall_dense_day_table"), params), 1):
-            turn(r, dense_rank=rank)
-        if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
-            rows = conn.execute(query("recall_dense_day_table_bare"), params)
-            for rank, r in enumerate(rows, 1):
-                turn(r, bare_rank=rank)
-        for rank, r in enumerate(conn.execute(query("recall_dense_memories"), params), 1):
-            memory(r, dense_rank=rank)
-        for rank, r in enumerate(conn.execute(query("recall_dense_blocks"), params), 1):
-            block(r, similarity=1 - r[5], dense_rank=rank)
-        qterms = lexical.terms(judge)
         search_terms = lexical.terms(text)[:MAX_QUERY_TERMS]
-        if search_terms:
-            bm25 = {"terms": search_terms, "weights": [1.0] * len(search_terms),
-                    "k1": float(self.cfg.bm25_k1), "b": float(self.cfg.bm25_b), "k": pool,
-                    "user_id": uid, "since": None, "until": None}
-            for rank, r in enumerate(conn.execute(query("recall_bm25_day_table"), bm25), 1):
-                turn(r, sparse_rank=rank)
-            for rank, r in enumerate(conn.execute(query("recall_bm25_memories"), bm25), 1):
-                memory(r, sparse_rank=rank)
-            for rank, r in enumerate(conn.execute(query("recall_bm25_blocks"), bm25), 1):
-                block(r, sparse_rank=rank)
-        if ctx.window is not None:
-            window = {"since": ctx.window.start, "until": ctx.window.end}
-            rows = conn.execute(query("recall_dense_day_table_window"), {**params, **window})
-            for rank, r in enumerate(rows, 1):
-                turn(r, window_dense_rank=rank)
+        window = (None if ctx.window is None
+                  else {"since": ctx.window.start, "until": ctx.window.end})
+        bm25 = {"terms": search_terms, "weights": [1.0] * len(search_terms),
+                "k1": float(self.cfg.bm25_k1), "b": float(self.cfg.bm25_b), "k": pool,
+                "user_id": uid, "since": None, "until": None}
+        lists: list[tuple[str, str, Any]] = []  # (list, row kind, cursor)
+        with _pipeline(conn):
             if search_terms:
-                rows = conn.execute(query("recall_bm25_day_table"), {**bm25, **window})
-                for rank, r in enumerate(rows, 1):
-                    turn(r, window_sparse_rank=rank)
+                for kind, name in (("turn", "recall_bm25_day_table"),
+                                   ("memory", "recall_bm25_memories"),
+                                   ("block", "recall_bm25_blocks")):
+                    lists.append(("sparse_rank", kind, conn.execute(query(name), bm25)))
+                if window is not None:
+                    lists.append(("window_sparse_rank", "turn", conn.execute(
+                        query("recall_bm25_day_table"), {**bm25, **window})))
+            qvec_raw = self.embedder.embed_query(text)  # the server ranks BM25 meanwhile
+            qvec = vector_text(qvec_raw)
+            jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
+            params = {"query": qvec, "k": pool, "user_id": uid}
+            dense = [("dense_rank", "turn", "recall_dense_day_table"),
+                     ("dense_rank", "memory", "recall_dense_memories"),
+                     ("dense_rank", "block", "recall_dense_blocks")]
+            if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
+                dense.insert(1, ("bare_rank", "turn", "recall_dense_day_table_bare"))
+            for rank_field, kind, name in dense:
+                lists.append((rank_field, kind, conn.execute(query(name), params)))
+            if window is not None:
+                lists.append(("window_dense_rank", "turn", conn.execute(
+                    query("recall_dense_day_table_window"), {**params, **window})))
+        found = domain.CandidatePool()
+        for rank_field, kind, cur in lists:
+            for rank, r in enumerate(cur.fetchall(), 1):
+                fields: dict[str, Any] = {rank_field: rank}
+                if kind == "turn":
+                    found.add(f"day_table:{r[0]}", kind="day_table", content=r[3],
+                              created_at=r[4], importance=0.5, source_ids=(str(r[0]),),
+                              external_ids=(r[5],) if r[5] else (), token_count=r[6],
+                              role=r[2], speaker=r[8], **fields)
+                elif kind == "memory":
+                    found.add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
+                              importance=r[4], status=r[6],
+                              source_ids=(str(r[5]),) if r[5] else (),
+                              external_ids=(r[8],) if r[8] else (), speaker=r[9], role=r[10],
+                              **fields)
+                else:
+                    if rank_field == "dense_rank":
+                        fields["similarity"] = 1 - r[5]
+                    found.add(f"block:{r[0]}", kind="block", content=prose_text(r[2])[:4000],
+                              created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)),
+                              source_ids=tuple(r[6] or ()), external_ids=tuple(r[7] or ()),
+                              **fields)
         for rank, (cid, content, sim) in enumerate(
             self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text,
                                user_id=uid), 1
         ):
             # a migrated block is also a hippocampus row: one candidate, the cortex's
-            hippo = found.pop(f"block:{cid}", None)
-            add(f"cortex:{cid}", kind="cortex", content=content, created_at=None,
-                importance=0.5 if hippo is None else hippo.importance, similarity=sim,
-                cortex_rank=rank, dense_rank=None if hippo is None else hippo.dense_rank,
-                sparse_rank=None if hippo is None else hippo.sparse_rank, source_ids=())
-        self._fill_similarity(conn, jvec, found)
-        if goal_vector is not None:
-            self._fill_goal_similarity(conn, vector_text(goal_vector), found)
+            hippo = found.pop(f"block:{cid}") or {}
+            found.add(f"cortex:{cid}", kind="cortex", content=content, created_at=None,
+                      importance=hippo.get("importance", 0.5), similarity=sim,
+                      cortex_rank=rank, dense_rank=hippo.get("dense_rank"),
+                      sparse_rank=hippo.get("sparse_rank"), source_ids=())
+        self._fill_similarities(conn, jvec, None if goal_vector is None
+                                else vector_text(goal_vector), found)
+        cands = found.build()
         if self.compute_coverage:
+            qterms = lexical.terms(judge)
             weights = self.term_weights(conn, qterms)
-            for key, cand in found.items():
-                found[key] = replace(
-                    cand, coverage=lexical.coverage(qterms, cand.content, weights))
-        return list(found.values())
+            cands = [replace(c, coverage=lexical.coverage(qterms, c.content, weights))
+                     for c in cands]
+        return cands
 
-    def _fill_goal_similarity(
-        self, conn: psycopg.Connection[Any], goal: str, found: dict[str, domain.Candidate]
+    def _fill_similarities(
+        self, conn: psycopg.Connection[Any], qvec: str, goal: str | None,
+        found: domain.CandidatePool,
     ) -> None:
-        """How close each candidate is to the active goals (Layer 1): the goal boost."""
-        for kind, name in (("day_table", "goal_similarity_day_table"),
-                           ("memory", "goal_similarity_memories")):
-            ids = [c.id.split(":", 1)[1] for c in found.values() if c.kind == kind]
-            if not ids:
-                continue
-            for rid, sim in conn.execute(query(name), {"goal": goal, "ids": ids}):
-                key = f"{kind}:{rid}"
-                found[key] = replace(found[key], goal_similarity=float(sim))
+        """Cosine of every database candidate to the judged query, and to the active
+        goals (Layer 1: the goal boost) when there are any: one round trip."""
+        asked: list[tuple[str, str, Any]] = []
+        with _pipeline(conn):
+            for kind, table in (("day_table", "day_table"), ("memory", "memories")):
+                ids = found.ids(kind)
+                if not ids:
+                    continue
+                asked.append(("similarity", kind, conn.execute(
+                    query(f"similarity_by_ids_{table}"), {"query": qvec, "ids": ids})))
+                if goal is not None:
+                    asked.append(("goal_similarity", kind, conn.execute(
+                        query(f"goal_similarity_{table}"), {"goal": goal, "ids": ids})))
+        for name, kind, cur in asked:
+            for rid, sim in cur.fetchall():
+                found.set(f"{kind}:{rid}", **{name: float(sim)})
 
     def term_weights(self, conn: psycopg.Connection[Any], qterms: list[str]) -> dict[str, float]:
         """IDF of each query term over day_table's lexicon."""
@@ -218,19 +226,6 @@ class Recaller:
             return {}
         rows = conn.execute(query("term_doc_freq"), {"terms": qterms}).fetchall()
         return {t: lexical.idf(int(df), max(1, int(n or 0))) for t, df, n in rows}
-
-    def _fill_similarity(
-        self, conn: psycopg.Connection[Any], qvec: str, found: dict[str, domain.Candidate]
-    ) -> None:
-        """Cosine of every database candidate to the judged query (one query per table)."""
-        for kind, name in (("day_table", "similarity_by_ids_day_table"),
-                           ("memory", "similarity_by_ids_memories")):
-            ids = [c.id.split(":", 1)[1] for c in found.values() if c.kind == kind]
-            if not ids:
-                continue
-            for rid, sim in conn.execute(query(name), {"query": qvec, "ids": ids}):
-                key = f"{kind}:{rid}"
-                found[key] = replace(found[key], similarity=float(sim))
 
     def recall(
         self,
@@ -411,6 +406,14 @@ def build_cortex(settings: Any, universal: Embedder, native: Embedder | None = N
 
 
 _RELAXED: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+
+
+def _pipeline(conn: psycopg.Connection[Any]) -> Any:
+    """psycopg's pipeline mode (several queries, one round trip) where libpq offers it;
+    elsewhere the same queries one after the other."""
+    if psycopg.Pipeline.is_supported():
+        return conn.pipeline()
+    return contextlib.nullcontext()
 
 
 def _relaxed_hnsw(conn: psycopg.Connection[Any]) -> None:

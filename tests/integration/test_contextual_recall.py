@@ -148,8 +148,17 @@ def test_reindex_rebuilds_old_rows_and_memories(settings: Settings, imported: An
     assert everything.indexed["day_table"] == len(LINES)
 
 
-def test_recall_prefers_the_named_speaker_and_the_asked_window(settings: Settings,
-                                                             imported: Any) -> None:
+@pytest.mark.parametrize("pipeline", [True, False], ids=["pipeline", "no-pipeline"])
+def test_recall_prefers_the_named_speaker_and_the_asked_window(
+    settings: Settings, imported: Any, pipeline: bool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same answers whether the lists go in one round trip (pipeline mode) or one
+    after the other (a libpq without pipeline mode)."""
+    import psycopg
+
+    if not pipeline:
+        monkeypatch.setattr(psycopg.Pipeline, "is_supported", classmethod(lambda cls: False))
+        monkeypatch.setattr(type(imported), "pipeline", None)  # any use would fail
     recaller = build_recaller(settings)
     now = datetime(2023, 6, 1, tzinfo=UTC)
     out = recaller.recall(imported, "What does Ben say about his pottery?", log=False, now=now)

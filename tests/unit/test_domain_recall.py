@@ -8,6 +8,7 @@ from agent.config import load_settings
 from agent.domain import lexical
 from agent.domain.recall import (
     Candidate,
+    CandidatePool,
     QueryContext,
     RecallConfig,
     heuristic_variants,
@@ -112,6 +113,29 @@ def test_merge_keeps_the_best_of_each_retriever() -> None:
     merged = a.merge(sparse_rank=1, dense_rank=5, similarity=0.4, source_ids=("y",))
     assert merged.dense_rank == 3 and merged.sparse_rank == 1
     assert merged.similarity == 0.5 and merged.source_ids == ("x", "y")
+
+
+def test_the_candidate_pool_merges_by_the_same_rules_and_freezes_once() -> None:
+    sightings = [
+        {"kind": "day_table", "content": "c", "dense_rank": 3, "similarity": 0.5,
+         "source_ids": ("x",), "speaker": None},
+        {"kind": "day_table", "content": "c", "sparse_rank": 1, "dense_rank": 5,
+         "similarity": 0.4, "source_ids": ("y",), "speaker": "ana", "importance": 0.9},
+        {"kind": "day_table", "content": "c", "window_dense_rank": 2, "importance": 0.1},
+    ]
+    pool = CandidatePool()
+    expected = Candidate(id="day_table:1", **sightings[0])
+    for fields in sightings:
+        pool.add("day_table:1", **fields)
+    for fields in sightings[1:]:
+        expected = expected.merge(**fields)
+    pool.add("memory:2", kind="memory", content="m")
+    pool.set("memory:2", similarity=0.7)  # a judged similarity overwrites
+    assert pool.ids("memory") == ["2"] and pool.pop("memory:9") is None
+    built = pool.build()
+    assert built[0] == expected
+    assert (built[0].importance, built[0].speaker, built[0].dense_rank) == (0.9, "ana", 3)
+    assert built[1] == Candidate(id="memory:2", kind="memory", content="m", similarity=0.7)
 
 
 def test_lexical_coverage_weighs_rare_terms() -> None:
