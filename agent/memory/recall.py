@@ -5,6 +5,10 @@ index entries (lexical_postings, revision 0007) | both again inside the time win
 question names | cortex port → the domain pipeline (weighted RRF, time, person and role
 factors, tie-breakers or newness, rerank, verdict, recently-injected filter, token
 budget) → recall_log.
+
+Round trips per recall: one for the speakers the question names, one for every list
+(pipeline mode; the BM25 lists are ranked by the server while the query is embedded),
+one for the judged (and goal) similarities of the candidates, one for recall_log.
 """
 
 from __future__ import annotations
