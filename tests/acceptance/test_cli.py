@@ -236,3 +236,34 @@ def test_concurrent_first_start_of_the_embedded_server(embedded_dir: Path) -> No
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert json.loads(out)["database"]["reachable"] is True
+
+
+def test_a_command_after_a_killed_postmaster_starts_the_server_again(
+    embedded_dir: Path,
+) -> None:
+    """SIGKILL of the postmaster leaves postmaster.pid and, for a moment, a zombie that
+    Postgres takes for a live server: the next command waits for it, starts the server
+    (WAL recovery) and finds every committed row; no internal error."""
+    from agent.db.embedded import crashed, server_running
+
+    env = cogd_env(COGD_DATA_DIR=str(embedded_dir))
+    url = run("db-url", env=env).stdout.strip()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE crash_probe (x int)")
+        conn.execute("INSERT INTO crash_probe VALUES (1), (2)")
+    for _ in range(2):
+        pid = server_running(embedded_dir)
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while not crashed(embedded_dir) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the kill is delivered, the process not yet dead
+        assert crashed(embedded_dir)
+        out = run("status", "--json", env=env)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["database"]["reachable"] is True
+        assert server_running(embedded_dir) not in (None, pid)
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM crash_probe").fetchone() == (2,)
+    log = (embedded_dir / "pg" / "log").read_text()
+    assert "database system was not properly shut down; automatic recovery" in log

@@ -60,3 +60,8 @@ def test_workers_wait_for_the_migration() -> None:
 def test_dockerfile_runs_as_non_root() -> None:
     text = (COMPOSE.parent / "Dockerfile").read_text()
     assert re.search(r"^USER (?!root)\w+", text, re.MULTILINE)
+
+
+def test_cogd_services_run_under_an_init_that_reaps_orphans() -> None:
+    cogd = {name: svc for name, svc in _services().items() if name != "db"}
+    assert cogd and all(svc.get("init") is True for svc in cogd.values())

@@ -25,7 +25,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent.db.embedded import ensure_server, stop_server
+from agent.db.embedded import ensure_server, server_running, stop_server
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env
 from tests.faults.conftest import Reliability
@@ -397,9 +397,22 @@ def own_server(tmp_path: Path) -> Iterator[Path]:
     stop_server(data)
 
 
+# how the server goes away: a clean stop, an immediate stop (no checkpoint: the next
+# start replays the WAL, as after a crash), and the postmaster killed with SIGKILL
+PG_OUTAGES = {
+    "fast": "Postgres stopped (pg_ctl -m fast) and started twice",
+    "immediate": "Postgres stopped (pg_ctl -m immediate: crash recovery) and started twice",
+    "kill": "Postgres postmaster killed (SIGKILL) twice; cogd up started it again",
+}
+
+
+@pytest.mark.parametrize("how", list(PG_OUTAGES))
 def test_postgres_restart_under_load(
-    own_server: Path, tmp_path: Path, reliability: Reliability,
+    own_server: Path, tmp_path: Path, reliability: Reliability, how: str,
 ) -> None:
+    """Chat load while the embedded server goes away twice. A stopped server is started
+    by a fresh cogd process, as a user would; a killed one by `cogd up` itself (nobody
+    else touches it), which must also wait for the dead postmaster to be reaped."""
     env = cogd_env(COGD_DATA_DIR=str(own_server), **HEURISTIC, **FAST)
     url = ensure_server(own_server).uri
     rng = random.Random(SEED + 2)
@@ -417,31 +430,43 @@ def test_postgres_restart_under_load(
             time.sleep(rng.uniform(1.0, 4.0))
             acked = len(load.acked)
             t0 = time.monotonic()
-            assert stop_server(own_server)
-            down_s = rng.uniform(1.0, 3.0)
-            time.sleep(down_s)
-            # started by a fresh process, as after a crash (pgserver caches servers
-            # per process, so this one cannot restart what it stopped)
-            started = subprocess.run([COGD, "db-url"], env=env, capture_output=True,
-                                     text=True, timeout=120)
-            assert started.returncode == 0, started.stderr
+            if how == "kill":
+                postmaster = server_running(own_server)
+                assert postmaster is not None
+                os.kill(postmaster, signal.SIGKILL)
+                down_s = 0.0
+                assert wait_for(lambda pid=postmaster: server_running(own_server) not in
+                                (None, pid), 120), (tmp_path / "up.log").read_text()[-2000:]
+            else:
+                assert stop_server(own_server, mode=how)
+                down_s = rng.uniform(1.0, 3.0)
+                time.sleep(down_s)
+                # started by a fresh process (pgserver caches servers per process, so
+                # this one cannot restart what it stopped); `cogd up` leaves a server
+                # stopped on purpose alone
+                started = subprocess.run([COGD, "db-url"], env=env, capture_output=True,
+                                         text=True, timeout=120)
+                assert started.returncode == 0, started.stderr
             t_up = time.monotonic()
             # replies resume: workers reconnected and LISTEN again (or poll)
             resumed = wait_for(lambda a=acked: len(load.acked) > a + 2, 120)
             assert resumed, (tmp_path / "chat.log").read_text()[-2000:]
-            outages.append({"down_s": round(down_s, 2),
+            outages.append({"down_s": round(down_s, 2) if how != "kill" else
+                            round(t_up - t0, 2),
                             "first_reply_after_restart_s": round(time.monotonic() - t_up, 2),
                             "total_s": round(time.monotonic() - t0, 2)})
         # the workers reconnected in place: none of them had to be restarted
         after = {w: running_pid(url, w) for w in WORKERS}
         load.finish()
         counts = count_losses(url, load)
-        record_load(reliability, counts, scenario="Postgres stopped and started twice",
-                    seed=SEED + 2)
+        record_load(reliability, counts, scenario=PG_OUTAGES[how], seed=SEED + 2)
         assert_nothing_lost(counts, load)
     finally:
         if load is not None:
             load.close()
         up.stop()
     assert after == before, (before, after)
-    reliability.add("postgres_restart", outages=outages, worker_restarts=0)
+    if how == "kill":
+        assert "the embedded Postgres had crashed; started it again" in \
+            (tmp_path / "up.log").read_text()
+    reliability.add("postgres_restart", mode=how, outages=outages, worker_restarts=0)

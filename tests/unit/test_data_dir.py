@@ -129,3 +129,41 @@ def test_a_first_start_in_progress_is_waited_for_not_called_corrupt(tmp_path: Pa
     first.join(10)
     second.join(10)
     assert seen == ["ok"]
+
+
+def test_a_killed_postmaster_not_yet_reaped_is_a_crash_not_a_server(tmp_path: Path) -> None:
+    """A zombie keeps its pid: Postgres (and pgserver) would take it for a live server.
+    cogd counts it as crashed, waits for it, and says why when it is never reaped."""
+    import subprocess
+    import time
+
+    from agent.db.embedded import (
+        _process_state,
+        _wait_for_dead_postmaster,
+        crashed,
+        server_running,
+        stop_server,
+    )
+
+    data = tmp_path / "cogd"
+    (data / "pg").mkdir(parents=True)
+    (data / "cogd.json").write_text('{"format": 1}')
+    assert not crashed(data)  # no postmaster.pid: stopped cleanly, or never started
+    child = subprocess.Popen(["sleep", "30"])  # stands in for the postmaster
+    try:
+        (data / "pg" / "postmaster.pid").write_text(f"{child.pid}\n{data / 'pg'}\n")
+        assert server_running(data) == child.pid and not crashed(data)
+        child.kill()
+        deadline = time.monotonic() + 10
+        while _process_state(child.pid) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _process_state(child.pid) == "Z"  # killed, not reaped: a zombie
+        assert server_running(data) is None and crashed(data)
+        with pytest.raises(DataDirError, match="never reaped"):
+            _wait_for_dead_postmaster(data / "pg", time.monotonic() + 0.3)
+    finally:
+        child.wait()
+    assert _process_state(child.pid) is None and crashed(data)
+    _wait_for_dead_postmaster(data / "pg", time.monotonic())  # gone: nothing to wait for
+    with pytest.raises(ValueError, match="stop mode"):
+        stop_server(data, mode="now")
