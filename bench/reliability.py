@@ -31,12 +31,13 @@ DOC = ROOT / "docs" / "reliability.md"
 RESTART_GOAL_S = 5.0  # issue #8: the supervisor restarts children within 5 s
 
 
-def run_tests(fuzz_examples: int, seed: int, extra: list[str]) -> tuple[dict[str, Any], float,
-                                                                          str]:
+def run_tests(fuzz_examples: int, seed: int, extra: list[str], llm: str = "heuristic"
+              ) -> tuple[dict[str, Any], float, str]:
     with tempfile.TemporaryDirectory(prefix="cogd-reliability-") as tmp:
         out = Path(tmp) / "records.json"
         env = dict(os.environ, COGD_RELIABILITY_OUT=str(out),
-                   COGD_FUZZ_EXAMPLES=str(fuzz_examples), COGD_FAULT_SEED=str(seed))
+                   COGD_FUZZ_EXAMPLES=str(fuzz_examples), COGD_FAULT_SEED=str(seed),
+                   COGD_FAULT_LLM=llm)
         started = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "pytest", "tests/faults", "-q",
                                "-p", "no:cacheprovider", "-o", "timeout=1200", *extra],
@@ -49,12 +50,16 @@ def run_tests(fuzz_examples: int, seed: int, extra: list[str]) -> tuple[dict[str
     return data, wall, tail
 
 
+def _stem(llm: str) -> str:
+    return "reliability" if llm == "heuristic" else f"reliability-{llm}"
+
+
 def _rows(records: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [r for r in records if r["kind"] == kind]
 
 
 def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, seed: int,
-           date: str) -> str:
+           date: str, llm: str = "heuristic", extra: list[str] | None = None) -> str:
     recs = data["records"]
     loads = _rows(recs, "load")
     kills = _rows(recs, "kill")
@@ -73,10 +78,14 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
         "# Reliability report",
         "",
         f"Generated {date} by `python -m bench.reliability --fuzz-examples {fuzz_examples} "
-        f"--seed {seed}` on {m['cpus']} CPUs, Python {m['python']} ({m['platform']}). "
+        f"--seed {seed} --llm {llm}{''.join(' ' + a for a in extra or [])}` on "
+        f"{m['cpus']} CPUs, Python {m['python']} ({m['platform']}). "
         "Every figure below was recorded by the tests in `tests/faults` during that run "
-        f"(wall time {wall_s:.0f} s; the tests {status}). Raw records: "
-        f"`bench/results/reliability-{date}.json`.",
+        f"(wall time {wall_s:.0f} s; the tests {status}). LLM profile of every role in the "
+        f"process faults: **{llm}**"
+        + (" (the extractive fallback; `--llm local` runs the bundled SmolLM2)"
+           if llm == "heuristic" else " (the bundled SmolLM2-135M, as run offline)")
+        + f". Raw records: `bench/results/{_stem(llm)}-{date}.json`.",
         "",
         "## Summary",
         "",
@@ -127,9 +136,10 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
         lines += ["", f"Slowest restart: {worst} s over {len(restarts)} worker kills."]
     lines += ["", "## Load", "",
               "Counted before the test asserts (a loss would show here and fail the test).",
-              "", "| scenario | seed | sent | acknowledged | lost | duplicate turns | "
-              "duplicate memories | unanswered |", "|" + " --- |" * 8]
-    lines += [f"| {r['scenario']} | {r['seed']} | {r['turns_sent']} | "
+              "", "| scenario | LLM | seed | sent | acknowledged | lost | duplicate turns | "
+              "duplicate memories | unanswered |", "|" + " --- |" * 9]
+    lines += [f"| {r['scenario']} | {r.get('llm', 'heuristic')} | {r['seed']} | "
+              f"{r['turns_sent']} | "
               f"{r['turns_acknowledged']} | {r['turns_lost']} | "
               f"{r.get('duplicate_turns', '-')} | {r.get('duplicate_memories', '-')} | "
               f"{r.get('unanswered', '-')} |" for r in loads]
@@ -181,19 +191,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fuzz-examples", type=int, default=1000,
                     help="hypothesis cases per fuzz target (default 1000; tests use 200)")
     ap.add_argument("--seed", type=int, default=8, help="seed of the fault schedule")
-    ap.add_argument("--out", type=Path, default=DOC, help="where the report goes")
+    ap.add_argument("--llm", choices=("heuristic", "local"), default="heuristic",
+                    help="LLM profile of every role in the process faults: heuristic (the "
+                         "extractive fallback, as in CI) or local (the bundled SmolLM2; "
+                         "slower); the local run is written to docs/reliability-local.md")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="where the report goes (default docs/reliability.md, or "
+                         "docs/reliability-local.md with --llm local)")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (e.g. -k kill)")
     args = ap.parse_args(argv)
-    data, wall, tail = run_tests(args.fuzz_examples, args.seed, args.pytest_args)
+    out = args.out or (DOC if args.llm == "heuristic" else DOC.with_name("reliability-local.md"))
+    data, wall, tail = run_tests(args.fuzz_examples, args.seed, args.pytest_args, args.llm)
     date = dt.date.today().isoformat()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"reliability-{date}.json").write_text(json.dumps(
-        {"date": date, "machine": machine(), "wall_s": round(wall, 1),
+    (RESULTS / f"{_stem(args.llm)}-{date}.json").write_text(json.dumps(
+        {"date": date, "machine": machine(), "wall_s": round(wall, 1), "llm": args.llm,
          "fuzz_examples": args.fuzz_examples, "seed": args.seed, **data}, indent=1,
         default=str))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(data, wall, tail, args.fuzz_examples, args.seed, date))
-    print(f"wrote {args.out} ({'tests passed' if data['exitstatus'] == 0 else 'TESTS FAILED'})")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(data, wall, tail, args.fuzz_examples, args.seed, date, args.llm,
+                          args.pytest_args))
+    print(f"wrote {out} ({'tests passed' if data['exitstatus'] == 0 else 'TESTS FAILED'})")
     return 0 if data["exitstatus"] == 0 else 1
 
 

@@ -30,8 +30,14 @@ from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env
 from tests.faults.conftest import Reliability
 
-HEURISTIC = {f"COGD_LLM__ROLES__{r}": "heuristic"
-             for r in ("SYSTEM1", "SYSTEM2", "GATE", "CONSOLIDATION", "DMN", "NIGHT_CYCLE")}
+# the LLM profile of every role in the process faults: `heuristic` (the default: fast,
+# deterministic; every CI run) or `local`, the bundled SmolLM2 a user runs offline
+# (`python -m bench.reliability --llm local`, a slower run kept out of CI)
+FAULT_LLM = os.environ.get("COGD_FAULT_LLM", "heuristic")
+if FAULT_LLM not in ("heuristic", "local"):
+    raise pytest.UsageError(f"COGD_FAULT_LLM={FAULT_LLM!r}: heuristic or local")
+LLM_ENV = {f"COGD_LLM__ROLES__{r}": FAULT_LLM
+           for r in ("SYSTEM1", "SYSTEM2", "GATE", "CONSOLIDATION", "DMN", "NIGHT_CYCLE")}
 FAST = {"COGD_PROCESS__HEARTBEAT_INTERVAL_S": "0.5", "COGD_BUS__POLL_INTERVAL_S": "1.0",
         "COGD_BUS__RECONNECT_DELAY_S": "0.5", "COGD_IDLE__SECONDS_PER_MINUTE": "1"}
 WORKERS = ("loop", "consolidate", "idle")
@@ -202,13 +208,14 @@ def assert_nothing_lost(counts: dict[str, Any], load: ChatLoad) -> None:
 
 
 def record_load(reliability: Reliability, counts: dict[str, Any], **fields: Any) -> None:
-    reliability.add("load", **fields, **{k: v for k, v in counts.items() if k != "examples"})
+    reliability.add("load", llm=FAULT_LLM, **fields,
+                    **{k: v for k, v in counts.items() if k != "examples"})
 
 
 @pytest.fixture
 def fault_env(db_url: str, tmp_path: Path) -> dict[str, str]:
     return cogd_env(COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(tmp_path / "data"),
-                    **HEURISTIC, **FAST)
+                    **LLM_ENV, **FAST)
 
 
 def test_the_loss_check_sees_a_lost_turn(db_url: str, fault_env: dict[str, str],
@@ -413,7 +420,7 @@ def test_postgres_restart_under_load(
     """Chat load while the embedded server goes away twice. A stopped server is started
     by a fresh cogd process, as a user would; a killed one by `cogd up` itself (nobody
     else touches it), which must also wait for the dead postmaster to be reaped."""
-    env = cogd_env(COGD_DATA_DIR=str(own_server), **HEURISTIC, **FAST)
+    env = cogd_env(COGD_DATA_DIR=str(own_server), **LLM_ENV, **FAST)
     url = ensure_server(own_server).uri
     rng = random.Random(SEED + 2)
     up = Up(env, tmp_path / "up.log")
