@@ -70,20 +70,21 @@ def plain_settings(tmp_path: Path) -> Settings:
 # -- timeouts ------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
 def test_a_timeout_is_retried_and_the_next_attempt_answers(
-    plain_settings: Settings, stub_server: StubServer, reliability: Reliability
+    plain_settings: Settings, stub_server: StubServer, reliability: Reliability, provider: str
 ) -> None:
-    route_to_stub(plain_settings, stub_server, "system1", timeout_s=TIMEOUT_S)
+    route_to_stub(plain_settings, stub_server, "system1", timeout_s=TIMEOUT_S, provider=provider)
     rec = ListRecorder()
     llm = build_llm(plain_settings, "system1", rec)
     stub_server.delay_next(1, LATE_S)
     result = llm.chat(HELLO)
     assert result.text.startswith("The stub heard you say")
-    assert result.attempts == 2 and stub_server.count(CHAT) == 2
+    assert result.attempts == 2 and stub_server.count() == 2
     assert [(r.ok, r.attempts) for r in rec.records] == [(True, 2)]
-    reliability.add("llm_fault", fault=f"1 answer {LATE_S:.0f} s late (timeout {TIMEOUT_S} s)",
-                    calls=1, attempts=stub_server.count(CHAT), outcome="retried, answered",
-                    parse_failures=0)
+    reliability.add("llm_fault", fault=f"{provider}: 1 answer {LATE_S:.0f} s late (timeout "
+                    f"{TIMEOUT_S} s)", calls=1, attempts=stub_server.count(),
+                    outcome="retried, answered", parse_failures=0)
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini"])
@@ -109,15 +110,19 @@ def test_timeouts_on_every_attempt_end_in_a_clear_provider_error(
                     outcome="ProviderCallError after 4 attempts", parse_failures=0)
 
 
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
 def test_cogd_ask_under_timeouts_ends_with_one_error_line_and_exit_2(
-    tmp_path: Path, stub_server: StubServer, reliability: Reliability
+    tmp_path: Path, stub_server: StubServer, reliability: Reliability, provider: str
 ) -> None:
+    up = provider.upper()
+    base = stub_server.openai_base_url if provider == "openai" else stub_server.url
     env = cogd_env(**{
-        "COGD_DATA_DIR": str(tmp_path), "COGD_LLM__ROLES__SYSTEM1": "openai",
-        "COGD_LLM__PROFILES__OPENAI__BASE_URL": stub_server.openai_base_url,
-        "COGD_LLM__PROFILES__OPENAI__MODEL": "stub-chat",
-        "COGD_LLM__PROFILES__OPENAI__API_KEY_ENV": KEY_ENV, KEY_ENV: KEY,
-        "COGD_LLM__PROFILES__OPENAI__TIMEOUT_S": str(TIMEOUT_S),
+        "COGD_DATA_DIR": str(tmp_path), "COGD_LLM__ROLES__SYSTEM1": provider,
+        f"COGD_LLM__PROFILES__{up}__BASE_URL": base,
+        f"COGD_LLM__PROFILES__{up}__MODEL": "stub-chat" if provider == "openai"
+        else "gemini-stub",
+        f"COGD_LLM__PROFILES__{up}__API_KEY_ENV": KEY_ENV, KEY_ENV: KEY,
+        f"COGD_LLM__PROFILES__{up}__TIMEOUT_S": str(TIMEOUT_S),
         "COGD_RETRY__BASE_DELAY_S": "0", "COGD_RETRY__MAX_DELAY_S": "0",
     })
     stub_server.delay_next(10, LATE_S)
@@ -127,11 +132,11 @@ def test_cogd_ask_under_timeouts_ends_with_one_error_line_and_exit_2(
     assert "Traceback" not in proc.stderr and KEY not in proc.stderr + proc.stdout
     # the retry warnings are log lines; the error itself is the last line
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("cogd: error: openai: no response after 4 attempts: check that "
-                           f"{stub_server.openai_base_url} is reachable"), proc.stderr
-    assert stub_server.count(CHAT) == 4
-    reliability.add("llm_fault", fault="cogd ask (subprocess), every answer late", calls=1,
-                    attempts=stub_server.count(CHAT), outcome="one error line, exit 2",
+    assert last.startswith(f"cogd: error: {provider}: no response after 4 attempts: check "
+                           f"that {base} is reachable"), proc.stderr
+    assert stub_server.count() == 4
+    reliability.add("llm_fault", fault=f"cogd ask (subprocess, {provider}), every answer late",
+                    calls=1, attempts=stub_server.count(), outcome="one error line, exit 2",
                     parse_failures=0)
 
 
