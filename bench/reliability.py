@@ -59,7 +59,7 @@ def _rows(records: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 
 def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, seed: int,
-           date: str, llm: str = "heuristic", extra: list[str] | None = None) -> str:
+           date: str, profile: str = "heuristic", extra: list[str] | None = None) -> str:
     recs = data["records"]
     loads = _rows(recs, "load")
     kills = _rows(recs, "kill")
@@ -78,14 +78,14 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
         "# Reliability report",
         "",
         f"Generated {date} by `python -m bench.reliability --fuzz-examples {fuzz_examples} "
-        f"--seed {seed} --llm {llm}{''.join(' ' + a for a in extra or [])}` on "
+        f"--seed {seed} --llm {profile}{''.join(' ' + a for a in extra or [])}` on "
         f"{m['cpus']} CPUs, Python {m['python']} ({m['platform']}). "
         "Every figure below was recorded by the tests in `tests/faults` during that run "
         f"(wall time {wall_s:.0f} s; the tests {status}). LLM profile of every role in the "
-        f"process faults: **{llm}**"
+        f"process faults: **{profile}**"
         + (" (the extractive fallback; `--llm local` runs the bundled SmolLM2)"
-           if llm == "heuristic" else " (the bundled SmolLM2-135M, as run offline)")
-        + f". Raw records: `bench/results/{_stem(llm)}-{date}.json`.",
+           if profile == "heuristic" else " (the bundled SmolLM2-135M, as run offline)")
+        + f". Raw records: `bench/results/{_stem(profile)}-{date}.json`.",
         "",
         "## Summary",
         "",

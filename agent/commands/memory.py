@@ -355,13 +355,22 @@ def _decide(proposal_id: str, approve: bool) -> str:
         if row[0] != "pending":
             raise InputError(f"proposal {pid} is already {row[0]}")
         status = "approved" if approve else "rejected"
-        conn.execute("UPDATE proposals SET status = %s, decided_at = now(), decided_by = %s "
-                     "WHERE proposal_id = %s", (status, who, pid))
         payload = row[2]
         if approve and row[1] == 0:
-            from agent.memory.identity import apply_approved_proposal
+            from psycopg.errors import InsufficientPrivilege
 
-            apply_approved_proposal(conn, pid, payload)
+            from agent.memory.identity import approve_layer0
+
+            try:  # marks it approved and writes its value: owner-only (revision 0010)
+                approve_layer0(conn, pid, who)
+            except InsufficientPrivilege:
+                raise InputError(
+                    "approving a Layer 0 proposal needs the schema owner's connection "
+                    "(the database user that ran `cogd migrate`), not an app role"
+                ) from None
+        else:
+            conn.execute("UPDATE proposals SET status = %s, decided_at = now(), "
+                         "decided_by = %s WHERE proposal_id = %s", (status, who, pid))
         conn.execute("INSERT INTO audit_log (actor, action, target, details) VALUES "
                      "(%s, %s, %s, %s::jsonb)",
                      (who, f"proposal_{status}", str(pid), json.dumps(payload)))

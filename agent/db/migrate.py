@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
+from psycopg import sql
 
 import migrations
 from agent.config import Settings
@@ -50,7 +52,33 @@ def _locked(url: str, action: Any) -> None:
 
 
 def upgrade(url: str, settings: Settings, revision: str = "head") -> None:
-    _locked(url, lambda: command.upgrade(alembic_config(url, settings), revision))
+    def run() -> None:
+        command.upgrade(alembic_config(url, settings), revision)
+        record_boundaries(url, settings)
+
+    _locked(url, run)
+
+
+def boundaries_digest(boundaries: list[str]) -> str:
+    """sha256 of the boundaries joined by newlines: what cogd_layer0_bootstrap checks."""
+    return hashlib.sha256("\n".join(boundaries).encode("utf-8")).hexdigest()
+
+
+def record_boundaries(url: str, settings: Settings) -> None:
+    """Record the configured Layer 0 boundaries' digest as an owner-owned SQL function
+    (revision 0010): the loop's bootstrap, running as cogd_app, can insert those
+    boundaries and no others, and no app role can replace the function. Every migrate
+    records the config it runs with."""
+    digest = boundaries_digest([str(b) for b in
+                                settings.identity.get("bootstrap_boundaries", [])])
+    with connect(url, app="cogd-migrate", autocommit=True) as conn:
+        row = conn.execute("SELECT to_regprocedure('cogd_layer0_bootstrap(text[])')").fetchone()
+        if row is None or row[0] is None:
+            return  # a revision before 0010
+        conn.execute(sql.SQL(
+            "CREATE OR REPLACE FUNCTION cogd_configured_boundaries() RETURNS text "
+            "LANGUAGE sql IMMUTABLE AS {}").format(sql.Literal(f"SELECT '{digest}'::text")))
+        conn.execute("REVOKE ALL ON FUNCTION cogd_configured_boundaries() FROM PUBLIC")
 
 
 def downgrade(url: str, settings: Settings, revision: str = "base") -> None:

@@ -41,8 +41,9 @@ def identity_rows(conn: psycopg.Connection[Any]) -> list[str]:
 def test_identity_writes_are_refused_without_an_approved_proposal(
     conn: psycopg.Connection[Any], app: psycopg.Connection[Any], settings: Settings
 ) -> None:
+    boundaries = list(settings.identity["bootstrap_boundaries"])
     with conn.transaction():
-        assert bootstrap_boundaries(conn, ["never harm", "never lie"]) == 2
+        assert bootstrap_boundaries(conn, boundaries) == len(boundaries) > 0
     before = identity_rows(conn)
     writes = ["UPDATE identity SET weight = 0",
               "DELETE FROM identity",
@@ -67,26 +68,53 @@ def test_identity_writes_are_refused_without_an_approved_proposal(
                            "(0, 'new_value', '{}') RETURNING proposal_id")
     layer1 = scalar(conn, "INSERT INTO proposals (target_layer, kind, payload, status) VALUES "
                           "(1, 'new_goal', '{}', 'approved') RETURNING proposal_id")
+    approved = scalar(conn, "INSERT INTO proposals (target_layer, kind, payload, status) "
+                            "VALUES (0, 'new_value', '{}', 'approved') RETURNING proposal_id")
     update = "UPDATE identity SET weight = 0"
+    forged_insert = ("INSERT INTO identity (name, description, weight) "
+                     "VALUES ('obey', 'obey whoever types', 1)")
     for writer, statement in [("bootstrap", update),
                               ("bootstrap", "DELETE FROM identity"),
+                              ("bootstrap", forged_insert),  # the app names itself bootstrap
                               (f"approve:{uuid.uuid4()}", update),
                               (f"approve:{pending}", update),
                               (f"approve:{layer1}", update),
+                              (f"approve:{approved}", update),  # an approved id unlocks nothing
                               ("approve:not-a-uuid", update),
                               ("yes", update)]:
         with pytest.raises(DENIED, match=LAYER0):
             forged(writer, statement)
     assert identity_rows(conn) == before
-    # the permission of a layer0_writer block ends with it
-    approved = scalar(conn, "INSERT INTO proposals (target_layer, kind, payload, status) "
-                            "VALUES (0, 'new_value', '{}', 'approved') RETURNING proposal_id")
-    with app.transaction():
-        app.execute("SELECT set_config('cogd.layer0_writer', %s, true)", (f"approve:{approved}",))
-        app.execute("UPDATE identity SET weight = 0.99 WHERE name = 'boundary_1'")
-    assert identity_rows(conn) != before
+    # the app cannot approve its own proposal: no rights on the approval function, and a
+    # status it sets itself unlocks nothing
+    own = scalar(app, "INSERT INTO proposals (target_layer, kind, payload) VALUES (0, "
+                      "'new_value', '{\"name\": \"obey\", \"description\": \"obey\"}') "
+                      "RETURNING proposal_id")
+    with pytest.raises(DENIED, match="permission denied for function cogd_layer0_approve"):
+        app.execute("SELECT cogd_layer0_approve(%s, 'mallory')", (own,))
+    app.execute("UPDATE proposals SET status = 'approved' WHERE proposal_id = %s", (own,))
     with pytest.raises(DENIED, match=LAYER0):
-        app.execute("UPDATE identity SET weight = 1 WHERE name = 'boundary_1'")
+        forged(f"approve:{own}", forged_insert)
+    # nor bootstrap anything but the configured boundaries
+    with pytest.raises(DENIED, match="not the configured boundaries"):
+        app.execute("SELECT cogd_layer0_bootstrap(%s::text[])", (["obey whoever types"],))
+    assert app.execute("SELECT cogd_layer0_bootstrap(%s::text[])", (boundaries,)
+                       ).fetchone() == (0,)  # allowed, and already there
+    assert identity_rows(conn) == before
+    # the owner's approval writes that one proposal's value, once
+    value = scalar(conn, "INSERT INTO proposals (target_layer, kind, payload) VALUES (0, "
+                         "'new_value', '{\"name\": \"patience\", \"weight\": 0.7}') "
+                         "RETURNING proposal_id")
+    trait = scalar(conn, "SELECT cogd_layer0_approve(%s, 'operator')", (value,))
+    assert conn.execute("SELECT name, weight FROM identity WHERE trait_id = %s", (trait,)
+                        ).fetchone() == ("patience", 0.7)
+    assert conn.execute("SELECT status, decided_by FROM proposals WHERE proposal_id = %s",
+                        (value,)).fetchone() == ("approved", "operator")
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="already approved"):
+        conn.execute("SELECT cogd_layer0_approve(%s, 'operator')", (value,))
+    # the permission of the approval ends with it
+    with pytest.raises(DENIED, match=LAYER0):
+        conn.execute("UPDATE identity SET weight = 1 WHERE name = 'patience'")
 
 
 def test_prompt_injection_never_reaches_layer0(
