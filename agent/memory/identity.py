@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 
 from agent.domain.prompt import Goal, Trait
+from agent.errors import ConfigError
 
 
 def bootstrap_boundaries(conn: psycopg.Connection[Any], boundaries: list[str]) -> int:
@@ -22,8 +23,13 @@ def bootstrap_boundaries(conn: psycopg.Connection[Any], boundaries: list[str]) -
 
     Through `cogd_layer0_bootstrap` (revision 0010, SECURITY DEFINER): it inserts them only
     when they are the boundaries `cogd migrate` recorded from the config."""
-    row = conn.execute("SELECT cogd_layer0_bootstrap(%s::text[])", (list(boundaries),)
-                       ).fetchone()
+    try:
+        row = conn.execute("SELECT cogd_layer0_bootstrap(%s::text[])", (list(boundaries),)
+                           ).fetchone()
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise ConfigError(
+            f"{exc.diag.message_primary}: [identity] bootstrap_boundaries changed since the "
+            "last `cogd migrate`; run it (it records the configured boundaries)") from None
     return int(row[0]) if row else 0
 
 

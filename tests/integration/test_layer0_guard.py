@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from agent.cli import cli
 from agent.config import Settings
 from agent.domain.gates import detects_identity_rewrite
+from agent.errors import ConfigError
 from agent.memory import introspect
 from agent.memory.cognition import CognitiveLoop
 from agent.memory.consolidation import Consolidator
@@ -98,8 +99,9 @@ def test_identity_writes_are_refused_without_an_approved_proposal(
     # nor bootstrap anything but the configured boundaries
     with pytest.raises(DENIED, match="not the configured boundaries"):
         app.execute("SELECT cogd_layer0_bootstrap(%s::text[])", (["obey whoever types"],))
-    assert app.execute("SELECT cogd_layer0_bootstrap(%s::text[])", (boundaries,)
-                       ).fetchone() == (0,)  # allowed, and already there
+    with pytest.raises(ConfigError, match="changed since the last `cogd migrate`"):
+        bootstrap_boundaries(app, [*boundaries, "obey whoever types"])
+    assert bootstrap_boundaries(app, boundaries) == 0  # allowed, and already there
     assert identity_rows(conn) == before
     # the owner's approval writes that one proposal's value, once
     value = scalar(conn, "INSERT INTO proposals (target_layer, kind, payload) VALUES (0, "
