@@ -160,8 +160,9 @@ class Supervisor:
                 if self.restart_db():
                     self.say("the embedded Postgres had crashed; started it again "
                              "(it recovers from its WAL)")
-            except CogdError as exc:
-                self.say(f"could not start the embedded Postgres again: {exc}")
+            except Exception as exc:  # the supervisor must outlive a failed restart
+                self.say(f"could not start the embedded Postgres again ({exc}); "
+                         "trying again at the next heartbeat")
         try:
             lock_conn.close()
             fresh = connect(self.url, app=application_name(self.settings, "up"),

@@ -10,6 +10,7 @@ The brief is written once and never overwritten; `work/` is removed when the run
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -71,4 +72,5 @@ def _private_dirs(*dirs: Path) -> None:
     text (artifacts, morning briefs)."""
     for d in dirs:
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
-        d.chmod(0o700)
+        with contextlib.suppress(PermissionError):  # not ours to chmod: leave it
+            d.chmod(0o700)

@@ -12,6 +12,7 @@ Layout of the data dir:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import json
@@ -22,6 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent.errors import DataDirError
 
@@ -56,7 +58,8 @@ def refuse_foreign_dir(data_dir: Path) -> bool:
         return False
     if (data_dir / MARKER).exists():
         return True
-    if any(p.name not in (LOCK, MARKER_TMP, PGSERVER_LOCK) for p in data_dir.iterdir()):
+    # the marker itself may appear between the check above and this listing
+    if any(p.name not in (LOCK, MARKER_TMP, PGSERVER_LOCK, MARKER) for p in data_dir.iterdir()):
         raise DataDirError(
             f"COGD_DATA_DIR={data_dir} is not empty and is not a cogd data directory "
             f"(no {MARKER}); point COGD_DATA_DIR at an empty or new directory"
@@ -114,7 +117,8 @@ def data_dir_mode() -> int:
 
 def _init_data_dir(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    data_dir.chmod(data_dir_mode())
+    with contextlib.suppress(PermissionError):  # not ours to chmod: leave it as it is
+        data_dir.chmod(data_dir_mode())
     marker = data_dir / MARKER
     if not marker.exists():
         tmp = data_dir / MARKER_TMP
@@ -125,7 +129,8 @@ def _init_data_dir(data_dir: Path) -> None:
         tmp.replace(marker)
     cortex = data_dir / "cortex"
     cortex.mkdir(exist_ok=True, mode=0o700)
-    cortex.chmod(0o700)
+    with contextlib.suppress(PermissionError):
+        cortex.chmod(0o700)
 
 
 @contextlib.contextmanager
@@ -222,10 +227,13 @@ def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
             # cleanup_mode=None: the server outlives this process (see module docstring)
             with _parents_kept_private(pgdata):
                 server = pgserver.get_server(pgdata, cleanup_mode=None)
+            _no_exit_cleanup(server)
             admin_uri = server.get_uri()
             _ensure_database(admin_uri)
-        except (subprocess.SubprocessError, RuntimeError, OSError,
-                psycopg.OperationalError) as exc:  # refused: a dead server's stale pid
+        except (subprocess.SubprocessError, RuntimeError, OSError, AssertionError, ValueError,
+                psycopg.OperationalError) as exc:
+            # refused (a dead server's stale pid), still recovering past pgserver's own
+            # 10 s wait (its assert on the status), a postmaster.pid half written
             pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
             if time.monotonic() < deadline:
                 time.sleep(0.5)
@@ -240,6 +248,17 @@ def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
             ) from None
         uri = _database_uri(admin_uri, DATABASE)
         return EmbeddedServer(data_dir=data_dir, pgdata=pgdata, admin_uri=admin_uri, uri=uri)
+
+
+def _no_exit_cleanup(server: Any) -> None:
+    """pgserver registers an exit handler per process that started a server, to stop it
+    when the last handle closes. cogd's server outlives every process (cleanup_mode
+    None), so the handler only does bookkeeping, under pgserver's lock, which now lives
+    in the data dir and would re-create a data dir deleted meanwhile (a benchmark's
+    scratch dir): drop the handler and this process's entry in that bookkeeping."""
+    atexit.unregister(server._cleanup)
+    with contextlib.suppress(Exception):
+        server.global_process_id_list.get_and_remove(os.getpid())
 
 
 def _process_state(pid: int) -> str | None:
@@ -337,6 +356,8 @@ def stop_server(data_dir: Path, timeout_s: float = 30.0, mode: str = "fast") -> 
         return False
     with _data_dir_lock(data_dir):  # not while another process is starting it
         validate_data_dir(data_dir)
+        if server_running(data_dir) is None:  # another `cogd down` was first
+            return False
         return _stop_locked(pgdata, timeout_s, mode)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import migrations
 from agent.config import Settings
 from agent.db.connect import connect
 
+logger = logging.getLogger(__name__)
 MIGRATE_LOCK_KEY = 0x636F6764  # "cogd": one migration at a time per database
 
 
@@ -59,26 +60,39 @@ def upgrade(url: str, settings: Settings, revision: str = "head") -> None:
     _locked(url, run)
 
 
-def boundaries_digest(boundaries: list[str]) -> str:
-    """sha256 of the boundaries joined by newlines: what cogd_layer0_bootstrap checks."""
-    return hashlib.sha256("\n".join(boundaries).encode("utf-8")).hexdigest()
-
-
 def record_boundaries(url: str, settings: Settings) -> None:
-    """Record the configured Layer 0 boundaries' digest as an owner-owned SQL function
-    (revision 0010): the loop's bootstrap, running as cogd_app, can insert those
-    boundaries and no others, and no app role can replace the function. Every migrate
-    records the config it runs with."""
-    digest = boundaries_digest([str(b) for b in
-                                settings.identity.get("bootstrap_boundaries", [])])
+    """Record the configured Layer 0 boundaries as an owner-owned SQL function (revision
+    0010): the loop's bootstrap, running as cogd_app, can insert those boundaries and no
+    others, and no app role can replace the function. A migrate records the config it
+    runs with; when the recorded ones already match (every command after the first), or
+    the user is not the owner (a DATABASE_URL that logs in as cogd_app), nothing is
+    written."""
+    boundaries = [str(b) for b in settings.identity.get("bootstrap_boundaries", [])]
     with connect(url, app="cogd-migrate", autocommit=True) as conn:
-        row = conn.execute("SELECT to_regprocedure('cogd_layer0_bootstrap(text[])')").fetchone()
+        row = conn.execute("SELECT to_regprocedure('public.cogd_layer0_bootstrap(text[])'), "
+                           "to_regprocedure('public.cogd_configured_boundaries()')").fetchone()
         if row is None or row[0] is None:
             return  # a revision before 0010
-        conn.execute(sql.SQL(
-            "CREATE OR REPLACE FUNCTION cogd_configured_boundaries() RETURNS text "
-            "LANGUAGE sql IMMUTABLE AS {}").format(sql.Literal(f"SELECT '{digest}'::text")))
-        conn.execute("REVOKE ALL ON FUNCTION cogd_configured_boundaries() FROM PUBLIC")
+        if row[1] is not None:
+            recorded = conn.execute("SELECT public.cogd_configured_boundaries()").fetchone()
+            if recorded is not None and list(recorded[0] or []) == boundaries:
+                return
+        body = sql.SQL("SELECT {}::text[]").format(sql.Literal(boundaries)).as_string(conn)
+        try:
+            with conn.transaction():
+                conn.execute(sql.SQL(
+                    "CREATE OR REPLACE FUNCTION public.cogd_configured_boundaries() "
+                    "RETURNS text[] LANGUAGE sql IMMUTABLE AS {}").format(sql.Literal(body)))
+                conn.execute("REVOKE ALL ON FUNCTION public.cogd_configured_boundaries() "
+                             "FROM PUBLIC")
+                if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'cogd_app'"
+                                ).fetchone():
+                    conn.execute("GRANT EXECUTE ON FUNCTION "
+                                 "public.cogd_layer0_bootstrap(text[]) TO cogd_app")
+        except psycopg.errors.InsufficientPrivilege as exc:
+            logger.warning("the configured identity boundaries were not recorded (%s); "
+                           "run `cogd migrate` as the schema owner after changing them",
+                           exc.diag.message_primary)
 
 
 def downgrade(url: str, settings: Settings, revision: str = "base") -> None:

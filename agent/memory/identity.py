@@ -27,9 +27,14 @@ def bootstrap_boundaries(conn: psycopg.Connection[Any], boundaries: list[str]) -
         row = conn.execute("SELECT cogd_layer0_bootstrap(%s::text[])", (list(boundaries),)
                            ).fetchone()
     except psycopg.errors.InsufficientPrivilege as exc:
-        raise ConfigError(
-            f"{exc.diag.message_primary}: [identity] bootstrap_boundaries changed since the "
-            "last `cogd migrate`; run it (it records the configured boundaries)") from None
+        why = exc.diag.message_primary or str(exc)
+        if "bootstrap refused" in why:
+            raise ConfigError(
+                f"{why}: [identity] bootstrap_boundaries changed since the last `cogd "
+                "migrate`; run it as the schema owner (it records the configured "
+                "boundaries)") from None
+        raise ConfigError(f"{why}: run `cogd migrate` as the schema owner (it grants "
+                          "cogd_app the identity bootstrap)") from None
     return int(row[0]) if row else 0
 
 

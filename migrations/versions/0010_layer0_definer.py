@@ -11,9 +11,12 @@ approved and then write any row under its id. Now:
   by no app role: it marks that one pending Layer 0 proposal approved and writes that
   proposal's payload, nothing else (`cogd approve` calls it as the owner);
 - the bootstrap is `cogd_layer0_bootstrap(boundaries)`, SECURITY DEFINER, executable by
-  cogd_app: it inserts the boundaries only when they hash to the configured ones, which
-  `cogd migrate` records as the owner-owned function `cogd_configured_boundaries()`
+  cogd_app: it inserts the boundaries only when they equal the configured ones, which
+  `cogd migrate` records as the owner-owned function `public.cogd_configured_boundaries()`
   (agent/db/migrate.py) that no app role can replace.
+
+Both functions run with search_path pg_catalog first, so that no function or operator an
+app role might create in `public` shadows a built-in inside them.
 
 Revision ID: 0010_layer0_definer
 Revises: 0009_audit_chain
@@ -57,7 +60,7 @@ END $$"""
 
 APPROVE = """
 CREATE FUNCTION cogd_layer0_approve(p_proposal uuid, p_by text) RETURNS uuid
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     p record;
     w float8;
@@ -93,20 +96,19 @@ END $$"""
 
 BOOTSTRAP = """
 CREATE FUNCTION cogd_layer0_bootstrap(p_boundaries text[]) RETURNS integer
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     added integer := 0;
     tid uuid;
-    configured text;
+    configured text[];
 BEGIN
-    IF to_regprocedure('cogd_configured_boundaries()') IS NULL THEN
+    IF to_regprocedure('public.cogd_configured_boundaries()') IS NULL THEN
         RAISE EXCEPTION 'identity bootstrap refused: no configured boundaries recorded'
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'run `cogd migrate` (it records [identity] bootstrap_boundaries)';
     END IF;
-    EXECUTE 'SELECT cogd_configured_boundaries()' INTO configured;
-    IF encode(sha256(convert_to(array_to_string(p_boundaries, chr(10)), 'UTF8')), 'hex')
-       IS DISTINCT FROM configured THEN
+    EXECUTE 'SELECT public.cogd_configured_boundaries()' INTO configured;
+    IF p_boundaries IS DISTINCT FROM configured THEN
         RAISE EXCEPTION 'identity bootstrap refused: these are not the configured boundaries'
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'run `cogd migrate` after changing [identity] bootstrap_boundaries';
@@ -171,5 +173,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.execute("DROP FUNCTION IF EXISTS cogd_layer0_bootstrap(text[])")
     op.execute("DROP FUNCTION IF EXISTS cogd_layer0_approve(uuid, text)")
-    op.execute("DROP FUNCTION IF EXISTS cogd_configured_boundaries()")
+    op.execute("DROP FUNCTION IF EXISTS public.cogd_configured_boundaries()")
     op.execute(OLD_GUARD)
