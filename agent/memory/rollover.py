@@ -83,6 +83,9 @@ INSERT INTO gate_decisions (gate, entry_id, scratch_id, session_id, decision, sc
 VALUES ('exit', %s, %s, %s, %s, %s, %s::jsonb, %s, %s)
 """
 
+EXIT_DONE = "SELECT 1 FROM gate_decisions WHERE gate = 'exit' AND entry_id = %s"
+EXIT_GATE_LOCK = 0x65786974  # "exit": advisory lock namespace, one key per turn
+
 DECISION_FOR = {"persist": "keep", "persist_flag": "flag", "reinforce": "keep",
                 "buffer": "scratch", "drop": "drop"}
 REINFORCE_GAIN = 0.05  # seed 000 §10.2 supporting evidence +0.05, diminishing (log2)
@@ -134,6 +137,12 @@ class Rollover:
             entry_id, role, content = row[0], row[1], row[2]
             try:
                 with conn.transaction():
+                    # the loop and consolidation both roll sessions out: one judges each
+                    # turn, the other waits here and then sees its decision
+                    conn.execute("SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))",
+                                 (EXIT_GATE_LOCK, str(entry_id)))
+                    if conn.execute(EXIT_DONE, (entry_id,)).fetchone():
+                        continue
                     out.append(self.judge(conn, entry_id, role, content, row[4], row[5]))
             except psycopg.OperationalError:
                 raise

@@ -285,3 +285,52 @@ def test_recall_is_scoped_to_the_user_it_talks_to(loop: LoopWorker, conn: Any) -
     # operator tools without a user see everyone's
     everyone = recaller.recall(conn, "what is my gym locker code?", log=False)
     assert any("4512" in i.content for i in everyone.result.items)
+
+
+def test_two_rollovers_of_one_session_judge_each_turn_once(
+    loop: LoopWorker, conn: Any, db_url: str
+) -> None:
+    """The loop and consolidation both roll sessions out: while one judges a turn (its
+    transaction holds the turn's lock), the other waits, then sees the decision and
+    moves on: one exit decision and at most one memory per turn."""
+    import dataclasses
+    import threading
+
+    import psycopg
+
+    from agent.memory.rollover import EXIT_GATE_LOCK
+
+    # nothing rolls out while the script is said
+    loop.loop.cfg = dataclasses.replace(loop.loop.cfg, window_tokens=10**6)
+    sid = make_session(conn)
+    for line in SCRIPT:
+        say(loop, conn, sid, line)
+    assert conn.execute("SELECT count(*) FROM gate_decisions WHERE gate = 'exit'"
+                        ).fetchone() == (0,)
+    rolled = loop.loop.rollover.rolled_out(conn, sid, 60)
+    assert len(rolled) >= 3
+    first = rolled[0][0]
+    outcomes: list[Any] = []
+    # `holder` is the other process, mid-judgement of the first turn
+    with psycopg.connect(db_url) as holder, psycopg.connect(db_url, autocommit=True) as other:
+        holder.execute("SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))",
+                       (EXIT_GATE_LOCK, str(first)))
+        worker = threading.Thread(
+            target=lambda: outcomes.extend(loop.loop.rollover.run(other, sid, 60)))
+        worker.start()
+        worker.join(1.0)
+        waited = worker.is_alive()
+        holder.execute("INSERT INTO gate_decisions (gate, entry_id, session_id, decision, "
+                       "reason) VALUES ('exit', %s, %s, 'drop', 'judged by the other')",
+                       (first, sid))
+        holder.commit()
+        worker.join(60)
+    assert waited, "the second rollover did not wait for the first"
+    assert first not in {o.entry_id for o in outcomes}
+    assert len(outcomes) == len(rolled) - 1
+    per_turn = conn.execute("SELECT entry_id, count(*) FROM gate_decisions WHERE gate = "
+                            "'exit' GROUP BY 1 HAVING count(*) > 1").fetchall()
+    assert per_turn == []
+    assert conn.execute("SELECT count(*) FROM (SELECT source_entry_id, memory_type FROM "
+                        "memories WHERE source_entry_id IS NOT NULL GROUP BY 1, 2 "
+                        "HAVING count(*) > 1) d").fetchone() == (0,)
