@@ -10,7 +10,6 @@ The brief is written once and never overwritten; `work/` is removed when the run
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
 import json
@@ -19,6 +18,8 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from agent.db.embedded import private_dir
 
 
 class RunDir:
@@ -68,9 +69,6 @@ class RunDir:
 
 
 def _private_dirs(*dirs: Path) -> None:
-    """Create each directory (in order) 0700: night_cycle/ and its runs hold conversation
-    text (artifacts, morning briefs)."""
+    """night_cycle/ and its runs hold conversation text (artifacts, morning briefs)."""
     for d in dirs:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with contextlib.suppress(PermissionError):  # not ours to chmod: leave it
-            d.chmod(0o700)
+        private_dir(d)

@@ -109,16 +109,28 @@ def validate_data_dir(data_dir: Path) -> None:
             )
 
 
+def _as_root() -> bool:
+    """As root, pgserver runs Postgres as the OS user `pgserver`."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
 def data_dir_mode() -> int:
     """0700: the data dir holds conversation text. As root, Postgres runs as the OS user
     `pgserver`, which must traverse the data dir to reach pg/: 0711 (search, no listing)."""
-    return 0o711 if hasattr(os, "geteuid") and os.geteuid() == 0 else 0o700
+    return 0o711 if _as_root() else 0o700
+
+
+def private_dir(path: Path, mode: int = 0o700) -> None:
+    """Create `path` (and its parents) and give it `mode`: the directories that hold
+    conversation text (the data dir, cortex/, night-cycle runs). A directory that is not
+    ours to chmod is left as it is."""
+    path.mkdir(parents=True, exist_ok=True, mode=mode)
+    with contextlib.suppress(PermissionError):
+        path.chmod(mode)
 
 
 def _init_data_dir(data_dir: Path) -> None:
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with contextlib.suppress(PermissionError):  # not ours to chmod: leave it as it is
-        data_dir.chmod(data_dir_mode())
+    private_dir(data_dir, data_dir_mode())
     marker = data_dir / MARKER
     if not marker.exists():
         tmp = data_dir / MARKER_TMP
@@ -127,10 +139,7 @@ def _init_data_dir(data_dir: Path) -> None:
             f.write(json.dumps(
                 {"format": DATA_FORMAT, "created_at": time.time(), "program": "cogd"}))
         tmp.replace(marker)
-    cortex = data_dir / "cortex"
-    cortex.mkdir(exist_ok=True, mode=0o700)
-    with contextlib.suppress(PermissionError):
-        cortex.chmod(0o700)
+    private_dir(data_dir / "cortex")
 
 
 @contextlib.contextmanager
@@ -138,17 +147,17 @@ def _parents_kept_private(pgdata: Path) -> Iterator[None]:
     """As root, pgserver makes every parent of pg/ readable and searchable by everyone
     (g+rx, o+rx) so that its OS user can reach it. Put the modes back afterwards, with
     only the search bits that Postgres needs (the data dir: data_dir_mode())."""
-    if not (hasattr(os, "geteuid") and os.geteuid() == 0):
+    if not _as_root():
         yield
         return
-    parents = list(pgdata.resolve().parents)
-    before = {p: p.stat().st_mode & 0o7777 for p in parents}
+    data_dir = pgdata.resolve().parent
+    before = {p: p.stat().st_mode & 0o7777 for p in pgdata.resolve().parents}
     try:
         yield
     finally:
         for p, mode in before.items():
             with contextlib.suppress(OSError):
-                if p == pgdata.resolve().parent:
+                if p == data_dir:
                     p.chmod(data_dir_mode())
                 elif p.stat().st_mode & 0o7777 != mode | 0o011:
                     # group and others may pass through, not list (pgserver runs pg_ctl
@@ -220,8 +229,7 @@ def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
         _wait_for_dead_postmaster(pgdata, deadline)
         # pgserver caches one server per data dir and process: a cached server that has
         # died since (a long-running `cogd up`) must be looked up afresh
-        cached = pgserver.PostgresServer._instances.get(pgdata.resolve())
-        if cached is not None and _postmaster_pid(pgdata) is None:
+        if _postmaster_pid(pgdata) is None:
             pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
         try:
             # cleanup_mode=None: the server outlives this process (see module docstring)
@@ -273,29 +281,30 @@ def _process_state(pid: int) -> str | None:
         except ProcessLookupError:
             return None
         except PermissionError:
-            return "S"
+            pass  # it exists, under another user
         return "S"
     return stat.rsplit(")", 1)[-1].split()[0]  # the field after "(comm)"
 
 
-def _postmaster_pid(pgdata: Path) -> int | None:
-    """The pid in postmaster.pid when that process is alive (not a zombie), else None."""
+def _pidfile_pid(pgdata: Path) -> int | None:
+    """The pid written in postmaster.pid (alive or not), None without a readable one."""
     try:
-        pid = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+        return int((pgdata / "postmaster.pid").read_text().splitlines()[0])
     except (OSError, ValueError, IndexError):
         return None
-    state = _process_state(pid)
-    return None if state in (None, "Z") else pid
+
+
+def _postmaster_pid(pgdata: Path) -> int | None:
+    """The pid in postmaster.pid when that process is alive (not a zombie), else None."""
+    pid = _pidfile_pid(pgdata)
+    return None if pid is None or _process_state(pid) in (None, "Z") else pid
 
 
 def _wait_for_dead_postmaster(pgdata: Path, deadline: float) -> None:
     """A postmaster that was killed stays a zombie until PID 1 reaps it, and Postgres
     will not start while that pid exists: wait for it, then say why if it never goes."""
-    try:
-        pid = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
-    except (OSError, ValueError, IndexError):
-        return
-    while _process_state(pid) == "Z":
+    pid = _pidfile_pid(pgdata)
+    while pid is not None and _process_state(pid) == "Z":
         if time.monotonic() >= deadline:
             raise DataDirError(
                 f"the embedded Postgres (pid {pid}) exited but its process was never "
@@ -329,7 +338,7 @@ def crashed(data_dir: Path) -> bool:
     """The embedded server died without shutting down: its postmaster.pid is still there
     but no live process has that pid (a clean stop, `cogd down`, removes the file)."""
     pgdata = data_dir / "pg"
-    return (pgdata / "postmaster.pid").exists() and _postmaster_pid(pgdata) is None
+    return _pidfile_pid(pgdata) is not None and _postmaster_pid(pgdata) is None
 
 
 def restart_after_crash(data_dir: Path) -> bool:

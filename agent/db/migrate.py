@@ -44,23 +44,24 @@ def current_revision(conn: psycopg.Connection[Any]) -> str | None:
 
 
 def _locked(url: str, action: Any) -> None:
+    """Run `action(conn)` holding the migration lock, on the lock's own connection."""
     with connect(url, app="cogd-migrate", autocommit=True) as lock_conn:
         lock_conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATE_LOCK_KEY,))
         try:
-            action()
+            action(lock_conn)
         finally:
             lock_conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK_KEY,))
 
 
 def upgrade(url: str, settings: Settings, revision: str = "head") -> None:
-    def run() -> None:
+    def run(conn: psycopg.Connection[Any]) -> None:
         command.upgrade(alembic_config(url, settings), revision)
-        record_boundaries(url, settings)
+        record_boundaries(conn, settings)
 
     _locked(url, run)
 
 
-def record_boundaries(url: str, settings: Settings) -> None:
+def record_boundaries(conn: psycopg.Connection[Any], settings: Settings) -> None:
     """Record the configured Layer 0 boundaries as an owner-owned SQL function (revision
     0010): the loop's bootstrap, running as cogd_app, can insert those boundaries and no
     others, and no app role can replace the function. A migrate records the config it
@@ -68,32 +69,31 @@ def record_boundaries(url: str, settings: Settings) -> None:
     the user is not the owner (a DATABASE_URL that logs in as cogd_app), nothing is
     written."""
     boundaries = [str(b) for b in settings.identity.get("bootstrap_boundaries", [])]
-    with connect(url, app="cogd-migrate", autocommit=True) as conn:
-        row = conn.execute("SELECT to_regprocedure('public.cogd_layer0_bootstrap(text[])'), "
-                           "to_regprocedure('public.cogd_configured_boundaries()')").fetchone()
-        if row is None or row[0] is None:
-            return  # a revision before 0010
-        if row[1] is not None:
-            recorded = conn.execute("SELECT public.cogd_configured_boundaries()").fetchone()
-            if recorded is not None and list(recorded[0] or []) == boundaries:
-                return
-        body = sql.SQL("SELECT {}::text[]").format(sql.Literal(boundaries)).as_string(conn)
-        try:
-            with conn.transaction():
-                conn.execute(sql.SQL(
-                    "CREATE OR REPLACE FUNCTION public.cogd_configured_boundaries() "
-                    "RETURNS text[] LANGUAGE sql IMMUTABLE AS {}").format(sql.Literal(body)))
-                conn.execute("REVOKE ALL ON FUNCTION public.cogd_configured_boundaries() "
-                             "FROM PUBLIC")
-                if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'cogd_app'"
-                                ).fetchone():
-                    conn.execute("GRANT EXECUTE ON FUNCTION "
-                                 "public.cogd_layer0_bootstrap(text[]) TO cogd_app")
-        except psycopg.errors.InsufficientPrivilege as exc:
-            logger.warning("the configured identity boundaries were not recorded (%s); "
-                           "run `cogd migrate` as the schema owner after changing them",
-                           exc.diag.message_primary)
+    row = conn.execute("SELECT to_regprocedure('public.cogd_layer0_bootstrap(text[])'), "
+                       "to_regprocedure('public.cogd_configured_boundaries()')").fetchone()
+    if row is None or row[0] is None:
+        return  # a revision before 0010
+    if row[1] is not None:
+        recorded = conn.execute("SELECT public.cogd_configured_boundaries()").fetchone()
+        if recorded is not None and list(recorded[0] or []) == boundaries:
+            return
+    body = sql.SQL("SELECT {}::text[]").format(sql.Literal(boundaries)).as_string(conn)
+    try:
+        with conn.transaction():
+            conn.execute(sql.SQL(
+                "CREATE OR REPLACE FUNCTION public.cogd_configured_boundaries() "
+                "RETURNS text[] LANGUAGE sql IMMUTABLE AS {}").format(sql.Literal(body)))
+            conn.execute("REVOKE ALL ON FUNCTION public.cogd_configured_boundaries() "
+                         "FROM PUBLIC")
+            if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'cogd_app'"
+                            ).fetchone():
+                conn.execute("GRANT EXECUTE ON FUNCTION "
+                             "public.cogd_layer0_bootstrap(text[]) TO cogd_app")
+    except psycopg.errors.InsufficientPrivilege as exc:
+        logger.warning("the configured identity boundaries were not recorded (%s); "
+                       "run `cogd migrate` as the schema owner after changing them",
+                       exc.diag.message_primary)
 
 
 def downgrade(url: str, settings: Settings, revision: str = "base") -> None:
-    _locked(url, lambda: command.downgrade(alembic_config(url, settings), revision))
+    _locked(url, lambda _conn: command.downgrade(alembic_config(url, settings), revision))

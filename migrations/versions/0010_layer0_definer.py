@@ -24,6 +24,7 @@ Revises: 0009_audit_chain
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 
 from alembic import op
@@ -141,26 +142,13 @@ BEGIN
     END IF;
 END $$"""
 
-# revision 0006's guard, restored by the downgrade
-OLD_GUARD = """
-CREATE OR REPLACE FUNCTION cogd_identity_guard() RETURNS trigger
-LANGUAGE plpgsql AS $$
-DECLARE
-    writer text := coalesce(current_setting('cogd.layer0_writer', true), '');
-BEGIN
-    IF writer = 'bootstrap' AND TG_OP = 'INSERT' THEN
-        RETURN NULL;
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') AND writer ~ '^approve:[0-9a-f-]{36}$' AND EXISTS (
-        SELECT FROM proposals WHERE proposal_id = substr(writer, 9)::uuid
-        AND status = 'approved' AND target_layer = 0)
-    THEN
-        RETURN NULL;
-    END IF;
-    RAISE EXCEPTION 'identity (Layer 0) changes only through an approved proposal: % refused', TG_OP
-        USING ERRCODE = 'insufficient_privilege',
-              HINT = 'approve a Layer 0 proposal with `cogd approve <id>`';
-END $$"""
+
+
+def _guard_of_0006() -> str:
+    """Revision 0006's guard, as that revision wrote it, for the downgrade to restore."""
+    r0006 = importlib.import_module("migrations.versions.0006_roles_and_indexes")
+    return str(r0006.IDENTITY_GUARD).replace(
+        "CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
 
 
 def upgrade() -> None:
@@ -174,4 +162,4 @@ def downgrade() -> None:
     op.execute("DROP FUNCTION IF EXISTS cogd_layer0_bootstrap(text[])")
     op.execute("DROP FUNCTION IF EXISTS cogd_layer0_approve(uuid, text)")
     op.execute("DROP FUNCTION IF EXISTS public.cogd_configured_boundaries()")
-    op.execute(OLD_GUARD)
+    op.execute(_guard_of_0006())
