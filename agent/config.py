@@ -130,6 +130,10 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, validation_alias=AliasChoices("COGD_DATABASE_URL", "DATABASE_URL")
     )
+    # the URL the daemon's processes log in with (as cogd_app); unset: DATABASE_URL, with
+    # SET ROLE [database] app_role. The embedded server needs neither.
+    app_database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("COGD_APP_DATABASE_URL"))
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)

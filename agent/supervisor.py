@@ -90,7 +90,11 @@ class Supervisor:
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
-        env["DATABASE_URL"] = self.url  # children attach to the server we resolved
+        # children attach to the server we resolved, logged in as the app role (`url` is
+        # the app URL); the owner's URL stays with `cogd up`
+        env["DATABASE_URL"] = self.url
+        env.pop("COGD_DATABASE_URL", None)  # it would win over DATABASE_URL
+        env.pop("COGD_APP_DATABASE_URL", None)
         return env
 
     def _spawn(self, child: Child) -> None:

@@ -31,18 +31,25 @@ def _with_db(url: str, dbname: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_admin_url() -> Iterator[str]:
     """A maintenance-database URL on a real Postgres with pgvector."""
     external = os.environ.get("COGD_TEST_DATABASE_URL")
     if external:
         yield external
         return
+    import shutil
+    import tempfile
+
     from agent.db.embedded import ensure_server, stop_server
 
-    data_dir = tmp_path_factory.mktemp("cogd-data")
+    # not under pytest's base temp: a second pytest session on this machine makes
+    # /tmp/pytest-of-<user> 0700 again when it starts, and as root the server's OS user
+    # (pgserver) could no longer reach its own files
+    data_dir = Path(tempfile.mkdtemp(prefix="cogd-test-")) / "data"
     server = ensure_server(data_dir)
     yield server.admin_uri
     stop_server(data_dir)
+    shutil.rmtree(data_dir.parent, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -116,6 +123,29 @@ def make_session(conn: psycopg.Connection[Any], handle: str = "alice") -> Any:
     ).fetchone()
     assert row is not None
     return row[0]
+
+
+def allow_login(server: Any, role: str) -> None:
+    """Let this OS user log in as `role` on an embedded server (which maps it to cogd's
+    roles only, by peer authentication): the line a user would add to pg_ident.conf."""
+    import pwd
+    import time
+
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    ident = server.pgdata / "pg_ident.conf"
+    ident.write_text(ident.read_text() + f"cogd {me} {role}\n")
+    with psycopg.connect(server.admin_uri, autocommit=True) as su:
+        su.execute("SELECT pg_reload_conf()")
+    url = _with_db(server.admin_uri, "postgres").replace("postgres:@", f"{role}@", 1)
+    for _ in range(100):  # the postmaster reloads on SIGHUP, a moment later
+        try:
+            psycopg.connect(url).close()
+            return
+        except psycopg.OperationalError as exc:
+            if "Peer authentication failed" not in str(exc):
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"{role} still may not log in after the reload")
 
 
 def cogd_env(**extra: str) -> dict[str, str]:

@@ -249,7 +249,7 @@ def chat(user: str, session: str | None, as_json: bool, timeout_s: float) -> int
     def say(msg: str) -> None:
         click.echo(msg, err=not interactive)
 
-    client = ChatClient(settings, target.url, user, session)
+    client = ChatClient(settings, target.app_url, user, session)
     client.ensure_loop(lambda m: click.echo(f"cogd: {m}", file=err))
     try:
         if interactive:

@@ -13,15 +13,17 @@ from agent.commands.context import json_option, settings_from
 from agent.errors import InputError
 
 
-def _ready_url(settings: Any) -> str:
-    """The database URL, migrated to head (the embedded server is started if needed)."""
+def _ready_url(settings: Any, *, owner: bool = False) -> str:
+    """The URL the memory commands work with, as the app role (the owner's with
+    `owner`: approving a Layer 0 proposal), the schema migrated to head first (the
+    embedded server is started if needed)."""
     from agent.db.connect import preflight, resolve
     from agent.db.migrate import upgrade
 
     target = resolve(settings)
     preflight(target.url)
     upgrade(target.url, settings)
-    return target.url
+    return target.url if owner else target.app_url
 
 
 @click.command("import")
@@ -346,7 +348,7 @@ def _decide(proposal_id: str, approve: bool) -> str:
     except ValueError:
         raise InputError(f"{proposal_id!r} is not a proposal id (see `cogd proposals`)") from None
     who = getpass.getuser()
-    url = _ready_url(settings_from())
+    url = _ready_url(settings_from(), owner=True)
     with connect(url, app="cogd-proposals", autocommit=True) as conn, conn.transaction():
         row = conn.execute("SELECT status, target_layer, payload FROM proposals "
                            "WHERE proposal_id = %s FOR UPDATE", (pid,)).fetchone()

@@ -294,8 +294,8 @@ def up(workers: str, migrate: bool) -> int:
     # a DATABASE_URL's server is not
     restart_db = (functools.partial(restart_after_crash, settings.data_dir)
                   if target.embedded else None)
-    sup = Supervisor(settings, target.url, names, on_event=lambda m: click.echo(f"cogd up: {m}"),
-                     restart_db=restart_db)
+    sup = Supervisor(settings, target.app_url, names,
+                     on_event=lambda m: click.echo(f"cogd up: {m}"), restart_db=restart_db)
     sup.install_signal_handlers()
     click.echo(
         f"cogd up: database {redact(target.url)} on {socket.gethostname()}; "

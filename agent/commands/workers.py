@@ -27,7 +27,7 @@ def _worker(kind: str) -> object:
     settings = settings_from()
     target = resolve(settings)
     preflight(target.url)
-    return cls(settings, target.url)
+    return cls(settings, target.app_url)
 
 
 def _run_worker(kind: str) -> int:
@@ -143,7 +143,7 @@ def night_cycle(stage: int | None, resume: bool, as_json: bool) -> int:
         signal.signal(sig, lambda *_: stop.set())  # finish the stage in hand, then stop
     progress: Progress = RichProgress() if sys.stderr.isatty() and not as_json else NullProgress()
     try:
-        result = NightCycle(settings, target.url, progress=progress, stop=stop).run(
+        result = NightCycle(settings, target.app_url, progress=progress, stop=stop).run(
             resume=resume, only_stage=stage)
     finally:
         progress.close()

@@ -19,8 +19,13 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Target:
-    url: str
+    url: str  # the owner: migrations, psql, owner-only functions (Layer 0 approval)
     embedded: bool
+    app_url: str = ""  # the daemon's processes, the chat client, memory commands
+
+    def __post_init__(self) -> None:
+        if not self.app_url:
+            object.__setattr__(self, "app_url", self.url)
 
 
 def redact(url: str) -> str:
@@ -28,19 +33,29 @@ def redact(url: str) -> str:
     return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
+def _postgres_url(url: str, name: str) -> str:
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://") :]
+    url = url.replace("postgresql+psycopg://", "postgresql://", 1)
+    if not url.startswith("postgresql://"):
+        raise DatabaseError(
+            f"{name}={redact(url)} is not a postgresql:// URL; "
+            "use postgresql://user:password@host:5432/dbname"
+        )
+    return url
+
+
 def resolve(settings: Settings, *, start: bool = True) -> Target:
-    """DATABASE_URL when set; otherwise the embedded server (started if needed)."""
+    """DATABASE_URL when set; otherwise the embedded server (started if needed).
+
+    `app_url` logs in as the app role: on the embedded server cogd_app by peer
+    authentication; with DATABASE_URL, COGD_APP_DATABASE_URL when set, else DATABASE_URL
+    itself (the processes then SET ROLE [database] app_role, which RESET ROLE undoes)."""
     if settings.database_url:
-        url = settings.database_url
-        if url.startswith("postgres://"):
-            url = "postgresql://" + url[len("postgres://") :]
-        url = url.replace("postgresql+psycopg://", "postgresql://", 1)
-        if not url.startswith("postgresql://"):
-            raise DatabaseError(
-                f"DATABASE_URL={redact(url)} is not a postgresql:// URL; "
-                "use postgresql://user:password@host:5432/dbname"
-            )
-        return Target(url=url, embedded=False)
+        url = _postgres_url(settings.database_url, "DATABASE_URL")
+        app = settings.app_database_url
+        return Target(url=url, embedded=False,
+                      app_url=_postgres_url(app, "COGD_APP_DATABASE_URL") if app else url)
     from agent.db.embedded import ensure_server, server_running
 
     if not start and server_running(settings.data_dir) is None:
@@ -48,7 +63,8 @@ def resolve(settings: Settings, *, start: bool = True) -> Target:
             f"the embedded Postgres in {settings.data_dir} is not running; "
             "start it with `cogd up` (or any cogd command that needs it)"
         )
-    return Target(url=ensure_server(settings.data_dir).uri, embedded=True)
+    server = ensure_server(settings.data_dir)
+    return Target(url=server.uri, embedded=True, app_url=server.app_uri)
 
 
 def sqlalchemy_url(url: str) -> str:
@@ -111,6 +127,10 @@ def connect(
         return conn
     except psycopg.OperationalError as exc:
         reason = " ".join(str(exc).split()).rstrip(".?") or exc.__class__.__name__
+        if "role \"cogd_" in reason and "does not exist" in reason:
+            raise DatabaseError(
+                f"cannot connect to {redact(url)}: {reason}. The roles are made by the "
+                "first migration: run `cogd migrate` (or `cogd up`)") from None
         raise DatabaseError(
             f"cannot connect to {redact(url)}: {reason}. Check DATABASE_URL (or unset it to "
             "use the embedded server) and that the server is running"

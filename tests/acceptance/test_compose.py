@@ -65,3 +65,24 @@ def test_dockerfile_runs_as_non_root() -> None:
 def test_cogd_services_run_under_an_init_that_reaps_orphans() -> None:
     cogd = {name: svc for name, svc in _services().items() if name != "db"}
     assert cogd and all(svc.get("init") is True for svc in cogd.values())
+
+
+def _url_user(url: str) -> tuple[str, str]:
+    """(user, password) of a compose URL, ${VAR:-default} taken at its default."""
+    url = re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", url)
+    userinfo = url.split("://", 1)[1].rsplit("@", 1)[0]
+    user, _, password = userinfo.partition(":")
+    return user, password
+
+
+def test_only_the_migration_logs_in_as_the_owner() -> None:
+    services = _services()
+    owner = services["db"]["environment"]["POSTGRES_USER"]
+    migrate = services["migrate"]["environment"]
+    assert _url_user(migrate["DATABASE_URL"])[0] == owner
+    app_password = re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", migrate["COGD_APP_PASSWORD"])
+    for name, svc in services.items():
+        if name in ("db", "migrate"):
+            continue
+        user, password = _url_user(svc["environment"]["DATABASE_URL"])
+        assert (user, password) == ("cogd_app", app_password), name

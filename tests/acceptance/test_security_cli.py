@@ -288,3 +288,42 @@ def test_an_unprivileged_user_reads_none_of_the_data_dir(embedded_dir: Path) -> 
         capture_output=True, text=True, timeout=60)
     assert probe.returncode == 0, probe.stderr
     assert json.loads(probe.stdout) == dict.fromkeys(paths, "denied")
+
+
+def test_the_daemon_logs_in_as_the_app_role_on_embedded_defaults(
+    embedded_dir: Path, tmp_path: Path,  # noqa: F811
+) -> None:
+    """`cogd up` on the embedded server: the supervisor and every worker log in as
+    cogd_app (not the owner with SET ROLE); only the migration is the owner's."""
+    import time
+
+    env = cogd_env(COGD_DATA_DIR=str(embedded_dir), COGD_PROCESS__HEARTBEAT_INTERVAL_S="0.5",
+                   **{f"COGD_LLM__ROLES__{r}": "heuristic"
+                      for r in ("SYSTEM1", "SYSTEM2", "GATE", "CONSOLIDATION", "DMN")})
+    owner = run("db-url", env=env).stdout.strip()
+    log = (tmp_path / "up.log").open("w")
+    up = subprocess.Popen([COGD, "up", "--workers", "loop,consolidate"], env=env,
+                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        seen: dict[str, str] = {}
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and up.poll() is None:
+            with psycopg.connect(owner, autocommit=True) as conn:
+                seen = dict(conn.execute(
+                    "SELECT split_part(application_name, '@', 1), usename::text "
+                    "FROM pg_stat_activity WHERE application_name ~ '^cogd-(up|loop|consolidate)@'"
+                ).fetchall())
+            if {"cogd-up", "cogd-loop", "cogd-consolidate"} <= set(seen):
+                break
+            time.sleep(0.3)
+        assert {"cogd-up", "cogd-loop", "cogd-consolidate"} <= set(seen), (
+            seen, (tmp_path / "up.log").read_text()[-2000:])
+        assert set(seen.values()) == {"cogd_app"}, seen
+    finally:
+        up.send_signal(2)
+        try:
+            up.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(up.pid, 9)
+            up.wait()
+        log.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from agent.db import migrate as mig
 from agent.errors import DatabaseError
 from agent.memory.cognition import CognitiveLoop
 from agent.memory.consolidation import Consolidator
-from tests.conftest import _with_db, cogd_env, create_db, drop_db, make_session
+from tests.conftest import _with_db, allow_login, cogd_env, create_db, drop_db, make_session
 
 DENIED = psycopg.errors.InsufficientPrivilege
 COGD = str(Path(sys.executable).with_name("cogd"))
@@ -273,6 +274,7 @@ def test_a_user_who_may_not_create_roles(tmp_path: Path) -> None:
     try:
         with psycopg.connect(server.admin_uri, autocommit=True) as su:
             su.execute("CREATE ROLE app_owner LOGIN CREATEDB")
+            allow_login(server, "app_owner")  # peer authentication maps cogd's roles only
             su.execute("CREATE DATABASE managed OWNER app_owner")
             # pgvector is not a trusted extension: the provider installs it
             with psycopg.connect(_with_db(server.admin_uri, "managed"), autocommit=True) as m:
@@ -354,3 +356,107 @@ def test_a_user_who_may_not_create_roles(tmp_path: Path) -> None:
 def test_readonly_url_replaces_only_the_user(url: str, password: str | None,
                                              expected: str) -> None:
     assert readonly_url(url, password) == expected
+
+
+# -- the embedded server's logins (peer authentication) ----------------------------------
+
+
+@pytest.fixture
+def own_embedded(tmp_path: Path) -> Iterator[Any]:
+    from agent.db.embedded import ensure_server, stop_server
+
+    server = ensure_server(tmp_path / "own")
+    try:
+        yield server
+    finally:
+        stop_server(tmp_path / "own")
+
+
+def _login_error(url: str) -> str:
+    try:
+        psycopg.connect(url, connect_timeout=5).close()
+    except psycopg.OperationalError as exc:
+        return str(exc)
+    return ""
+
+
+def test_the_embedded_server_logs_in_cogd_roles_only_by_peer(own_embedded: Any) -> None:
+    """No trust: a role outside cogd's three is refused even by the OS user that runs
+    cogd, and a session logged in as cogd_app stays cogd_app after RESET ROLE (no owner
+    rights to fall back to)."""
+    server = own_embedded
+    with psycopg.connect(server.admin_uri, autocommit=True) as su:
+        assert su.execute("SELECT system_user").fetchone()[0].startswith("peer:")
+        su.execute("CREATE ROLE intruder LOGIN SUPERUSER")
+        su.execute("CREATE ROLE cogd_app LOGIN")
+    assert "Peer authentication failed for user \"intruder\"" in _login_error(
+        server.uri.replace("postgres@", "intruder@", 1))
+    assert (server.pgdata / "pg_hba.conf").read_text().count("trust") == 0
+    with psycopg.connect(server.app_uri, autocommit=True) as app:
+        app.execute("RESET ROLE")
+        assert app.execute("SELECT session_user, current_user").fetchone() == (
+            "cogd_app", "cogd_app")
+        with pytest.raises(DENIED):
+            app.execute("SET ROLE postgres")
+        with pytest.raises(DENIED):
+            app.execute("CREATE DATABASE stolen")
+
+
+def test_a_data_dir_that_trusted_every_login_is_locked_down_on_start(tmp_path: Path) -> None:
+    """A data dir from an earlier cogd (initdb's trust rules): the next start writes the
+    peer rules and reloads them."""
+    from agent.db.embedded import ensure_server, stop_server
+
+    data = tmp_path / "old"
+    server = ensure_server(data)
+    try:
+        (server.pgdata / "pg_hba.conf").write_text("local all all trust\n")
+        with psycopg.connect(server.admin_uri, autocommit=True) as su:
+            su.execute("SELECT pg_reload_conf()")
+            su.execute("CREATE ROLE intruder LOGIN")
+        intruder = server.uri.replace("postgres@", "intruder@", 1)
+        for _ in range(100):  # the reload lands a moment later
+            if not _login_error(intruder):
+                break
+            time.sleep(0.05)
+        assert _login_error(intruder) == ""  # trust: anyone, as any role
+        ensure_server(data)
+        assert "Peer authentication failed" in _login_error(intruder)
+    finally:
+        stop_server(data)
+
+
+def test_compose_logins_the_owner_migrates_and_sets_the_app_password(
+    db_url: str, empty_db_url: str, pg_admin_url: str, tmp_path: Path,
+) -> None:
+    """docker-compose's shape: `cogd migrate` with the owner's URL and COGD_APP_PASSWORD
+    gives cogd_app that password; a worker with a cogd_app DATABASE_URL runs; a command
+    with a cogd_app URL on an unmigrated database is told to migrate as the owner."""
+    app_url = db_url.replace("postgres:@", "cogd_app@", 1)
+    assert "cogd_app@" in app_url
+    data = str(tmp_path / "data")
+    try:
+        migrated = subprocess.run(
+            [COGD, "migrate"], capture_output=True, text=True, timeout=120,
+            env=cogd_env(DATABASE_URL=db_url, COGD_APP_PASSWORD="s3cret", COGD_DATA_DIR=data))
+        assert migrated.returncode == 0, migrated.stderr
+        with psycopg.connect(pg_admin_url, autocommit=True) as su:
+            stored = su.execute("SELECT rolpassword FROM pg_authid WHERE rolname = 'cogd_app'"
+                                ).fetchone()
+        assert stored is not None and str(stored[0]).startswith("SCRAM-SHA-256$")
+        worker = subprocess.run(
+            [COGD, "consolidate", "--once", "--json"], capture_output=True, text=True,
+            timeout=180, env=cogd_env(DATABASE_URL=app_url, COGD_DATA_DIR=data,
+                                      COGD_LLM__ROLES__CONSOLIDATION="heuristic"))
+        assert worker.returncode == 0, worker.stderr
+    finally:
+        with psycopg.connect(pg_admin_url, autocommit=True) as su:
+            su.execute("ALTER ROLE cogd_app PASSWORD NULL")
+    unmigrated = subprocess.run(
+        [COGD, "recall", "anything"], capture_output=True, text=True, timeout=120,
+        env=cogd_env(DATABASE_URL=empty_db_url.replace("postgres:@", "cogd_app@", 1),
+                     COGD_DATA_DIR=data))
+    assert unmigrated.returncode != 0
+    assert "Traceback" not in unmigrated.stderr
+    assert "run `cogd migrate` with the owner's DATABASE_URL" in unmigrated.stderr, \
+        unmigrated.stderr

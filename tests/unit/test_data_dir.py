@@ -167,3 +167,14 @@ def test_a_killed_postmaster_not_yet_reaped_is_a_crash_not_a_server(tmp_path: Pa
     _wait_for_dead_postmaster(data / "pg", time.monotonic())  # gone: nothing to wait for
     with pytest.raises(ValueError, match="stop mode"):
         stop_server(data, mode="now")
+
+
+def test_a_data_dir_too_deep_for_a_unix_socket_is_refused(tmp_path: Path) -> None:
+    """pgserver would put the socket of a deep data dir in a world-writable directory
+    under /tmp; cogd refuses the data dir instead, before starting anything."""
+    from agent.db.embedded import ensure_server
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    with pytest.raises(DataDirError, match=r"too deep .* choose a shorter COGD_DATA_DIR"):
+        ensure_server(deep)
+    assert not (deep / "pg").exists()
