@@ -71,7 +71,9 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
     llm = _rows(recs, "llm_fault")
     cortex = _rows(recs, "cortex_fault")
     pg = _rows(recs, "postgres_restart")
-    faults = len(kills) + sum(len(p["outages"]) for p in pg) + len(llm) + len(cortex)
+    crashes = _rows(recs, "crash")
+    faults = (len(kills) + sum(len(p["outages"]) for p in pg) + len(llm) + len(cortex)
+              + len(crashes))
     status = "passed" if data["exitstatus"] == 0 else f"FAILED (pytest exit {data['exitstatus']})"
     m = machine()
     lines = [
@@ -97,6 +99,7 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
         f"| acknowledged turns lost | **{lost}** |",
         f"| process kills (kill -9) | {len(kills)} |",
         f"| Postgres restarts under load | {sum(len(p['outages']) for p in pg)} |",
+        f"| Postgres crashes inside background work | {len(crashes)} |",
         f"| LLM fault scenarios | {len(llm)} |",
         f"| cortex (LanceDB) fault scenarios | {len(cortex)} |",
         f"| fuzz cases run | {sum(int(f.get('cases', 0)) for f in fuzz)} |",
@@ -158,6 +161,32 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
             lines += [f"| {p.get('mode', 'fast')} | {o['down_s']} | "
                       f"{o['first_reply_after_restart_s']} | {o['total_s']} |"
                       for o in p["outages"]]
+    if crashes:
+        lines += ["", "## Postgres crashed inside background work", "",
+                  "A test hook holds the process at the point named, its transaction open "
+                  "(`COGD_TEST_HOOK=pause:<site>:<file>`); the postmaster is killed "
+                  "(SIGKILL) or stopped with `-m immediate`; the process is let go (it "
+                  "must stop with a clear error); a fresh cogd command starts the server "
+                  "(WAL recovery: `recovery`), and the work runs again (`--resume` for the "
+                  "night cycle). Counted before the test asserts.", "",
+                  "| where | crash | exit, last line | recovery (s) | after the re-run |",
+                  "| --- | --- | --- | --- | --- |"]
+        for r in crashes:
+            if "insights" in r:
+                after = (f"{r['insights']} insight, {r['merges']} merge logged, "
+                         f"{r['sources']} sources superseded once; right after the crash "
+                         f"{r['after_crash']['insights']} insights and "
+                         f"{r['after_crash']['superseded']} superseded (nothing half done)")
+            else:
+                after = (f"run {r['status']} (resumed); {r['blocks']} blocks, "
+                         f"{r['cortex_blocks']} in the cortex; turns lost "
+                         f"{r['turns_lost']}, in two blocks {r['turns_in_two_blocks']}; "
+                         f"cortex duplicates {r['cortex_duplicates']}; half-migrated "
+                         f"{r['in_cortex_not_migrated'] + r['migrated_not_in_cortex']}; "
+                         f"resume took {r['resume_s']} s")
+            err = str(r.get("error", "")).replace("|", "/")[:120]
+            lines.append(f"| {r['site']} | {r['crash']} | {r['exit_code']}, {err} | "
+                         f"{r['recovery_s']} | {after} |")
     if llm:
         lines += ["", "## LLM faults (stub server on 127.0.0.1)", "",
                   "| fault | outcome | details |", "| --- | --- | --- |"]

@@ -1,23 +1,12 @@
-"""A test-only fault hook: COGD_NIGHT_CYCLE_TEST_HOOK="kill:<stage>:<mid|after>" sends this
-process SIGKILL in the middle of that stage (after a first write) or right after its
-checkpoint. Tests use it to prove that `--resume` after a real crash ends with the same
-rows as an uninterrupted run. Unset in normal operation, it does nothing.
-"""
+"""The night cycle's fault-hook sites (see agent/testhooks.py): "night-<stage>-mid" in the
+middle of a stage (after a first write), "night-<stage>-after" right after its
+checkpoint. Tests use them to prove that `--resume` after a real crash ends with the same
+rows as an uninterrupted run."""
 
 from __future__ import annotations
 
-import os
-import signal
-
-ENV = "COGD_NIGHT_CYCLE_TEST_HOOK"
+from agent import testhooks
 
 
 def fault_hook(stage: int, point: str) -> None:
-    spec = os.environ.get(ENV, "")
-    if not spec:
-        return
-    parts = spec.split(":")
-    if len(parts) < 3 or parts[1] != str(stage) or parts[2] != point:
-        return
-    if parts[0] == "kill":
-        os.kill(os.getpid(), signal.SIGKILL)
+    testhooks.fault_hook(f"night-{stage}-{point}")

@@ -43,6 +43,7 @@ from agent.domain.llm_json import parse_llm_json, parse_yes_no
 from agent.errors import ProviderError
 from agent.memory.indexing import Indexer, index_config, index_pending
 from agent.memory.turns import storable_text
+from agent.testhooks import fault_hook
 
 logger = logging.getLogger(__name__)
 
@@ -318,6 +319,7 @@ class Consolidator:
                 "UPDATE memories SET status = 'superseded', importance = least(importance, %s),"
                 " updated_at = now() WHERE memory_id = %s",
                 (self.cfg.source_importance_after_merge, s[0]))
+        fault_hook("merge-mid")  # insight and links written, the pass not committed yet
         return {"insight": str(insight), "sources": meta["sources"], "content": text,
                 "evidence_count": evidence, "fallback": meta["fallback"]}
 

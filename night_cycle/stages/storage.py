@@ -24,6 +24,7 @@ from agent.domain.lexical import tokens, tsvector_literal
 from agent.domain.tags import parse_memory_tags
 from agent.memory.indexing import index_config
 from night_cycle.context import RunContext
+from night_cycle.hooks import fault_hook
 from night_cycle.prose import full_text
 from night_cycle.stages import StageOutput
 from night_cycle.vectors import decode
@@ -124,7 +125,9 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
     history = json.dumps([{"date": ctx.now.isoformat(), "event": "creation",
                            "model_version": blocks[0]["native_model"] if blocks else None}])
     written = edges = 0
-    for b in blocks:
+    for i, b in enumerate(blocks):
+        if i == 1:
+            fault_hook(6, "mid")  # a block written, the stage's transaction still open
         flux = dict(b["flux_metrics"], entry_ids=b["entry_ids"], turns=b["turns"],
                     cycle=b["cycle"], open_arc=b["open_arc"],
                     anterior_margin_turns=b["anterior"], posterior_margin_turns=b["posterior"])

@@ -93,7 +93,7 @@ def test_a_night_after_import_and_a_killed_night_resumed_end_the_same(
 
     # killed twice (mid stage 1, inside its transaction; mid stage 7, between the cortex
     # write and the hippocampus update), resumed each time
-    env = env_for(urls["killed"], killed_data, COGD_NIGHT_CYCLE_TEST_HOOK="kill:1:mid")
+    env = env_for(urls["killed"], killed_data, COGD_TEST_HOOK="kill:night-1-mid")
     assert run("night-cycle", env=env, timeout=600).returncode == -9
     with psycopg.connect(urls["killed"]) as conn:
         assert conn.execute("SELECT status, stage FROM night_cycle_runs").fetchall() == [

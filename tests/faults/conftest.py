@@ -39,6 +39,17 @@ _SESSION = Reliability()
 
 
 @pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[Path]:
+    """An embedded server of its own: the test stops, crashes and starts it."""
+    from agent.db.embedded import ensure_server, stop_server
+
+    data = tmp_path / "pgdata-home"
+    ensure_server(data)
+    yield data
+    stop_server(data)
+
+
+@pytest.fixture
 def reliability(request: pytest.FixtureRequest) -> Iterator[Reliability]:
     _SESSION.test = request.node.nodeid
     yield _SESSION

@@ -332,7 +332,7 @@ def test_cortex_turned_read_only_between_migration_and_clustering(
     data = tmp_path / "data"
     with tmpfs(tmp_path / "cortex", "size=64m") as cortex:
         env = env_for(url, data, cortex)
-        env["COGD_NIGHT_CYCLE_TEST_HOOK"] = "kill:7:after"
+        env["COGD_TEST_HOOK"] = "kill:night-7-after"
         assert run("night-cycle", env=env, timeout=900).returncode == -9
         assert runs(url)[-1][1:4] == ("running", 7, [str(i) for i in range(1, 8)])
         remount(cortex, "ro")

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -393,15 +393,6 @@ def test_kill_9_the_night_cycle_under_load_then_resume(
     reliability.add("kill", process="night-cycle", kills=kills, runs=len(runs),
                     resume_s=round(time.monotonic() - t0, 2), blocks=blocks[0],
                     cortex_blocks=len(ids))
-
-
-@pytest.fixture
-def own_server(tmp_path: Path) -> Iterator[Path]:
-    """An embedded server of its own: this test stops and starts it."""
-    data = tmp_path / "pgdata-home"
-    ensure_server(data)
-    yield data
-    stop_server(data)
 
 
 # how the server goes away: a clean stop, an immediate stop (no checkpoint: the next

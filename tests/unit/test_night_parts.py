@@ -101,10 +101,35 @@ def test_the_fault_hook_kills_only_at_its_stage_and_point() -> None:
     code = ("from night_cycle.hooks import fault_hook\n"
             "fault_hook(6, 'mid'); fault_hook(7, 'after'); print('alive', flush=True)\n"
             "fault_hook(7, 'mid'); print('not reached')")
-    env = {"COGD_NIGHT_CYCLE_TEST_HOOK": "kill:7:mid", "PATH": ""}
+    env = {"COGD_TEST_HOOK": "kill:night-7-mid", "PATH": ""}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == -9 and proc.stdout == "alive\n"
+
+
+def test_the_pause_hook_waits_at_its_site_until_the_test_removes_the_file(
+        tmp_path: Path) -> None:
+    import time
+
+    flag = tmp_path / "paused"
+    code = ("from agent.testhooks import fault_hook\n"
+            "fault_hook('night-6-mid'); print('past 6', flush=True)\n"
+            "fault_hook('merge-mid'); print('past merge', flush=True)")
+    env = {"COGD_TEST_HOOK": f"pause:merge-mid:{flag}", "PATH": ""}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                            text=True, cwd=Path(__file__).resolve().parents[2])
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "past 6\n"
+    for _ in range(500):
+        if flag.exists():
+            break
+        time.sleep(0.02)
+    assert flag.exists()
+    time.sleep(0.3)
+    assert proc.poll() is None  # still waiting at merge-mid
+    flag.unlink()
+    rest, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and rest == "past merge\n"
 
 
 def test_a_small_models_looping_or_echoing_summary_is_cleaned_or_refused() -> None:
