@@ -72,8 +72,9 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
     cortex = _rows(recs, "cortex_fault")
     pg = _rows(recs, "postgres_restart")
     crashes = _rows(recs, "crash")
-    faults = (len(kills) + sum(len(p["outages"]) for p in pg) + len(llm) + len(cortex)
-              + len(crashes))
+    takeovers = [k for r in _rows(recs, "takeover") for k in r["kills"]]
+    faults = (len(kills) + len(takeovers) + sum(len(p["outages"]) for p in pg) + len(llm)
+              + len(cortex) + len(crashes))
     status = "passed" if data["exitstatus"] == 0 else f"FAILED (pytest exit {data['exitstatus']})"
     m = machine()
     lines = [
@@ -161,6 +162,16 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
             lines += [f"| {p.get('mode', 'fast')} | {o['down_s']} | "
                       f"{o['first_reply_after_restart_s']} | {o['total_s']} |"
                       for o in p["outages"]]
+    if takeovers:
+        lines += ["", "## Two loops, a slow model, the one answering killed", "",
+                  "Two `cogd loop` processes share the inbox; the model (a stub) takes 1.5 s "
+                  "per answer; the loop holding a message is killed (SIGKILL) while the "
+                  "model works on it, and a new loop replaces it.", "",
+                  "| message | answered after the kill (s) | finished by the other loop | "
+                  "status |", "| --- | --- | --- | --- |"]
+        lines += [f"| {k['inbox_id']} | {k['answered_after_s']} | "
+                  f"{'yes' if k['finished_by_other'] else '**no**'} | {k['status']} |"
+                  for k in takeovers]
     if crashes:
         lines += ["", "## Postgres crashed inside background work", "",
                   "A test hook holds the process at the point named, its transaction open "

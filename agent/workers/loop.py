@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 from typing import Any
@@ -149,7 +150,9 @@ class LoopWorker(Worker):
     def process_one(self) -> bool:
         """Answer one inbox message; False when none is waiting."""
         assert self.conn is not None
-        row = self.conn.execute(CLAIM, {"me": self.app, "lease": self.lease_s}).fetchone()
+        # "cogd-loop@host os=<pid> pid=<backend pid>": which process holds a message
+        row = self.conn.execute(CLAIM, {"me": f"{self.app} os={os.getpid()}",
+                                        "lease": self.lease_s}).fetchone()
         if row is None:
             return False
         inbox_id, session_id, content, stream, claim = row

@@ -29,6 +29,7 @@ from agent.db.embedded import ensure_server, server_running, stop_server
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env
 from tests.faults.conftest import Reliability
+from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 # the LLM profile of every role in the process faults: `heuristic` (the default: fast,
 # deterministic; every CI run) or `local`, the bundled SmolLM2 a user runs offline
@@ -468,3 +469,89 @@ def test_postgres_restart_under_load(
         assert "the embedded Postgres had crashed; started it again" in \
             (tmp_path / "up.log").read_text()
     reliability.add("postgres_restart", mode=how, outages=outages, worker_restarts=0)
+
+
+def _loop(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("a") as out:
+        return subprocess.Popen([COGD, "loop"], env=env, start_new_session=True,
+                                stdout=out, stderr=subprocess.STDOUT)
+
+
+def _in_flight(url: str) -> tuple[int, int] | None:
+    """(inbox id, OS pid of the loop answering it) of a message being answered."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT id, substring(claimed_by FROM ' os=([0-9]+) ')::int "
+                           "FROM inbox WHERE status = 'processing' ORDER BY id LIMIT 1"
+                           ).fetchone()
+    return (int(row[0]), int(row[1])) if row and row[1] else None
+
+
+def test_two_loops_a_slow_model_and_a_kill_in_the_middle_of_a_turn(
+    db_url: str, tmp_path: Path, stub_server: StubServer, reliability: Reliability,
+) -> None:
+    """Two `cogd loop` processes share the inbox; the model (a stub on 127.0.0.1) takes
+    1.5 s per answer. Three times, the loop holding a message is killed (SIGKILL) while
+    the model works on it: the other loop takes the message over (its claimer's
+    connection is gone), and a new loop replaces the killed one. Every acknowledged
+    message is answered once: no turn, reply or memory twice."""
+    stub_server.delay_next(500, 1.5)
+    env = cogd_env(COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(tmp_path / "data"),
+                   **{**LLM_ENV, "COGD_LLM__ROLES__SYSTEM1": "openai",
+                      "COGD_LLM__ROLES__SYSTEM2": "openai"}, **FAST,
+                   COGD_LLM__PROFILES__OPENAI__BASE_URL=stub_server.openai_base_url,
+                   COGD_LLM__PROFILES__OPENAI__MODEL="stub-chat",
+                   OPENAI_API_KEY="sk-test-not-real", COGD_RETRY__MAX_RETRIES="0")
+    log = tmp_path / "loops.log"
+    loops = [_loop(env, log), _loop(env, log)]
+    load: ChatLoad | None = None
+    kills: list[dict[str, Any]] = []
+    try:
+        assert wait_for(lambda: len([p for p, s in registered(db_url).get("loop", [])
+                                     if s == "running"]) == 2, 120), log.read_text()[-2000:]
+        load = ChatLoad(env, tmp_path / "chat.log")
+        load.start()
+        assert wait_for(lambda: len(load.acked) >= 2, 120), \
+            (tmp_path / "chat.log").read_text()[-2000:]
+        for _ in range(3):
+            asked = stub_server.count()
+            # a message claimed and its model call under way
+            held = wait_for(lambda a=asked: stub_server.count() > a and _in_flight(db_url), 60,
+                            every=0.02)
+            assert held, "no message in flight"
+            inbox_id, pid = held
+            acked = len(load.acked)
+            t0 = time.monotonic()
+            os.kill(pid, signal.SIGKILL)
+            for p in loops:
+                if p.pid == pid:
+                    p.wait(30)
+            loops.append(_loop(env, log))
+            assert wait_for(lambda a=acked: len(load.acked) > a, 120), \
+                (tmp_path / "chat.log").read_text()[-2000:]
+            with psycopg.connect(db_url, autocommit=True) as conn:
+                owner = conn.execute("SELECT status, claimed_by FROM inbox WHERE id = %s",
+                                     (inbox_id,)).fetchone()
+            kills.append({"inbox_id": inbox_id, "killed_pid": pid,
+                          "answered_after_s": round(time.monotonic() - t0, 2),
+                          "finished_by_other": owner is not None and f" os={pid} " not in
+                          str(owner[1]), "status": owner[0] if owner else None})
+        load.finish()
+        counts = count_losses(db_url, load)
+        record_load(reliability, counts, scenario="two loops, slow model (1.5 s), the loop "
+                    "holding a message killed 3x mid-turn", seed=SEED)
+        assert_nothing_lost(counts, load)
+    finally:
+        if load is not None:
+            load.close()
+        for p in loops:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in loops:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    reliability.add("takeover", kills=kills)
+    assert [k["status"] for k in kills] == ["done"] * 3
+    assert all(k["finished_by_other"] for k in kills), kills
