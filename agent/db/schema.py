@@ -235,6 +235,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_memories_importance", "importance"),
         Index("ix_memories_content_tsv", "content_tsv", postgresql_using="gin"),
         Index("ix_memories_index_version", "index_version"),
+        # revision 0011: one memory of a kind per turn
+        Index("ux_memories_source_entry_type", "source_entry_id", "memory_type", unique=True,
+              postgresql_where=text("source_entry_id IS NOT NULL")),
         _hnsw("memories", "universal_embedding", "vector_cosine_ops"),
         _hnsw("memories", "native_embedding", "halfvec_cosine_ops"),
     )

@@ -66,8 +66,12 @@ SELECT d.user_id, d.session_id, d.entry_id, %(type)s, d.content, d.universal_emb
        d.native_embedding, d.native_model, %(importance)s, %(confidence)s, %(importance)s >= 0.9,
        %(metadata)s::jsonb, d.created_at
 FROM day_table d WHERE d.entry_id = %(entry_id)s
+ON CONFLICT (source_entry_id, memory_type) WHERE source_entry_id IS NOT NULL DO NOTHING
 RETURNING memory_id
 """
+# revision 0011: one memory of a kind per turn; a turn persisted already keeps its memory
+EXISTING_MEMORY = ("SELECT memory_id FROM memories WHERE source_entry_id = %(entry_id)s "
+                   "AND memory_type = %(type)s")
 
 REINFORCE = """
 UPDATE memories
@@ -225,11 +229,10 @@ class Rollover:
         metadata = {"gate": decision.action, "cell": decision.signals.get("cell")}
         if decision.action == "persist_flag":
             metadata["flag"] = "contradiction"
-        row = conn.execute(
-            INSERT_MEMORY,
-            {"type": kind, "importance": min(1.0, importance),
-             "confidence": 0.5, "metadata": json.dumps(metadata), "entry_id": entry_id},
-        ).fetchone()
+        params = {"type": kind, "importance": min(1.0, importance), "confidence": 0.5,
+                  "metadata": json.dumps(metadata), "entry_id": entry_id}
+        row = (conn.execute(INSERT_MEMORY, params).fetchone()
+               or conn.execute(EXISTING_MEMORY, params).fetchone())
         assert row is not None
         return row[0]
 

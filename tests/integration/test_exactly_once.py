@@ -171,3 +171,64 @@ def test_revision_0008_detaches_duplicates_and_says_so(empty_db_url: str,
                           "'migration 0008' ORDER BY target").fetchall()
         assert [a[0] for a in audit] == ["duplicate_detached"] * 2
         assert {a[1].split(":")[0] for a in audit} == {"day_table", "outbox"}
+
+
+def _turn(conn: Any, sid: Any, text: str) -> Any:
+    return conn.execute("INSERT INTO day_table (session_id, role, content) VALUES (%s, 'user', "
+                        "%s) RETURNING entry_id", (sid, text)).fetchone()[0]
+
+
+def _memory(conn: Any, entry: Any, kind: str = "fact") -> Any:
+    return conn.execute("INSERT INTO memories (source_entry_id, memory_type, content) VALUES "
+                        "(%s, %s, 'x') RETURNING memory_id", (entry, kind)).fetchone()[0]
+
+
+def test_the_schema_refuses_a_second_memory_of_a_kind_from_one_turn(conn: Any) -> None:
+    sid = make_session(conn)
+    entry = _turn(conn, sid, "I moved to Lisbon in May")
+    _memory(conn, entry)
+    _memory(conn, entry, "episodic")  # another kind of memory of the same turn
+    with pytest.raises(psycopg.errors.UniqueViolation, match="ux_memories_source_entry_type"):
+        _memory(conn, entry)
+
+
+def test_a_turn_persisted_twice_keeps_one_memory(settings: Settings, conn: Any) -> None:
+    """The exit gate's own guard (the per-turn lock and gate_decisions) bypassed: a second
+    persist of one turn finds its memory instead of writing a second one."""
+    import random as _random
+
+    from agent.domain.gates import EntryGateConfig, ExitDecision, ExitGateConfig
+    from agent.memory.rollover import Rollover
+
+    sid = make_session(conn)
+    text = "Remember: my passport number ends in 4471."
+    entry = _turn(conn, sid, text)
+    rollover = Rollover(EntryGateConfig.from_table(settings.entry_gate), ExitGateConfig(),
+                        lambda _t: 1.0, _random.Random(1))
+    keep = ExitDecision(action="persist", column="novel", row="core", score=1.0,
+                        reason="test", signals={})
+    first = rollover._persist(conn, entry, text, {}, keep)
+    second = rollover._persist(conn, entry, text, {}, keep)
+    assert first is not None and second == first
+    assert conn.execute("SELECT count(*) FROM memories WHERE source_entry_id = %s",
+                        (entry,)).fetchone() == (1,)
+
+
+def test_revision_0011_detaches_duplicate_memories_and_says_so(empty_db_url: str,
+                                                                tmp_path: Path) -> None:
+    settings = load_settings(data_dir=tmp_path, database_url=empty_db_url)
+    mig.upgrade(empty_db_url, settings, "0010_layer0_definer")
+    with psycopg.connect(empty_db_url, autocommit=True) as c:
+        sid = make_session(c)
+        entry = _turn(c, sid, "the same turn judged twice")
+        first, copy = _memory(c, entry), _memory(c, entry)
+    mig.upgrade(empty_db_url, settings)
+    with psycopg.connect(empty_db_url) as c:
+        rows = dict(c.execute("SELECT memory_id, source_entry_id FROM memories").fetchall())
+        assert rows == {first: entry, copy: None}  # both kept, the copy detached
+        meta = c.execute("SELECT metadata->>'duplicate_of_entry' FROM memories WHERE "
+                         "memory_id = %s", (copy,)).fetchone()
+        assert meta == (str(entry),)
+        audit = c.execute("SELECT action, target FROM audit_log WHERE actor = "
+                          "'migration 0011'").fetchall()
+        assert audit == [("duplicate_detached", f"memories:{copy}")]
