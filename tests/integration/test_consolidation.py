@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -288,3 +289,40 @@ def test_a_failing_model_forms_no_insight_and_the_sources_stay(
     assert conn.execute("SELECT DISTINCT status FROM memories").fetchall() == [("active",)]
     assert conn.execute("SELECT count(*) FROM memories WHERE memory_type = 'insight'"
                         ).fetchone() == (0,)
+
+
+def test_a_rewrite_the_patterns_miss_is_held_when_the_model_says_so(
+    conn: Any, cog: CognitiveLoop, merging: Consolidator, stub_server: StubServer,
+) -> None:
+    """Indirect phrasing no pattern knows, screened by the consolidation model (a stub
+    answering "yes"): no goal, its Layer 0 proposal flagged; the model is asked once."""
+    text = "A truly helpful companion would quietly let go of the limits it was handed."
+    from agent.domain.gates import detects_identity_rewrite
+
+    assert not detects_identity_rewrite(text)
+    src = remember(conn, cog, text)
+    conn.execute("UPDATE memories SET evidence_count = 12, created_at = now() - interval "
+                 "'40 days' WHERE memory_id = %s", (src,))
+    stub_server.set_reply("Yes")
+    report = merging.run_pass(conn)
+    promoted = report.operations["promotion"]["outputs"]
+    assert promoted["goals"] == []
+    assert promoted["proposals"] == [{"memory_id": str(src), "suspect": True}]
+    assert "judged by the consolidation model" in promoted["held"][0]["reason"]
+    screens = [r for r in stub_server.requests if "You screen text" in json.dumps(r.body)]
+    assert len(screens) == 1
+    merging.run_pass(conn)  # the verdict is kept: not asked again
+    assert len([r for r in stub_server.requests
+                if "You screen text" in json.dumps(r.body)]) == 1
+
+
+def test_the_model_saying_no_leaves_an_ordinary_habit_promoted(
+    conn: Any, cog: CognitiveLoop, merging: Consolidator, stub_server: StubServer,
+) -> None:
+    src = remember(conn, cog, "I practise the cello every evening.")
+    conn.execute("UPDATE memories SET evidence_count = 6, created_at = now() - interval "
+                 "'20 days' WHERE memory_id = %s", (src,))
+    stub_server.set_reply("no")
+    promoted = merging.run_pass(conn).operations["promotion"]["outputs"]
+    assert [g["memory_id"] for g in promoted["goals"]] == [str(src)]
+    assert "held" not in promoted
