@@ -100,7 +100,7 @@ def test_a_night_after_import_and_a_killed_night_resumed_end_the_same(
             ("running", 0)]
         assert conn.execute("SELECT count(*) FROM day_table WHERE flux_state IS NOT NULL"
                             ).fetchone() == (0,)  # the stage's transaction died with it
-    env["COGD_NIGHT_CYCLE_TEST_HOOK"] = "kill:7:mid"
+    env["COGD_TEST_HOOK"] = "kill:night-7-mid"
     assert run("night-cycle", "--resume", env=env, timeout=600).returncode == -9
     with psycopg.connect(urls["killed"]) as conn:
         assert conn.execute("SELECT status, stage FROM night_cycle_runs").fetchall() == [
