@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from agent.errors import CogdError
+from agent.errors import CogdError, DatabaseError
 
 # pgserver's platformdirs warns when XDG_RUNTIME_DIR is unset (containers, cron)
 warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
@@ -128,6 +128,17 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if os.environ.get("COGD_DEBUG"):
             raise
+        import psycopg
+
+        if isinstance(exc, psycopg.OperationalError):
+            # the server went away mid-command (crashed, restarted, network): the work of
+            # the open transaction is rolled back; what committed stays
+            reason = " ".join(str(exc).split()).rstrip(".") or exc.__class__.__name__
+            click.echo(
+                f"cogd: error: the database connection was lost ({reason}). What this "
+                "command had not committed was rolled back; run it again once the server "
+                "is back (`cogd night-cycle --resume` continues a night cycle)", err=True)
+            sys.exit(DatabaseError.exit_code)
         click.echo(
             f"cogd: internal error: {exc.__class__.__name__}: {exc} "
             "(re-run with COGD_DEBUG=1 for the traceback)",

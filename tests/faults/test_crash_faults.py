@@ -75,9 +75,11 @@ def released_after_crash(proc: subprocess.Popen[str], flag: Path) -> tuple[int, 
     error (no traceback), its transaction lost."""
     flag.unlink()
     _out, err = proc.communicate(timeout=120)
-    assert proc.returncode != 0
     assert "Traceback" not in err, err[-3000:]
-    return proc.returncode, err.strip().splitlines()[-1] if err.strip() else ""
+    last = err.strip().splitlines()[-1] if err.strip() else ""
+    assert proc.returncode == 2, err[-3000:]
+    assert last.startswith("cogd: error: the database connection was lost"), last
+    return proc.returncode, last
 
 
 @pytest.mark.parametrize("how", list(CRASHES))
