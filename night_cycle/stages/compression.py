@@ -33,7 +33,7 @@ def summarizer(ctx: RunContext) -> Summarizer:
         cfg.get("summary_max_input_chars", 4000))
     try:
         return Summarizer(ctx.llm(), tokens, chars)
-    except CogdError as exc:  # e.g. llama-cpp-python missing: compress anyway, say so
+    except CogdError as exc:  # e.g. the local LLM's runtime missing: compress anyway, say so
         return Summarizer(None, tokens, chars, unavailable=str(exc))
 
 

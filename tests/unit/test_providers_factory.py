@@ -88,13 +88,13 @@ def test_roles_route_to_their_profiles(settings: Settings) -> None:
         factory.build_llm(settings, "poet")
 
 
-def test_local_llm_without_llama_cpp_suggests_the_heuristic(
+def test_local_llm_without_its_runtime_suggests_the_heuristic(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = factory.importlib.util.find_spec
     monkeypatch.setattr(
         factory.importlib.util, "find_spec",
-        lambda name, *a: None if name == "llama_cpp" else real(name, *a),
+        lambda name, *a: None if name == "xllamacpp" else real(name, *a),
     )
     with pytest.raises(ConfigError, match='provider = "heuristic"'):
         factory.build_llm(settings, "system1")
