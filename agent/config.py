@@ -165,13 +165,17 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        files: list[Path] = [default_config_path()]
+        # one source per file, the user's first: pydantic-settings merges sources key by
+        # key (a file that sets one [recall] value keeps every other default), where two
+        # files in one source would replace each other's tables whole
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         user = os.environ.get("COGD_CONFIG")
         if user:
             if not Path(user).is_file():
                 raise ConfigError(f"COGD_CONFIG={user} does not exist or is not a file")
-            files.append(Path(user))
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, files))
+            sources.append(TomlConfigSettingsSource(settings_cls, Path(user)))
+        sources.append(TomlConfigSettingsSource(settings_cls, default_config_path()))
+        return tuple(sources)
 
     def role_profile(self, role: str) -> tuple[str, LLMProfile]:
         """The profile name and profile a role routes to."""

@@ -37,6 +37,25 @@ def test_user_config_file_overrides_defaults(
     assert s.embedding.universal_dim == 384  # untouched keys keep their defaults
 
 
+def test_a_user_file_that_sets_one_key_of_a_table_keeps_the_rest_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Merged key by key: [recall] top_k = 5 leaves the calibrated thresholds and every
+    other recall default in place (the files used to replace each other's tables whole,
+    which left the domain's uncalibrated dataclass defaults)."""
+    import tomllib
+
+    from agent.config import default_config_path
+
+    defaults = tomllib.loads(default_config_path().read_text())
+    user = tmp_path / "mine.toml"
+    user.write_text('[recall]\ntop_k = 5\n[llm.roles]\nsystem1 = "heuristic"\n')
+    monkeypatch.setenv("COGD_CONFIG", str(user))
+    s = load_settings(data_dir=tmp_path)
+    assert s.recall == {**defaults["recall"], "top_k": 5}
+    assert s.llm.roles == {**defaults["llm"]["roles"], "system1": "heuristic"}
+
+
 def test_missing_user_config_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
