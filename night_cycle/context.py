@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 
+from agent.domain.tables import need
 from agent.providers.ports import LLM, Embedder
 from night_cycle.progress import Progress
 from night_cycle.runs import Run
@@ -139,7 +140,7 @@ class RunContext:
 
     def cycle_key(self, when: datetime) -> str:
         """The cycle a time belongs to: the date of the cycle's start (boundary hour, UTC)."""
-        hour = int(self.cfg.get("cycle_boundary_hour_utc", 3))
+        hour = int(need(self.cfg, "cycle_boundary_hour_utc"))
         days = max(1, int(self.retention.get("cycle_days", 1)))
         shifted = when.astimezone(UTC) - timedelta(hours=hour)
         ordinal = shifted.date().toordinal()

@@ -28,6 +28,7 @@ import psycopg
 from agent.bus import Channel, notify
 from agent.cortex.lance import CortexWriteError
 from agent.db.connect import app_role, application_name, connect
+from agent.domain.tables import need
 from agent.errors import CogdError, InputError
 from agent.heartbeat import Heartbeat
 from agent.workers.base import AlreadyRunning, advisory_key
@@ -176,7 +177,7 @@ class NightCycle:
         rundir = RunDir.for_run(self.settings.data_dir, run.run_id, run.started_at)
         run.checkpoints["dir"] = str(rundir.path)
         ctx = RunContext(self.settings, conn, run, cutoff, cutoff, self.progress)
-        limit_s = float(ctx.cfg.get("max_run_hours", 6)) * 3600
+        limit_s = float(need(ctx.cfg, "max_run_hours")) * 3600
         started = self.clock()
         todo = [only_stage] if only_stage is not None else list(STAGES)
         data = None if only_stage is not None else self._first_stage_inputs(run, rundir)

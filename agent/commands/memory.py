@@ -10,6 +10,7 @@ from typing import IO, Any
 import click
 
 from agent.commands.context import json_option, settings_from
+from agent.domain.tables import need
 from agent.errors import InputError
 
 
@@ -418,7 +419,7 @@ def goals_reset(name: str | None) -> int:
     from agent.db.connect import connect
 
     settings = settings_from()
-    weight = float(settings.goals.get("promoted_initial_weight", 0.5))
+    weight = float(need(settings.goals, "promoted_initial_weight"))
     url = _ready_url(settings)
     with connect(url, app="cogd-goals", autocommit=True) as conn, conn.transaction():
         rows = conn.execute(

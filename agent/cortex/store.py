@@ -27,6 +27,7 @@ import psycopg
 from agent.cortex.lance import ARCHIVE, BLOCKS, CortexWriteError, LanceCortex, cortex_uri
 from agent.db.queries import vector_text
 from agent.domain.night_reconsolidation import reconsolidation_event, shift_description
+from agent.domain.tables import need
 from agent.providers.ports import Embedder
 
 logger = logging.getLogger(__name__)
@@ -168,7 +169,7 @@ class CortexWhenPresent:
             return None
         cfg = self.settings.night_cycle
         cortex = LanceCortex.from_settings(
-            self.settings, read_consistency_s=float(cfg.get("cortex_read_consistency_s", 5.0)))
+            self.settings, read_consistency_s=float(need(cfg, "cortex_read_consistency_s")))
         if not (cortex.exists(BLOCKS) or cortex.exists(ARCHIVE)):
             return None
         native = self.native
@@ -179,9 +180,8 @@ class CortexWhenPresent:
             native = self.universal if built.model_id == self.universal.model_id else built
         self._store = LanceCortexStore(
             cortex, self.universal, native,
-            drift_min_similarity=float(self.settings.recall.get("cortex_drift_min_similarity",
-                                                                0.3)),
-            epiphany_delta=float(cfg.get("epiphany_delta", 0.35)))
+            drift_min_similarity=float(need(self.settings.recall, "cortex_drift_min_similarity")),
+            epiphany_delta=float(need(cfg, "epiphany_delta")))
         return self._store
 
     def search(self, vector: Sequence[float], k: int, query_text: str | None = None,

@@ -15,6 +15,7 @@ from psycopg import sql
 import migrations
 from agent.config import Settings
 from agent.db.connect import connect
+from agent.domain.tables import need
 
 logger = logging.getLogger(__name__)
 MIGRATE_LOCK_KEY = 0x636F6764  # "cogd": one migration at a time per database
@@ -115,7 +116,7 @@ def record_boundaries(conn: psycopg.Connection[Any], settings: Settings) -> None
     runs with; when the recorded ones already match (every command after the first), or
     the user is not the owner (a DATABASE_URL that logs in as cogd_app), nothing is
     written."""
-    boundaries = [str(b) for b in settings.identity.get("bootstrap_boundaries", [])]
+    boundaries = [str(b) for b in need(settings.identity, "bootstrap_boundaries")]
     row = conn.execute("SELECT to_regprocedure('public.cogd_layer0_bootstrap(text[])'), "
                        "to_regprocedure('public.cogd_configured_boundaries()')").fetchone()
     if row is None or row[0] is None:

@@ -24,38 +24,36 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agent.domain.tables import scalar_fields
+from agent.domain.tables import need, scalar_fields
 
 
 @dataclass(frozen=True)
 class ConsolidationConfig:
-    decay_after_days: float = 90
-    decay_max_access_count: int = 3
-    decay_factor: float = 0.5
-    landmark_min_importance: float = 0.9
-    archive_below_importance: float = 0.15
-    strengthen_per_recall: float = 0.05
-    strengthen_max_per_run: float = 0.15
-    importance_max: float = 1.0
-    duplicate_min_similarity: float = 0.85
-    contradiction_band: tuple[float, float] = (0.5, 0.85)
-    insight_min_similarity: float = 0.65
-    insight_min_sources: int = 3
-    insight_importance: float = 0.8
-    source_importance_after_merge: float = 0.3
-    promote_l1_min_signals: int = 5
-    promote_l1_min_days: float = 14
-    promote_l0_min_signals: int = 10
-    promote_l0_min_days: float = 30
-    interval_minutes: float = 60
+    decay_after_days: float
+    decay_max_access_count: int
+    decay_factor: float
+    landmark_min_importance: float
+    archive_below_importance: float
+    strengthen_per_recall: float
+    strengthen_max_per_run: float
+    importance_max: float
+    duplicate_min_similarity: float
+    contradiction_band: tuple[float, float]
+    insight_min_similarity: float
+    insight_min_sources: int
+    insight_importance: float
+    source_importance_after_merge: float
+    promote_l1_min_signals: int
+    promote_l1_min_days: float
+    promote_l0_min_signals: int
+    promote_l0_min_days: float
+    interval_minutes: float
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> ConsolidationConfig:
-        band = t.get("contradiction_band")
-        out = scalar_fields(cls, {k: v for k, v in t.items() if k != "contradiction_band"})
-        if band is not None:
-            out["contradiction_band"] = (float(band[0]), float(band[1]))
-        return cls(**out)
+        band = need(t, "contradiction_band")
+        out = scalar_fields(cls, t, skip=("contradiction_band",))
+        return cls(**out, contradiction_band=(float(band[0]), float(band[1])))
 
 
 # --- merging into insights ---------------------------------------------------------
@@ -151,26 +149,26 @@ def promotion_level(evidence: int, span_days: float, cfg: ConsolidationConfig) -
 
 @dataclass(frozen=True)
 class SafetyConfig:
-    cap: float = 0.92
-    log_base: float = 2.0
-    offset: float = 1.0
-    dominance_share: float = 0.4
-    dominance_damping: float = 0.95
-    utility_min_actions: int = 20
-    utility_min_useful_ratio: float = 0.2
-    utility_damping: float = 0.95
+    cap: float
+    log_base: float
+    offset: float
+    dominance_share: float
+    dominance_damping: float
+    utility_min_actions: int
+    utility_min_useful_ratio: float
+    utility_damping: float
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> SafetyConfig:
         return cls(
-            cap=float(t.get("goal_weight_cap", 0.92)),
-            log_base=float(t.get("diminishing_log_base", 2)),
-            offset=float(t.get("diminishing_offset", 1)),
-            dominance_share=float(t.get("dominance_share", 0.4)),
-            dominance_damping=float(t.get("dominance_damping", 0.95)),
-            utility_min_actions=int(t.get("utility_min_actions", 20)),
-            utility_min_useful_ratio=float(t.get("utility_min_useful_ratio", 0.2)),
-            utility_damping=float(t.get("utility_damping", 0.95)),
+            cap=float(need(t, "goal_weight_cap")),
+            log_base=float(need(t, "diminishing_log_base")),
+            offset=float(need(t, "diminishing_offset")),
+            dominance_share=float(need(t, "dominance_share")),
+            dominance_damping=float(need(t, "dominance_damping")),
+            utility_min_actions=int(need(t, "utility_min_actions")),
+            utility_min_useful_ratio=float(need(t, "utility_min_useful_ratio")),
+            utility_damping=float(need(t, "utility_damping")),
         )
 
 

@@ -31,16 +31,17 @@ RECIPE_VERSION = 2
 
 @dataclass(frozen=True)
 class IndexConfig:
-    reply_max_words: int = 12
-    reply_max_terms: int = 2
-    reply_context_words: int = 40
-    max_chars: int = 4000
+    reply_max_words: int
+    reply_max_terms: int
+    reply_context_words: int
+    max_chars: int
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> IndexConfig:
         return cls(**scalar_fields(cls, t, {"index_reply_max_words": "reply_max_words",
                                              "index_reply_max_terms": "reply_max_terms",
-                                             "index_reply_context_words": "reply_context_words"}))
+                                             "index_reply_context_words": "reply_context_words",
+                                             "index_max_chars": "max_chars"}))
 
     def may_quote(self, content: str) -> bool:
         """Short enough to be a reply that needs the turn it answers."""
@@ -82,9 +83,8 @@ def _clip_words(text: str, n: int) -> str:
     return " ".join(words[:n]) + (" ..." if len(words) > n else "")
 
 
-def turn_text(turn: Said, previous: Said | None = None, cfg: IndexConfig | None = None) -> str:
+def turn_text(turn: Said, previous: Said | None, cfg: IndexConfig) -> str:
     """The contextual text of one turn; `previous` is the turn before it in its session."""
-    cfg = cfg or IndexConfig()
     who = speaker_label(turn.speaker, turn.role)
     head = f"({date_label(turn.when)}) {who} said" if turn.when else f"{who} said"
     if previous is not None and cfg.quotes(turn.content, previous.content):
@@ -94,9 +94,8 @@ def turn_text(turn: Said, previous: Said | None = None, cfg: IndexConfig | None 
     return f"{head}: {turn.content}"[: cfg.max_chars]
 
 
-def memory_text(content: str, source: Said | None, cfg: IndexConfig | None = None) -> str:
+def memory_text(content: str, source: Said | None, cfg: IndexConfig) -> str:
     """A memory in the context of the turn it came from (speaker and date)."""
-    cfg = cfg or IndexConfig()
     if source is None:
         return content[: cfg.max_chars]
     who = speaker_label(source.speaker, source.role)
@@ -132,8 +131,7 @@ def prose_text(prose: Any) -> str:
     return " ".join(p for p in parts if p.strip())
 
 
-def block_text(prose: Any, when: datetime | None, cfg: IndexConfig | None = None) -> str:
+def block_text(prose: Any, when: datetime | None, cfg: IndexConfig) -> str:
     """A holographic block: its arc's date and the text of its prose."""
-    cfg = cfg or IndexConfig()
     head = f"({date_label(when)}) " if when else ""
     return f"{head}{prose_text(prose)}"[: cfg.max_chars]

@@ -14,49 +14,49 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from agent.domain.tables import need
 
 FEATURES = ("recency", "gut_intensity", "association", "access")
 
 
 @dataclass(frozen=True)
 class DmnConfig:
-    idle_after_minutes: tuple[float, ...] = (0, 10, 60, 240)
-    interval_minutes: tuple[float, ...] = (1, 5, 15, 30)
-    seconds_per_minute: float = 60.0  # tests run the DMN on a fast clock
-    rumination_cap: int = 3
-    weights: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(FEATURES, 0.25))
-    noise: float = 0.1
-    max_injected: int = 3
-    topic_cooldown_minutes: float = 10
-    match_max_distance: float = 0.35
-    topic_shift_min_distance: float = 0.6
-    search_results: int = 5
-    connection_min_similarity: float = 0.5
-    weight_step: float = 0.02
+    idle_after_minutes: tuple[float, ...]
+    interval_minutes: tuple[float, ...]
+    seconds_per_minute: float  # tests run the DMN on a fast clock
+    rumination_cap: int
+    weights: Mapping[str, float]
+    noise: float
+    max_injected: int
+    topic_cooldown_minutes: float
+    match_max_distance: float
+    topic_shift_min_distance: float
+    search_results: int
+    connection_min_similarity: float
+    weight_step: float
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> DmnConfig:
         return cls(
-            idle_after_minutes=tuple(float(x) for x in t.get("heartbeat_idle_after_minutes",
-                                                             (0, 10, 60, 240))),
-            interval_minutes=tuple(float(x) for x in t.get("heartbeat_interval_minutes",
-                                                           (1, 5, 15, 30))),
-            seconds_per_minute=float(t.get("seconds_per_minute", 60.0)),
-            rumination_cap=int(t.get("rumination_cap", 3)),
-            weights={f: float(t.get(f"surfacing_weight_{f}", 0.25)) for f in FEATURES},
-            noise=float(t.get("surfacing_noise", 0.1)),
-            max_injected=int(t.get("max_injected_thoughts", 3)),
-            topic_cooldown_minutes=float(t.get("topic_cooldown_minutes", 10)),
-            match_max_distance=float(t.get("match_max_distance", 0.35)),
-            topic_shift_min_distance=float(t.get("topic_shift_min_distance", 0.6)),
-            search_results=int(t.get("search_results", 5)),
-            connection_min_similarity=float(t.get("connection_min_similarity", 0.5)),
-            weight_step=float(t.get("surfacing_weight_step", 0.02)),
+            idle_after_minutes=tuple(float(x) for x in need(t, "heartbeat_idle_after_minutes")),
+            interval_minutes=tuple(float(x) for x in need(t, "heartbeat_interval_minutes")),
+            seconds_per_minute=float(need(t, "seconds_per_minute")),
+            rumination_cap=int(need(t, "rumination_cap")),
+            weights={f: float(need(t, f"surfacing_weight_{f}")) for f in FEATURES},
+            noise=float(need(t, "surfacing_noise")),
+            max_injected=int(need(t, "max_injected_thoughts")),
+            topic_cooldown_minutes=float(need(t, "topic_cooldown_minutes")),
+            match_max_distance=float(need(t, "match_max_distance")),
+            topic_shift_min_distance=float(need(t, "topic_shift_min_distance")),
+            search_results=int(need(t, "search_results")),
+            connection_min_similarity=float(need(t, "connection_min_similarity")),
+            weight_step=float(need(t, "surfacing_weight_step")),
         )
 
 

@@ -27,8 +27,10 @@ import random
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from agent.domain.tables import need, scalar_fields
 
 _I = re.IGNORECASE
 EXPLICIT = re.compile(
@@ -535,22 +537,21 @@ def detects_identity_rewrite(text: str) -> bool:
 
 @dataclass(frozen=True)
 class EntryGateConfig:
-    explicit_marker: float = 0.5
-    density_decision: float = 0.35
-    density_preference: float = 0.25
-    density_fact: float = 0.15
-    density_name: float = 0.15
-    density_date: float = 0.15
-    density_chatter: float = -0.4
-    causal_weight: float = 0.25
-    emotional_charge: float = 0.15
-    buffer_threshold: float = 0.1
-    stochastic_keep_probability: float = 0.05
+    explicit_marker: float
+    density_decision: float
+    density_preference: float
+    density_fact: float
+    density_name: float
+    density_date: float
+    density_chatter: float
+    causal_weight: float
+    emotional_charge: float
+    buffer_threshold: float
+    stochastic_keep_probability: float
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> EntryGateConfig:
-        names = cls.__dataclass_fields__
-        return cls(**{k: float(v) for k, v in t.items() if k in names})
+        return cls(**scalar_fields(cls, t))
 
 
 @dataclass(frozen=True)
@@ -630,36 +631,36 @@ ROWS = ("core", "peripheral", "irrelevant")
 
 @dataclass(frozen=True)
 class ExitGateConfig:
-    persist_threshold: float = 0.3
-    bootstrap_permissive: bool = True
-    stochastic_keep_probability: float = 0.05
-    confirming_min_similarity: float = 0.85
-    contradiction_band: tuple[float, float] = (0.5, 0.85)
-    core_min_relevance: float = 0.5
-    peripheral_min_relevance: float = 0.3
-    novelty_novel: float = 0.3
-    novelty_known: float = -0.4
-    goal_relevance: float = 0.3
-    scores: dict[str, float] = field(default_factory=dict)
-    actions: dict[str, str] = field(default_factory=dict)
+    persist_threshold: float
+    bootstrap_permissive: bool
+    stochastic_keep_probability: float
+    confirming_min_similarity: float
+    contradiction_band: tuple[float, float]
+    core_min_relevance: float
+    peripheral_min_relevance: float
+    novelty_novel: float
+    novelty_known: float
+    goal_relevance: float
+    scores: dict[str, float]
+    actions: dict[str, str]
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> ExitGateConfig:
-        band = t.get("contradiction_band", [0.5, 0.85])
+        band = need(t, "contradiction_band")
         return cls(
-            persist_threshold=float(t.get("persist_threshold", 0.3)),
-            bootstrap_permissive=bool(t.get("bootstrap_permissive", True)),
-            stochastic_keep_probability=float(t.get("stochastic_keep_probability", 0.05)),
-            confirming_min_similarity=float(t.get("confirming_min_similarity", 0.85)),
+            persist_threshold=float(need(t, "persist_threshold")),
+            bootstrap_permissive=bool(need(t, "bootstrap_permissive")),
+            stochastic_keep_probability=float(need(t, "stochastic_keep_probability")),
+            confirming_min_similarity=float(need(t, "confirming_min_similarity")),
             contradiction_band=(float(band[0]), float(band[1])),
-            core_min_relevance=float(t.get("core_min_relevance", 0.5)),
-            peripheral_min_relevance=float(t.get("peripheral_min_relevance", 0.3)),
-            novelty_novel=float(t.get("novelty_novel", 0.3)),
-            novelty_known=float(t.get("novelty_known", -0.4)),
-            goal_relevance=float(t.get("goal_relevance", 0.3)),
-            scores={f"{r}_{c}": float(t.get(f"score_{r}_{c}", 0.0))
+            core_min_relevance=float(need(t, "core_min_relevance")),
+            peripheral_min_relevance=float(need(t, "peripheral_min_relevance")),
+            novelty_novel=float(need(t, "novelty_novel")),
+            novelty_known=float(need(t, "novelty_known")),
+            goal_relevance=float(need(t, "goal_relevance")),
+            scores={f"{r}_{c}": float(need(t, f"score_{r}_{c}"))
                     for r in ROWS for c in COLUMNS},
-            actions={f"{r}_{c}": str(t.get(f"action_{r}_{c}", "drop"))
+            actions={f"{r}_{c}": str(need(t, f"action_{r}_{c}"))
                      for r in ROWS for c in COLUMNS},
         )
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.domain.gates import detects_identity_rewrite
+from agent.domain.tables import need
 
 FOK_LEVELS = ("confident", "partial", "uncertain", "unknown")
 
@@ -38,32 +39,32 @@ _STEP = re.compile(r"(^|\n)\s*(\d+[.)]|[-*])\s+|\b(then|after that|next|finally)
 
 @dataclass(frozen=True)
 class MonitorConfig:
-    fok_confident: float = 0.65
-    fok_partial: float = 0.45
-    fok_uncertain: float = 0.3
-    confidence_window: int = 20
-    confidence_interrupt_below: float = 0.3
-    boundary_min_similarity: float = 0.35
-    max_reflection_loops: int = 3
-    escalation_confidence_below: float = 0.4
-    escalation_max_steps: int = 3
-    escalation_min_triggers: int = 2
-    stakes_always_escalate: bool = True
+    fok_confident: float
+    fok_partial: float
+    fok_uncertain: float
+    confidence_window: int
+    confidence_interrupt_below: float
+    boundary_min_similarity: float
+    max_reflection_loops: int
+    escalation_confidence_below: float
+    escalation_max_steps: int
+    escalation_min_triggers: int
+    stakes_always_escalate: bool
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> MonitorConfig:
         return cls(
-            fok_confident=float(t.get("fok_confident_min_similarity", 0.65)),
-            fok_partial=float(t.get("fok_partial_min_similarity", 0.45)),
-            fok_uncertain=float(t.get("fok_uncertain_min_similarity", 0.3)),
-            confidence_window=int(t.get("confidence_window_tokens", 20)),
-            confidence_interrupt_below=float(t.get("confidence_interrupt_below", 0.3)),
-            boundary_min_similarity=float(t.get("boundary_min_similarity", 0.35)),
-            max_reflection_loops=int(t.get("max_reflection_loops", 3)),
-            escalation_confidence_below=float(t.get("escalation_confidence_below", 0.4)),
-            escalation_max_steps=int(t.get("escalation_max_steps", 3)),
-            escalation_min_triggers=int(t.get("escalation_min_triggers", 2)),
-            stakes_always_escalate=bool(t.get("stakes_always_escalate", True)),
+            fok_confident=float(need(t, "fok_confident_min_similarity")),
+            fok_partial=float(need(t, "fok_partial_min_similarity")),
+            fok_uncertain=float(need(t, "fok_uncertain_min_similarity")),
+            confidence_window=int(need(t, "confidence_window_tokens")),
+            confidence_interrupt_below=float(need(t, "confidence_interrupt_below")),
+            boundary_min_similarity=float(need(t, "boundary_min_similarity")),
+            max_reflection_loops=int(need(t, "max_reflection_loops")),
+            escalation_confidence_below=float(need(t, "escalation_confidence_below")),
+            escalation_max_steps=int(need(t, "escalation_max_steps")),
+            escalation_min_triggers=int(need(t, "escalation_min_triggers")),
+            stakes_always_escalate=bool(need(t, "stakes_always_escalate")),
         )
 
 

@@ -28,13 +28,13 @@ from agent.domain.tables import scalar_fields
 
 @dataclass(frozen=True)
 class BlockConfig:
-    margin_before_turns: int = 2
-    margin_after_turns: int = 2
-    baseline_block_max_turns: int = 12
-    baseline_block_min_turns: int = 2
-    continuity_last_turns: int = 5
-    continuity_max_age_hours: float = 24.0
-    continuity_min_similarity: float = 0.75
+    margin_before_turns: int
+    margin_after_turns: int
+    baseline_block_max_turns: int
+    baseline_block_min_turns: int
+    continuity_last_turns: int
+    continuity_max_age_hours: float
+    continuity_min_similarity: float
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> BlockConfig:

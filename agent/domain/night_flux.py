@@ -27,15 +27,15 @@ FLUX_STATES = ("baseline", "spike", "resolution", "stable")
 
 @dataclass(frozen=True)
 class FluxConfig:
-    smoothing_turns: int = 3
-    baseline_window_turns: int = 20
-    spike_sigma: float = 1.5
-    stable_derivative: float = 0.1
-    stable_turns: int = 2
-    baseline_min_turns: int = 5
-    min_sigma: float = 0.01
-    novelty_context_turns: int = 5
-    stable_derivative_in_sigma: bool = True
+    smoothing_turns: int
+    baseline_window_turns: int
+    spike_sigma: float
+    stable_derivative: float
+    stable_turns: int
+    baseline_min_turns: int
+    min_sigma: float
+    novelty_context_turns: int
+    stable_derivative_in_sigma: bool
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> FluxConfig:

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agent.domain.night_flux import arrete, phi
+from agent.domain.tables import need, scalar_fields
 
 # seed 001 §3.5 live-zone criterion "explicit insight markers (user confirmation,
 # breakthrough language)"; a keyword heuristic, named so in every zone it marks
@@ -46,31 +47,26 @@ INSIGHT_DETECTOR = "insight-marker keyword heuristic"
 
 @dataclass(frozen=True)
 class SalienceConfig:
-    weight_p: float = 0.3333
-    weight_c: float = 0.3333
-    weight_id: float = 0.3334
-    level_weights: tuple[float, float, float] = (0.3333, 0.3333, 0.3334)
-    live_zone_spike_sigma: float = 2.0
-    live_zone_min_arrete: float = 0.3
-    live_zone_max_interrogative_distance: float = 0.2
-    relevance_min_similarity: float = 0.5
-    antechamber_min_coherence: float = 0.3
-    ties_weight_composite: float = 0.5
-    ties_weight_arrete: float = 0.5
+    weight_p: float
+    weight_c: float
+    weight_id: float
+    level_weights: tuple[float, float, float]
+    live_zone_spike_sigma: float
+    live_zone_min_arrete: float
+    live_zone_max_interrogative_distance: float
+    relevance_min_similarity: float
+    antechamber_min_coherence: float
+    ties_weight_composite: float
+    ties_weight_arrete: float
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> SalienceConfig:
-        keys = {"salience_weight_p": "weight_p", "salience_weight_c": "weight_c",
-                "salience_weight_id": "weight_id"}
-        out: dict[str, Any] = {}
-        for src, value in t.items():
-            name = keys.get(src, src)
-            if name == "level_weights" or src == "salience_level_weights":
-                lw = [float(x) for x in value]
-                out["level_weights"] = (lw[0], lw[1], lw[2])
-            elif name in cls.__dataclass_fields__:
-                out[name] = float(value)
-        return cls(**out)
+        out = scalar_fields(cls, t, {"salience_weight_p": "weight_p",
+                                     "salience_weight_c": "weight_c",
+                                     "salience_weight_id": "weight_id"},
+                            skip=("level_weights",))
+        lw = [float(x) for x in need(t, "salience_level_weights")]
+        return cls(**out, level_weights=(lw[0], lw[1], lw[2]))
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.domain.tables import need
 from agent.domain.tags import tag_for
 
 
@@ -33,32 +34,32 @@ class Goal:
 
 @dataclass(frozen=True)
 class IdentityConfig:
-    strongly_above: float = 0.8
-    generally_above: float = 0.5
-    hash_top_values: int = 5
-    hash_top_goals: int = 3
-    full_max_tokens: int = 2000
-    refresh_context_fraction: float = 0.4
-    topic_shift_max_similarity: float = 0.5
-    on_session_start: bool = True
-    after_system2: bool = True
+    strongly_above: float
+    generally_above: float
+    hash_top_values: int
+    hash_top_goals: int
+    full_max_tokens: int
+    refresh_context_fraction: float
+    topic_shift_max_similarity: float
+    on_session_start: bool
+    after_system2: bool
 
     @classmethod
     def from_tables(
         cls, identity: Mapping[str, Any], context: Mapping[str, Any], goals: Mapping[str, Any]
     ) -> IdentityConfig:
         return cls(
-            strongly_above=float(identity.get("render_strongly_above", 0.8)),
-            generally_above=float(identity.get("render_generally_above", 0.5)),
-            hash_top_values=int(identity.get("hash_top_values", 5)),
-            hash_top_goals=int(goals.get("max_in_prompt", identity.get("hash_top_goals", 3))),
-            full_max_tokens=int(identity.get("full_max_tokens", 2000)),
+            strongly_above=float(need(identity, "render_strongly_above")),
+            generally_above=float(need(identity, "render_generally_above")),
+            hash_top_values=int(need(identity, "hash_top_values")),
+            hash_top_goals=int(need(goals, "max_in_prompt")),
+            full_max_tokens=int(need(identity, "full_max_tokens")),
             refresh_context_fraction=float(
-                context.get("identity_refresh_context_fraction", 0.4)
+                need(context, "identity_refresh_context_fraction")
             ),
-            topic_shift_max_similarity=float(context.get("topic_shift_max_similarity", 0.5)),
-            on_session_start=bool(context.get("full_identity_on_session_start", True)),
-            after_system2=bool(context.get("full_identity_after_system2", True)),
+            topic_shift_max_similarity=float(need(context, "topic_shift_max_similarity")),
+            on_session_start=bool(need(context, "full_identity_on_session_start")),
+            after_system2=bool(need(context, "full_identity_after_system2")),
         )
 
 

@@ -41,41 +41,41 @@ _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 @dataclass(frozen=True)
 class RecallConfig:
-    rrf_k: int = 60
-    dense_list_weight: float = 1.0
-    bare_list_weight: float = 0.5
-    plain_dense_list_weight: float = 1.0
-    plain_bare_list_weight: float = 1.0
-    sparse_list_weight: float = 1.0
-    window_list_weight: float = 1.0
-    cortex_list_weight: float = 1.0
-    fallback_list_weight: float = 1.0
-    fallback_query_variants: int = 3
-    heuristic_fallback: bool = False
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
-    recency_half_life_days: float = 30.0
-    weight_recency: float = 0.3
-    weight_importance: float = 0.2
-    goal_boost: float = 0.2
-    tiebreak_weight: float = 0.1
-    current_state_weight: float = 0.3
-    time_boost: float = 0.5
-    person_boost: float = 0.3
-    person_mention_boost: float = 0.15
-    person_boost_min_terms: int = 2
-    assistant_weight: float = 0.8
-    rerank_candidate_multiplier: int = 3
-    weight_rerank: float = 0.6
-    weight_pre_rerank: float = 0.4
-    top_k: int = 10
-    token_budget: int = 2000
-    strong_match_min_score: float = 0.65
-    weak_match_min_score: float = 0.3
-    verification_min_score: float = 0.65
-    lexical_weight: float = 0.4
-    injected_dedup_size: int = 10
-    compound_query_messages: int = 3
+    rrf_k: int
+    dense_list_weight: float
+    bare_list_weight: float
+    plain_dense_list_weight: float
+    plain_bare_list_weight: float
+    sparse_list_weight: float
+    window_list_weight: float
+    cortex_list_weight: float
+    fallback_list_weight: float
+    fallback_query_variants: int
+    heuristic_fallback: bool
+    bm25_k1: float
+    bm25_b: float
+    recency_half_life_days: float
+    weight_recency: float
+    weight_importance: float
+    goal_boost: float
+    tiebreak_weight: float
+    current_state_weight: float
+    time_boost: float
+    person_boost: float
+    person_mention_boost: float
+    person_boost_min_terms: int
+    assistant_weight: float
+    rerank_candidate_multiplier: int
+    weight_rerank: float
+    weight_pre_rerank: float
+    top_k: int
+    token_budget: int
+    strong_match_min_score: float
+    weak_match_min_score: float
+    verification_min_score: float
+    lexical_weight: float
+    injected_dedup_size: int
+    compound_query_messages: int
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> RecallConfig:

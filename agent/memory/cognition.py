@@ -38,6 +38,7 @@ from agent.domain.prompt import (
     identity_hash,
 )
 from agent.domain.recall import RecallConfig
+from agent.domain.tables import need
 from agent.domain.tags import parse_memory_tags
 from agent.memory.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.memory.indexing import Indexer, index_config, index_pending
@@ -107,8 +108,8 @@ class LoopConfig:
                 settings.identity, settings.context, settings.goals
             ),
             monitors=MonitorConfig.from_table(settings.monitors),
-            window_tokens=int(settings.context.get("window_tokens", 4000)),
-            boundaries=list(settings.identity.get("bootstrap_boundaries", [])),
+            window_tokens=int(need(settings.context, "window_tokens")),
+            boundaries=list(need(settings.identity, "bootstrap_boundaries")),
         )
 
 

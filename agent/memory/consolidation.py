@@ -40,6 +40,7 @@ from agent.domain.gates import (
     detects_identity_rewrite,
 )
 from agent.domain.llm_json import parse_llm_json, parse_yes_no
+from agent.domain.tables import need
 from agent.errors import ProviderError
 from agent.memory.indexing import Indexer, index_config, index_pending
 from agent.memory.turns import storable_text
@@ -482,8 +483,8 @@ class Consolidator:
                               ).fetchone()
         if latest and latest[0]:
             set_state(conn, "consolidation.intentions", {"scanned_to": latest[0].isoformat()})
-        after = float(self.intent_cfg.get("urgency_decay_after_days", 90))
-        per_day = float(self.intent_cfg.get("urgency_decay_per_day", 0.02))
+        after = float(need(self.intent_cfg, "urgency_decay_after_days"))
+        per_day = float(need(self.intent_cfg, "urgency_decay_per_day"))
         carried = []
         for iid, created, count, urgency, _last_session, new_count, newest in conn.execute(
             "SELECT i.intention_id, i.created_at, i.carried_count, i.urgency, "
@@ -516,7 +517,7 @@ class Consolidator:
             "WHERE m.status = 'active' AND m.evidence_count >= %s GROUP BY m.memory_id",
             (self.cfg.promote_l1_min_signals,)).fetchall()
         goals, proposals, held = [], [], []
-        weight = float(self.goals_cfg.get("promoted_initial_weight", 0.5))
+        weight = float(need(self.goals_cfg, "promoted_initial_weight"))
         for mid, content, evidence, span_raw, meta in rows:
             span = round(float(span_raw or 0), 2)
             level = rules.promotion_level(int(evidence), span, self.cfg)
@@ -602,7 +603,7 @@ class Consolidator:
     def goal_safety(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Diminishing gains, the 0.92 cap, dominance and utility damping (once per cycle)."""
         changes = []
-        gain = float(self.goals_cfg.get("evidence_gain", 0.05))
+        gain = float(need(self.goals_cfg, "evidence_gain"))
         goals = conn.execute(
             "SELECT g.goal_id, g.name, g.weight, g.actions, g.useful_actions, g.metadata, "
             "m.evidence_count FROM goals g LEFT JOIN memories m ON "

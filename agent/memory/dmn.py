@@ -22,6 +22,7 @@ import psycopg
 
 from agent.db.queries import vector_text
 from agent.domain import dmn as rules
+from agent.domain.tables import need
 from agent.memory.consolidation import get_state, set_state
 
 OUTCOME_HORIZON_MINUTES = 60  # cogd choice: a surfaced item recalled within an hour was useful
@@ -43,7 +44,7 @@ class Dmn:
         self.cfg = rules.DmnConfig.from_table(settings.idle)
         self.intent_cfg = settings.intentions
         self.layer_weights = [float(x) for x in
-                              settings.monitors.get("gut_layer_weights", [0.5, 0.25, 0.25])]
+                              need(settings.monitors, "gut_layer_weights")]
         self.dim = int(settings.embedding.universal_dim)
         self.universal = factory.build_universal_embedder(settings)
         self.recaller = build_recaller(settings, recorder)
@@ -140,7 +141,7 @@ class Dmn:
     def _open_intentions(self, conn: psycopg.Connection[Any], session: Any, user: Any,
                          now: datetime) -> list[dict[str, Any]]:
         made = []
-        limit = int(self.intent_cfg.get("winding_down_results", 3))
+        limit = int(need(self.intent_cfg, "winding_down_results"))
         for iid, kind, content, carried in conn.execute(
             "SELECT intention_id, kind, content, carried_count FROM intentions WHERE status ="
             " 'open' AND user_id IS NOT DISTINCT FROM %s ORDER BY urgency DESC, created_at "
@@ -214,7 +215,7 @@ class Dmn:
         pressing = conn.execute(
             "SELECT exists(SELECT 1 FROM intentions WHERE status = 'open' AND carried_count >= %s)"
             " OR exists(SELECT 1 FROM inbox WHERE status = 'pending')",
-            (int(self.intent_cfg.get("overdue_after_sessions", 3)),)).fetchone()
+            (int(need(self.intent_cfg, "overdue_after_sessions")),)).fetchone()
         kind = rules.classify(goal_sim, value_sim, bool(pressing and pressing[0]),
                               self.cfg.connection_min_similarity)
         text = {"self_prompt": f"How does this serve the goal '{goal_name}'? {item.content}",

@@ -17,9 +17,8 @@ from agent.errors import InputError
 from agent.memory.identity import load_goals, load_traits
 
 
-def identity_text(conn: psycopg.Connection[Any], settings: Any = None) -> str:
-    cfg = (IdentityConfig.from_tables(settings.identity, settings.context, settings.goals)
-           if settings is not None else IdentityConfig())
+def identity_text(conn: psycopg.Connection[Any], settings: Any) -> str:
+    cfg = IdentityConfig.from_tables(settings.identity, settings.context, settings.goals)
     traits = load_traits(conn)
     if not traits:
         return "identity is blank (no boundaries yet: the loop adds them on its first turn)"
@@ -117,7 +116,8 @@ def remember(
             " SELECT user_id, session_id, entry_id, %s, content, universal_embedding,"
             " native_embedding, native_model, 0.8, %s::jsonb FROM day_table WHERE entry_id = %s"
             " RETURNING memory_id",
-            (loop_hint(text), json.dumps({"gate": "explicit /remember"}), entry.entry_id),
+            (loop_hint(text, loop.writer.gate_cfg), json.dumps({"gate": "explicit /remember"}),
+             entry.entry_id),
         ).fetchone()
         assert row is not None
         conn.execute(
@@ -128,10 +128,10 @@ def remember(
     return row[0]
 
 
-def loop_hint(text: str) -> str:
-    from agent.domain.gates import EntryGateConfig, memory_type_hint, rule_signals
+def loop_hint(text: str, gate_cfg: Any) -> str:
+    from agent.domain.gates import memory_type_hint, rule_signals
 
-    return memory_type_hint(text, rule_signals(text, "user", EntryGateConfig()))
+    return memory_type_hint(text, rule_signals(text, "user", gate_cfg))
 
 
 def forget(conn: psycopg.Connection[Any], arg: str) -> str:

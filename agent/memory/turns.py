@@ -124,10 +124,10 @@ class TurnWriter:
         native: Embedder,
         count_tokens: Any,
         gate_cfg: EntryGateConfig,
-        rng: random.Random | None = None,
-        index_cfg: IndexConfig | None = None,
+        rng: random.Random | None,
+        index_cfg: IndexConfig,
     ) -> None:
-        self.index_cfg = index_cfg or IndexConfig()
+        self.index_cfg = index_cfg
         self.universal = universal
         self.native = native
         self.count_tokens = count_tokens

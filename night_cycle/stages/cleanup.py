@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.domain.tables import need
 from night_cycle.context import RunContext
 from night_cycle.stages import StageOutput
 
@@ -50,9 +51,9 @@ def run(ctx: RunContext, _inputs: Any = None) -> StageOutput:
     ret = ctx.retention
     ctx.progress.stage(9, NAME, 1)
     params = {
-        "default": ctx.default_tier, "now": ctx.now, "cycle_days": int(ret.get("cycle_days", 1)),
-        "normal": int(ret.get("normal_cycles", 1)), "meso": int(ret.get("meso_cycles", 3)),
-        "elder": int(ret.get("elder_cycles", 7)),
+        "default": ctx.default_tier, "now": ctx.now, "cycle_days": int(need(ret, "cycle_days")),
+        "normal": int(need(ret, "normal_cycles")), "meso": int(need(ret, "meso_cycles")),
+        "elder": int(need(ret, "elder_cycles")),
     }
     deleted: dict[str, int] = {}
     for (tier,) in ctx.conn.execute(DELETE, params).fetchall():

@@ -20,6 +20,7 @@ import numpy as np
 from agent.cortex.lance import ANTECHAMBER, BLOCKS, CLUSTERS
 from agent.domain.night_blocks import mean_unit
 from agent.domain.night_raptor import TreeNode, build_tree, fusion, mitosis
+from agent.domain.tables import need
 from night_cycle import centroids
 from night_cycle.clustering import hdbscan_clusterer
 from night_cycle.context import RunContext
@@ -43,13 +44,13 @@ def _tree(ctx: RunContext) -> dict[str, Any]:
     if rows:
         nodes, _ = build_tree(
             [r["block_id"] for r in rows], np.asarray([r["universal"] for r in rows], np.float32),
-            cluster, max_level=int(cfg.get("raptor_max_level", 3)),
-            min_cluster_size=int(cfg.get("hdbscan_min_cluster_size", 5)),
-            min_samples=int(cfg.get("hdbscan_min_samples", 2)),
-            upper_min_cluster_size=int(cfg.get("raptor_upper_min_cluster_size", 2)),
-            upper_min_samples=int(cfg.get("raptor_upper_min_samples", 1)),
-            pca_dims=int(cfg.get("raptor_pca_dims", 20)),
-            points_per_dim=int(cfg.get("raptor_points_per_dim", 25)))
+            cluster, max_level=int(need(cfg, "raptor_max_level")),
+            min_cluster_size=int(need(cfg, "hdbscan_min_cluster_size")),
+            min_samples=int(need(cfg, "hdbscan_min_samples")),
+            upper_min_cluster_size=int(need(cfg, "raptor_upper_min_cluster_size")),
+            upper_min_samples=int(need(cfg, "raptor_upper_min_samples")),
+            pca_dims=int(need(cfg, "raptor_pca_dims")),
+            points_per_dim=int(need(cfg, "raptor_points_per_dim")))
     ctx.progress.stage(8, NAME, len(nodes) + 1)
     summarize = summarizer(ctx)
     summaries: dict[str, tuple[str, str]] = {}
@@ -115,10 +116,10 @@ def _mitosis(ctx: RunContext) -> list[str]:
     if not pending:
         return []
     found = mitosis(np.asarray([r["implicit_question_embedding"] for r in pending], np.float32),
-                    hdbscan_clusterer(), int(cfg.get("mitosis_min_cluster_size", 5)),
-                    int(cfg.get("raptor_pca_dims", 20)),
-                    int(cfg.get("raptor_points_per_dim", 25)),
-                    int(cfg.get("hdbscan_min_samples", 2)))
+                    hdbscan_clusterer(), int(need(cfg, "mitosis_min_cluster_size")),
+                    int(need(cfg, "raptor_pca_dims")),
+                    int(need(cfg, "raptor_points_per_dim")),
+                    int(need(cfg, "hdbscan_min_samples")))
     made = []
     for m in found:
         members = [pending[i] for i in m.member_indices]
@@ -137,7 +138,7 @@ def _mitosis(ctx: RunContext) -> list[str]:
 def _fusion(ctx: RunContext) -> list[str]:
     active = centroids.active(ctx.conn)
     fused = fusion([(c.id, c.vector, float(max(1, c.member_count))) for c in active],
-                   float(ctx.cfg.get("fusion_min_similarity", 0.85)))
+                   float(need(ctx.cfg, "fusion_min_similarity")))
     labels = {c.id: c.label for c in active}
     with ctx.conn.transaction():
         for f in fused:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.domain.tables import need
 from agent.errors import CogdError
 from night_cycle.context import RunContext, Turn
 from night_cycle.stages import StageOutput
@@ -29,8 +30,8 @@ def _num(t: Turn, i: int) -> int:
 
 def summarizer(ctx: RunContext) -> Summarizer:
     cfg = ctx.cfg
-    tokens, chars = int(cfg.get("summary_max_tokens", 96)), int(
-        cfg.get("summary_max_input_chars", 4000))
+    tokens, chars = int(need(cfg, "summary_max_tokens")), int(
+        need(cfg, "summary_max_input_chars"))
     try:
         return Summarizer(ctx.llm(), tokens, chars)
     except CogdError as exc:  # e.g. the local LLM's runtime missing: compress anyway, say so

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agent.cortex.lance import BLOCKS
+from agent.domain.tables import need
 from night_cycle.context import RunContext
 from night_cycle.hooks import fault_hook
 from night_cycle.prose import cortex_text, live_text
@@ -48,24 +49,24 @@ ORDER BY b.arc_start_time, b.block_id
 def reasons(ctx: RunContext, r: Any) -> list[str]:
     cfg, ret = ctx.cfg, ctx.retention
     why = []
-    if float(r[7]) >= float(cfg.get("migration_min_coherence_gain", 0.3)):
+    if float(r[7]) >= float(need(cfg, "migration_min_coherence_gain")):
         why.append("coherence_gain")
     age = ctx.now - r[16]
-    if age >= timedelta(days=float(cfg.get("migration_min_age_days", 7))):
+    if age >= timedelta(days=float(need(cfg, "migration_min_age_days"))):
         why.append("age")
     if (r[1] or {}).get("long_term"):
         why.append("long_term")
     tier = r[22] if r[22] in ("normal", "meso", "elder") else ctx.default_tier
     keep = 1 + int(ret.get(f"{tier}_holographic_cycles", 0))
-    if age >= timedelta(days=keep * float(ret.get("cycle_days", 1))):
+    if age >= timedelta(days=keep * float(need(ret, "cycle_days"))):
         why.append(f"tier_{tier}")
     return why
 
 
 def cortex_row(ctx: RunContext, r: Any, now: datetime) -> dict[str, Any]:
     prose = r[1] or {}
-    margin = int(ctx.cfg.get("cortex_margin_chars", 240))
-    summary = int(ctx.cfg.get("cortex_summary_chars", 400))
+    margin = int(need(ctx.cfg, "cortex_margin_chars"))
+    summary = int(need(ctx.cfg, "cortex_summary_chars"))
     uni, nat = parse_vector(r[2]), parse_vector(r[3])
     return {
         "block_id": r[0], "kind": "metablock" if "sequence" in prose else "block",
@@ -98,9 +99,9 @@ def run(ctx: RunContext, _inputs: Any = None) -> StageOutput:
         for _, why in part:
             by_reason.update(why)
         ctx.progress.advance(len(part))
-    cutoff = ctx.now - timedelta(days=float(ctx.cfg.get("archive_after_days", 730)))
+    cutoff = ctx.now - timedelta(days=float(need(ctx.cfg, "archive_after_days")))
     archived = cortex.archive_untouched(cutoff, ctx.now)
-    upkeep = cortex.maintain(int(ctx.cfg.get("cortex_index_min_rows", 5000)))
+    upkeep = cortex.maintain(int(need(ctx.cfg, "cortex_index_min_rows")))
     # the hippocampus learns of the migration last (row locks held only until the checkpoint)
     ctx.conn.execute("UPDATE holographic_blocks SET migrated_at = %s "
                      "WHERE block_id = ANY(%s::uuid[])", (ctx.now, [r[0] for r, _ in due]))

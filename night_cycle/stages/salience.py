@@ -20,6 +20,7 @@ from agent.domain.night_salience import (
     TurnSignal,
     score_block,
 )
+from agent.domain.tables import need
 from night_cycle import centroids
 from night_cycle.clustering import hdbscan_clusterer
 from night_cycle.context import RunContext
@@ -38,7 +39,7 @@ def _bootstrap(ctx: RunContext, blocks: list[dict[str, Any]]) -> dict[str, Any]:
     if configured:
         vecs = ctx.universal().embed_documents(configured)
         made = centroids.bootstrap(ctx.conn, configured, vecs, cluster, min_size=1,
-                                   pca_dims=int(cfg.get("raptor_pca_dims", 20)), source="config")
+                                   pca_dims=int(need(cfg, "raptor_pca_dims")), source="config")
         return {"bootstrap": "config", "founding_centroids": made}
     first = min((b["cycle"] for b in blocks), default=None)
     ids = [i for b in blocks if b["cycle"] == first for i in b["entry_ids"]]
@@ -48,10 +49,10 @@ def _bootstrap(ctx: RunContext, blocks: list[dict[str, Any]]) -> dict[str, Any]:
     made = centroids.bootstrap(
         ctx.conn, [t.content[:160] for t in users],
         np.stack([t.vector for t in users if t.vector is not None]),
-        cluster, min_size=int(cfg.get("hdbscan_min_cluster_size", 5)),
-        pca_dims=int(cfg.get("raptor_pca_dims", 20)),
-        points_per_dim=int(cfg.get("raptor_points_per_dim", 25)),
-        min_samples=int(cfg.get("hdbscan_min_samples", 2)), source="first_cycle")
+        cluster, min_size=int(need(cfg, "hdbscan_min_cluster_size")),
+        pca_dims=int(need(cfg, "raptor_pca_dims")),
+        points_per_dim=int(need(cfg, "raptor_points_per_dim")),
+        min_samples=int(need(cfg, "hdbscan_min_samples")), source="first_cycle")
     return {"bootstrap": f"first cycle ({first}), user turns as the question proxy",
             "founding_centroids": made}
 

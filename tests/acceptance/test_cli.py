@@ -138,17 +138,13 @@ def _seed_mergeable_memories(db_url: str) -> None:
     from types import SimpleNamespace
 
     from agent.config import load_settings
-    from agent.domain.gates import EntryGateConfig
     from agent.memory import introspect
     from agent.memory.turns import TurnWriter
     from agent.providers.local import LocalEmbedder
-    from agent.providers.text import default_counter
     from tests.conftest import make_session
 
     emb = LocalEmbedder()
-    holder = SimpleNamespace(writer=TurnWriter(emb, emb, default_counter().count,
-                                               EntryGateConfig.from_table(
-                                                   load_settings().entry_gate)))
+    holder = SimpleNamespace(writer=TurnWriter.from_settings(load_settings(), emb, emb))
     with psycopg.connect(db_url, autocommit=True) as conn:
         for text in ("I love hiking in the Alps every summer.",
                      "Hiking in the Swiss Alps is my favourite summer holiday.",

@@ -186,7 +186,7 @@ def test_fuzz_repl_empty_messages_are_refused_before_anything_is_queued(
 
 def test_fuzz_input_cleaning_and_entry_gate(reliability: Reliability) -> None:
     tally = Tally()
-    cfg = EntryGateConfig()
+    cfg = EntryGateConfig.from_table(load_settings().entry_gate)
 
     @FUZZ
     @given(raw=st.one_of(TEXT, st.binary(max_size=200)), role=st.sampled_from(TURN_ROLES),

@@ -203,8 +203,9 @@ def test_a_turn_persisted_twice_keeps_one_memory(settings: Settings, conn: Any) 
     sid = make_session(conn)
     text = "Remember: my passport number ends in 4471."
     entry = _turn(conn, sid, text)
-    rollover = Rollover(EntryGateConfig.from_table(settings.entry_gate), ExitGateConfig(),
-                        lambda _t: 1.0, _random.Random(1))
+    rollover = Rollover(EntryGateConfig.from_table(settings.entry_gate),
+                        ExitGateConfig.from_table(settings.exit_gate), lambda _t: 1.0,
+                        _random.Random(1))
     keep = ExitDecision(action="persist", column="novel", row="core", score=1.0,
                         reason="test", signals={})
     first = rollover._persist(conn, entry, text, {}, keep)

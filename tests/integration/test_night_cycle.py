@@ -17,13 +17,10 @@ import pytest
 from agent.bus import Channel
 from agent.config import Settings, load_settings
 from agent.cortex.lance import BLOCKS, CLUSTERS, LanceCortex
-from agent.domain.gates import EntryGateConfig
 from agent.errors import InputError
 from agent.memory.importer import Importer, ImportReport, read_lines
 from agent.memory.sessions import ensure_user
 from agent.memory.turns import TurnWriter
-from agent.providers import factory
-from agent.providers.text import default_counter
 from agent.workers.base import AlreadyRunning, advisory_key
 from bench.synth import generate
 from night_cycle.progress import NullProgress
@@ -51,9 +48,7 @@ def corpus_jsonl(n_turns: int, days: int, now: datetime, seed: int = 11) -> str:
 
 
 def import_jsonl(url: str, settings: Settings, jsonl: str) -> None:
-    writer = TurnWriter(factory.build_universal_embedder(settings),
-                        factory.build_native_embedder(settings), default_counter().count,
-                        EntryGateConfig.from_table(settings.entry_gate))
+    writer = TurnWriter.from_settings(settings)
     with psycopg.connect(url, autocommit=True) as conn:
         for handle, tier in HANDLES.values():
             ensure_user(conn, handle, tier)

@@ -7,6 +7,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agent.config import load_settings
 from agent.domain.recall import RecallConfig
 from bench import quality_convo
 from bench.convo import CATEGORIES, ConvoCorpus, Turn, generate, main, relative_phrase
@@ -195,7 +197,8 @@ def test_render_puts_date_and_speaker_first() -> None:
 
 
 def test_ablations_override_known_fields_only() -> None:
-    rec = SimpleNamespace(cfg=RecallConfig(weight_recency=0.3))
+    rec = SimpleNamespace(cfg=replace(RecallConfig.from_table(load_settings().recall),
+                                      weight_recency=0.3))
     for overrides in quality_convo.ABLATIONS.values():
         quality_convo.ablated(rec, overrides)  # every listed ablation names real fields
     off = quality_convo.ablated(rec, {"weight_recency": 0.0})
