@@ -28,7 +28,9 @@ def identity_text(conn: psycopg.Connection[Any], settings: Any) -> str:
 def goals_text(conn: psycopg.Connection[Any]) -> str:
     goals = load_goals(conn)
     if not goals:
-        return "no active goals yet (consolidation promotes them from evidence, issue #5)"
+        return ("no active goals yet: consolidation promotes one when something you say "
+                "recurs (by default 5 times over 14 days); `cogd proposals` lists the values "
+                "waiting for your approval")
     return "\n".join(f"{g.weight:.2f}  {g.name}: {g.description}" for g in goals)
 
 
