@@ -83,7 +83,7 @@ class RunContext:
 
     @property
     def default_tier(self) -> str:
-        return str(self.retention.get("default_tier", "normal"))
+        return str(need(self.retention, "default_tier"))
 
     def _model(self, key: str, build: Callable[[], Any]) -> Any:
         if key not in self._models:
@@ -141,7 +141,7 @@ class RunContext:
     def cycle_key(self, when: datetime) -> str:
         """The cycle a time belongs to: the date of the cycle's start (boundary hour, UTC)."""
         hour = int(need(self.cfg, "cycle_boundary_hour_utc"))
-        days = max(1, int(self.retention.get("cycle_days", 1)))
+        days = max(1, int(need(self.retention, "cycle_days")))
         shifted = when.astimezone(UTC) - timedelta(hours=hour)
         ordinal = shifted.date().toordinal()
         start = ordinal - (ordinal % days)

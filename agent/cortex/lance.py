@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from agent.domain.tables import need
 from agent.errors import CogdError, InputError
 
 BLOCKS = "cortex_blocks"
@@ -43,7 +44,7 @@ TS = pa.timestamp("us", tz="UTC")
 
 def cortex_uri(settings: Any) -> str:
     """[night_cycle] cortex_uri, or DATA_DIR/cortex."""
-    uri = str(settings.night_cycle.get("cortex_uri") or "")
+    uri = str(need(settings.night_cycle, "cortex_uri") or "")
     return uri or str(Path(settings.data_dir) / "cortex")
 
 

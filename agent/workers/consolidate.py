@@ -13,6 +13,7 @@ from typing import Any
 
 from agent.bus import Channel, Event
 from agent.db.connect import app_role
+from agent.domain.tables import need
 from agent.workers.base import Worker
 
 logger = logging.getLogger(__name__)
@@ -40,15 +41,16 @@ class ConsolidationWorker(Worker):
 
     def interval_s(self) -> float:
         c = self.settings.consolidation
-        minute = float(c.get("seconds_per_minute", 60))
+        minute = float(need(c, "seconds_per_minute"))
         if self.turns_since >= BUSY_TURNS:
-            return float(c.get("interval_min_minutes", 15)) * minute
+            return float(need(c, "interval_min_minutes")) * minute
         if self.turns_since == 0:
-            return float(c.get("interval_max_minutes", 120)) * minute
-        return float(c.get("interval_minutes", 60)) * minute
+            return float(need(c, "interval_max_minutes")) * minute
+        return float(need(c, "interval_minutes")) * minute
 
     def handle(self, events: list[Event]) -> None:
-        self.turns_since += len(events)
+        # turns only: the listener's synthetic `reconnected` event (CONTROL) is no turn
+        self.turns_since += sum(1 for e in events if e.channel == Channel.TURN)
         self.poll()
 
     def poll(self) -> None:

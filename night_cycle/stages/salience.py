@@ -34,7 +34,7 @@ def _bootstrap(ctx: RunContext, blocks: list[dict[str, Any]]) -> dict[str, Any]:
     if centroids.any_exist(ctx.conn):
         return {}
     cfg = ctx.cfg
-    configured = [str(q) for q in cfg.get("bootstrap_preoccupations") or [] if str(q).strip()]
+    configured = [str(q) for q in need(cfg, "bootstrap_preoccupations") or [] if str(q).strip()]
     cluster = hdbscan_clusterer()
     if configured:
         vecs = ctx.universal().embed_documents(configured)
@@ -68,7 +68,7 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
     active = centroids.active(ctx.conn)
     matrix = np.stack([c.vector for c in active]) if active else None
     gate = EntryGateConfig.from_table(ctx.settings.entry_gate)
-    wanted = set(ctx.cfg.get("live_zone_gate_signals") or [])
+    wanted = set(need(ctx.cfg, "live_zone_gate_signals") or [])
     ctx.progress.stage(3, NAME, len(blocks))
     live_x = dead_x = antechamber = 0
     for b in blocks:

@@ -41,3 +41,18 @@ def test_any_text_parses_or_is_refused_cleanly(payload: str) -> None:
     except PayloadError:
         return
     assert event.type and isinstance(event.id, str)
+
+
+def test_consolidation_counts_turns_not_the_listeners_reconnect_event() -> None:
+    """After a reconnect the listener hands back a synthetic CONTROL `reconnected` event;
+    it must not shorten consolidation's interval as if a turn had been written."""
+    from agent.bus import Channel, Event
+    from agent.config import load_settings
+    from agent.workers.consolidate import ConsolidationWorker
+
+    worker = ConsolidationWorker(load_settings(), "postgresql://unused")
+    worker.turns_since = 0
+    worker.poll = lambda: None  # type: ignore[method-assign]
+    worker.handle([Event(Channel.CONTROL, "reconnected", "1"),
+                   Event(Channel.TURN, "turn", "a"), Event(Channel.TURN, "turn", "b")])
+    assert worker.turns_since == 2
