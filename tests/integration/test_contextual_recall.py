@@ -16,13 +16,11 @@ import pytest
 from agent.config import Settings
 from agent.domain import lexical
 from agent.domain.contextual import RECIPE_VERSION
-from agent.domain.gates import EntryGateConfig
 from agent.memory.importer import Importer, ImportReport, read_lines
 from agent.memory.indexing import Indexer, index_config
 from agent.memory.recall import build_recaller
 from agent.memory.turns import TurnWriter
 from agent.providers import factory
-from agent.providers.text import default_counter
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 LINES = [
@@ -38,10 +36,7 @@ LINES = [
 
 
 def import_lines(settings: Settings, conn: Any, lines: list[tuple[str, str, str, str]]) -> None:
-    writer = TurnWriter(
-        factory.build_universal_embedder(settings), factory.build_native_embedder(settings),
-        default_counter().count, EntryGateConfig.from_table(settings.entry_gate),
-        index_cfg=index_config(settings))
+    writer = TurnWriter.from_settings(settings)
     text = "".join(json.dumps({"user": "c01", "session": s, "speaker": who, "role": "user",
                                "content": c, "timestamp": t, "external_id": f"{s}-{i}"}) + "\n"
                    for i, (s, who, t, c) in enumerate(lines))
