@@ -277,6 +277,17 @@ def _check_seed_tables(settings: Settings) -> None:
     for table in SEED_TABLES:
         known = defaults.get(table, {})
         values = getattr(settings, table)
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ConfigError(
+                f"{table}.{unknown[0]}: unknown key: config/default.toml has no [{table}] "
+                f"{unknown[0]}, so it would have no effect (keys marked 'not read yet' there "
+                "are not used either)"
+                + (f"; also unknown: {', '.join(unknown[1:])}" if unknown[1:] else ""))
+        missing = sorted(set(known) - set(values))
+        if missing:  # a whole table replaced (an env var holding JSON): every key is needed
+            raise ConfigError(f"{table}.{missing[0]}: missing; [{table}] must keep every key "
+                              "of config/default.toml (set single keys instead)")
         for key, value in list(values.items()):
             if key in known and not isinstance(known[key], dict):
                 values[key] = _coerce(f"{table}.{key}", value, known[key])

@@ -128,3 +128,18 @@ def test_unknown_role_is_refused(tmp_path: Path) -> None:
     s = load_settings(data_dir=tmp_path)
     with pytest.raises(ConfigError, match="valid roles"):
         s.role_profile("poet")
+
+
+def test_an_unknown_key_in_a_seed_table_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo would otherwise have no effect and say nothing."""
+    user = tmp_path / "mine.toml"
+    user.write_text("[recall]\ntop_kk = 5\n")
+    monkeypatch.setenv("COGD_CONFIG", str(user))
+    with pytest.raises(ConfigError, match=r"recall\.top_kk: unknown key"):
+        load_settings(data_dir=tmp_path)
+    monkeypatch.delenv("COGD_CONFIG")
+    monkeypatch.setenv("COGD_ENTRY_GATE__EXPLICIT_MARKR", "0.4")
+    with pytest.raises(ConfigError, match=r"entry_gate\.explicit_markr: unknown key"):
+        load_settings(data_dir=tmp_path)
