@@ -84,6 +84,7 @@ class Supervisor:
         # crashed (True when it did); None for a server cogd does not own (DATABASE_URL)
         self.restart_db = restart_db
         self.stop = stop or threading.Event()
+        self.lost_lock = False  # another `cogd up` holds the lock now: run() returns 1
         self.say = on_event or (lambda msg: logger.info("%s", msg))
         exe = [sys.executable, "-m", "agent.cli"]
         self.children = [Child(name=w, argv=[*exe, w]) for w in workers]
@@ -147,7 +148,7 @@ class Supervisor:
                 lock_conn.close()
             except psycopg.Error as exc:
                 self.say(f"could not mark the supervisor stopped: {exc}")
-        return 0
+        return 1 if self.lost_lock else 0
 
     def _beat(self, beat: Heartbeat, lock_conn: psycopg.Connection[Any]
               ) -> psycopg.Connection[Any]:
@@ -175,7 +176,11 @@ class Supervisor:
             return lock_conn  # still down; the next beat tries again
         got = fresh.execute("SELECT pg_try_advisory_lock(%s)", (advisory_key("up"),)).fetchone()
         if not got or not got[0]:
-            self.say("another `cogd up` took the supervisor lock while the database was away")
+            # two supervisors would run every worker twice: this one gives way
+            self.say("another `cogd up` took the supervisor lock while the database was "
+                     "away; stopping this one and its workers (the other keeps running)")
+            self.lost_lock = True
+            self.stop.set()
         beat.conn = fresh
         beat.register(self.settings.process.prune_after_s)
         self.say("database reachable again; supervisor reconnected")
