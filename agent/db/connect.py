@@ -21,11 +21,7 @@ logger = logging.getLogger(__name__)
 class Target:
     url: str  # the owner: migrations, psql, owner-only functions (Layer 0 approval)
     embedded: bool
-    app_url: str = ""  # the daemon's processes, the chat client, memory commands
-
-    def __post_init__(self) -> None:
-        if not self.app_url:
-            object.__setattr__(self, "app_url", self.url)
+    app_url: str  # the daemon's processes, the chat client, memory commands
 
 
 def redact(url: str) -> str:

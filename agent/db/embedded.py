@@ -150,12 +150,9 @@ def _init_data_dir(data_dir: Path) -> None:
     private_dir(data_dir, data_dir_mode())
     marker = data_dir / MARKER
     if not marker.exists():
-        tmp = data_dir / MARKER_TMP
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(
-                {"format": DATA_FORMAT, "created_at": time.time(), "program": "cogd"}))
-        tmp.replace(marker)
+        _write_private(marker, json.dumps(
+            {"format": DATA_FORMAT, "created_at": time.time(), "program": "cogd"}),
+            tmp=data_dir / MARKER_TMP)
     private_dir(data_dir / "cortex")
 
 
@@ -228,15 +225,17 @@ def _mapped_os_users(pgdata: Path) -> list[str] | None:
     return users
 
 
-def _write_owned_like(path: Path, text: str, like: Path) -> None:
-    """Replace `path` atomically, mode 0600, owned like `like` (as root, Postgres runs as
-    the OS user `pgserver`, which must read the file)."""
-    tmp = path.with_name(path.name + ".cogd-tmp")
+def _write_private(path: Path, text: str, *, tmp: Path | None = None,
+                   owned_like: Path | None = None) -> None:
+    """Replace `path` atomically (written to `tmp`, then renamed), mode 0600; as root,
+    owned like `owned_like` (Postgres runs as the OS user `pgserver`, which must read
+    its own files)."""
+    tmp = tmp or path.with_name(path.name + ".cogd-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(text)
-    st = like.stat()
-    if _as_root():
+    if owned_like is not None and _as_root():
+        st = owned_like.stat()
         os.chown(tmp, st.st_uid, st.st_gid)
     tmp.replace(path)
 
@@ -261,8 +260,8 @@ def _ensure_peer_auth(pgdata: Path, admin_uri: str) -> None:
     hba, ident = auth_files(users)
     with psycopg.connect(admin_uri, autocommit=True) as conn:
         before = {n: (pgdata / n).read_text() for n in ("pg_hba.conf", "pg_ident.conf")}
-        _write_owned_like(pgdata / "pg_ident.conf", ident, pgdata / "PG_VERSION")
-        _write_owned_like(pgdata / "pg_hba.conf", hba, pgdata / "PG_VERSION")
+        _write_private(pgdata / "pg_ident.conf", ident, owned_like=pgdata / "PG_VERSION")
+        _write_private(pgdata / "pg_hba.conf", hba, owned_like=pgdata / "PG_VERSION")
         # the server's own parser reads the files on disk: check them before the reload
         # makes them live, and put the old ones back if it finds an error
         errors = conn.execute(
@@ -271,7 +270,7 @@ def _ensure_peer_auth(pgdata: Path, admin_uri: str) -> None:
             "WHERE error IS NOT NULL").fetchall()
         if errors:
             for name, text in before.items():
-                _write_owned_like(pgdata / name, text, pgdata / "PG_VERSION")
+                _write_private(pgdata / name, text, owned_like=pgdata / "PG_VERSION")
             raise DataDirError(f"cogd wrote authentication rules the server rejects: {errors}")
         conn.execute("SELECT pg_reload_conf()")
     deadline = time.monotonic() + 10.0

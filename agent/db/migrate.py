@@ -71,19 +71,16 @@ def upgrade(url: str, settings: Settings, revision: str = "head") -> None:
             return
         try:
             command.upgrade(alembic_config(url, settings), revision)
-        except psycopg.errors.InsufficientPrivilege as exc:
+        except Exception as exc:
+            # alembic's SQLAlchemy wraps the driver's error (.orig)
+            denied = exc if isinstance(exc, psycopg.Error) else getattr(exc, "orig", None)
+            if not isinstance(denied, psycopg.errors.InsufficientPrivilege):
+                raise
             raise DatabaseError(
                 f"the schema needs migrating (at {current_revision(conn) or 'nothing'}, head "
-                f"{head_revision()}) and this database user may not ({exc.diag.message_primary})"
-                ": run `cogd migrate` with the owner's DATABASE_URL") from None
-        except Exception as exc:  # alembic wraps driver errors in SQLAlchemy's
-            orig = getattr(exc, "orig", None)
-            if isinstance(orig, psycopg.errors.InsufficientPrivilege):
-                raise DatabaseError(
-                    f"the schema needs migrating (head {head_revision()}) and this database "
-                    f"user may not ({orig.diag.message_primary}): run `cogd migrate` with the "
-                    "owner's DATABASE_URL") from None
-            raise
+                f"{head_revision()}) and this database user may not "
+                f"({denied.diag.message_primary}): run `cogd migrate` with the owner's "
+                "DATABASE_URL") from None
         record_boundaries(conn, settings)
         set_app_password(conn)
 

@@ -28,6 +28,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from agent.domain.tables import need, scalar_fields
@@ -83,7 +84,8 @@ MEMORY_TYPES = ("episodic", "preference", "decision", "fact", "insight", "correc
 # identity, values, self is...), store (store/promote/make this your identity, Layer 0), code
 # (SQL or JSON that writes the identity table, a forged identity tool call), forged (a forged
 # assistant turn saying it changed itself). Base64 runs of 24+ characters are decoded and
-# checked as well. The LLM check (issue 19's "the LLM when configured") is not wired.
+# checked as well. Promotion also asks the consolidation model, when that is an openai or
+# gemini model, about text these patterns pass (agent/memory/consolidation.py).
 
 
 def _strip_marks(s: str) -> str:
@@ -516,6 +518,7 @@ def _match_folded(folded: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=256)  # the write path and the monitors read the same user turn
 def identity_rewrite_match(text: str) -> str | None:
     """The rule ("<lang>:<family>") under which text asks the agent to rewrite its identity,
     values, rules or instructions; None when no rule fires. Base64 runs are decoded and read

@@ -25,6 +25,7 @@ from agent.providers.embedding import BaseEmbedder, EmbedTask
 from agent.providers.llm_base import BaseLLM, StreamMeta
 from agent.providers.ports import CallRecorder, ChatResult, TokenLogprob, Usage
 from agent.providers.text import (
+    counting_tokenizer,
     minilm_onnx_path,
     minilm_tokenizer_path,
     smollm2_gguf_path,
@@ -170,22 +171,11 @@ def load_llama(
         return _llama_cache[key]
 
 
-def close_llamas() -> None:
-    """Drop the loaded models (tests that count open files and threads call this)."""
-    with _load_lock:
-        _llama_cache.clear()
-
-
 @lru_cache(maxsize=1)
 def smollm2_tokenizer() -> Any:
     """SmolLM2's own BPE tokenizer (agent/models/smollm2-tokenizer.json, built from the
     GGUF's vocabulary and merges: the same ids as llama.cpp's tokenizer)."""
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(smollm2_tokenizer_path()))
-    tok.no_padding()
-    tok.no_truncation()
-    return tok
+    return counting_tokenizer(smollm2_tokenizer_path())
 
 
 def _raise_for_error(resp: Any) -> dict[str, Any]:

