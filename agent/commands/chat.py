@@ -18,7 +18,8 @@ from typing import Any
 import click
 import psycopg
 
-from agent.bus import Channel, Listener, notify
+from agent import inbox
+from agent.bus import Channel, Listener
 from agent.commands.context import settings_from
 from agent.errors import CogdError, InputError
 
@@ -96,7 +97,7 @@ class ChatClient:
         """
         if not text.strip():
             raise InputError("empty message: nothing sent")
-        from agent.memory.turns import clean_content
+        from agent.domain.text import clean_content
 
         content, _ = clean_content(text)  # NUL and undecodable stdin bytes (surrogates) replaced
         deadline = time.monotonic() + timeout_s
@@ -105,58 +106,19 @@ class ChatClient:
         while time.monotonic() < deadline:
             try:
                 if inbox_id is None:
-                    inbox_id = self._queue(content, on_partial is not None, key)
-                reply = self._reply(inbox_id, on_partial)
+                    inbox_id = inbox.enqueue(self.conn, self.session_id, content,
+                                             stream=on_partial is not None, key=key)
+                reply = inbox.reply_for(self.conn, inbox_id, on_partial)
                 if reply is not None:
-                    return reply
+                    return reply.as_dict()
                 self.listener.wait(0.25 if on_partial else 1.0)  # a wake-up; the query is the truth
             except psycopg.OperationalError as exc:
                 self._reconnect(exc, deadline)
                 if inbox_id is None:
-                    inbox_id = self._queued_before(key)
+                    inbox_id = inbox.queued(self.conn, key)
         where = (f"inbox id {inbox_id} is kept and will be answered when a loop runs"
                  if inbox_id is not None else "the message was not queued: send it again")
         raise CogdError(f"no reply within {timeout_s:.0f}s ({where})")
-
-    def _queue(self, content: str, stream: bool, key: str) -> int:
-        """The inbox row of this send: queued now, or found by its key when a send whose
-        acknowledgement was lost did commit (revision 0008: the key is unique)."""
-        with self.conn.transaction():
-            row = self.conn.execute(
-                "INSERT INTO inbox (session_id, content, stream, idempotency_key) "
-                "VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING "
-                "RETURNING id",
-                (self.session_id, content, stream, key),
-            ).fetchone()
-            if row is None:
-                found = self._queued_before(key)
-                assert found is not None
-                return found
-            notify(self.conn, Channel.INBOX, "inbox", row[0])
-        return int(row[0])
-
-    def _queued_before(self, key: str) -> int | None:
-        """The inbox row of a send whose commit was cut off, if it did commit."""
-        row = self.conn.execute("SELECT id FROM inbox WHERE idempotency_key = %s",
-                                (key,)).fetchone()
-        return None if row is None else int(row[0])
-
-    def _reply(self, inbox_id: int, on_partial: Any) -> dict[str, Any] | None:
-        reply = self.conn.execute(
-            "SELECT id, content, metadata FROM outbox WHERE inbox_id = %s ORDER BY id LIMIT 1",
-            (inbox_id,),
-        ).fetchone()
-        if reply:
-            self.conn.execute("UPDATE outbox SET delivered_at = now() WHERE id = %s", (reply[0],))
-            return {"inbox_id": inbox_id, "reply": reply[1], "metadata": reply[2]}
-        if on_partial is not None:
-            part = self.conn.execute(
-                "SELECT partial_reply FROM inbox WHERE id = %s", (inbox_id,)
-            ).fetchone()
-            if part and part[0]:
-                on_partial(part[0])
-        return None
 
     def _reconnect(self, exc: Exception, deadline: float) -> None:
         from agent.db.connect import connect

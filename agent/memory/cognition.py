@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agent import inbox
 from agent.bus import Channel, notify
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
@@ -40,17 +41,13 @@ from agent.domain.prompt import (
 from agent.domain.recall import RecallConfig
 from agent.domain.tables import need
 from agent.domain.tags import parse_memory_tags
+from agent.domain.text import storable_text
+from agent.inbox import LostClaim
 from agent.memory.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.memory.indexing import Indexer, index_config, index_pending
-from agent.memory.recall import Recaller, build_cortex
+from agent.memory.recall import Recaller, RecallOutcome, build_cortex
 from agent.memory.rollover import RelevanceScorer, Rollover
-from agent.memory.turns import (
-    TurnInput,
-    TurnWriter,
-    WrittenTurn,
-    clean_content,
-    storable_text,
-)
+from agent.memory.turns import TurnInput, TurnWriter
 
 logger = logging.getLogger(__name__)
 
@@ -70,8 +67,18 @@ RECENT_INJECTED = """
 SELECT items FROM recall_log WHERE session_id = %s ORDER BY id DESC LIMIT %s
 """
 
-LAST_OUTBOX_META = """
-SELECT metadata FROM outbox WHERE session_id = %s ORDER BY id DESC LIMIT 1
+USER_TURN_OF_INBOX = """
+SELECT entry_id, content FROM day_table WHERE inbox_id = %s AND role = 'user'
+"""
+
+INSERT_CITATION = """
+INSERT INTO memory_citations (entry_id, cited_id, cited_kind, valid)
+VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING
+"""
+
+INSERT_ESCALATION = """
+INSERT INTO escalations (entry_id, session_id, triggers, stakes, monitors, loops, outcome)
+VALUES (%s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s)
 """
 
 PREVIOUS_USER_SIMILARITY = """
@@ -81,10 +88,6 @@ WHERE c.entry_id = %(entry_id)s AND p.session_id = c.session_id AND p.role = 'us
   AND p.turn_number < c.turn_number AND p.universal_embedding IS NOT NULL
 ORDER BY p.turn_number DESC LIMIT 1
 """
-
-
-class LostClaim(Exception):
-    """The loop no longer owns the inbox row it was answering: nothing was written."""
 
 
 @dataclass
@@ -111,6 +114,38 @@ class LoopConfig:
             window_tokens=int(need(settings.context, "window_tokens")),
             boundaries=list(need(settings.identity, "bootstrap_boundaries")),
         )
+
+
+@dataclass
+class TurnContext:
+    """What `context` gathered for one turn: the prompt's parts and what the monitors and
+    the commit need."""
+
+    session_id: Any
+    inbox_id: int | None
+    user: tuple[Any, Any] | None  # (user_id, tier) of the session
+    user_entry: Any
+    content: str  # the user's message as stored
+    parts: PromptParts
+    recall: RecallOutcome
+    recalled: list[Any]  # the recalled items that are not no_match
+    boundary_sims: dict[str, float]
+    identity_triggers: list[str]
+    exits: list[Any]
+    started: float
+
+
+@dataclass
+class Response:
+    """What `respond` made: the reply and how the monitors judged it."""
+
+    reply: str
+    fallback: bool
+    first_report: MonitorReport
+    report: MonitorReport
+    loops: int
+    escalated: bool
+    max_loops_reached: bool
 
 
 @dataclass
@@ -172,25 +207,27 @@ class CognitiveLoop:
     def write_user_turn(
         self, conn: psycopg.Connection[Any], session_id: Any, content: str,
         inbox_id: int | None = None, user: tuple[Any, Any] | None = None,
-    ) -> WrittenTurn | None:
-        """Commit the user's message (with embeddings and the entry gate) before anything else.
+    ) -> tuple[Any, str]:
+        """Commit the user's message (with embeddings and the entry gate) before anything
+        else; its entry id and its stored text. A message whose turn was written before a
+        crash (the same inbox_id) is not written again: the turn continues from it.
         `user`: the session's (user_id, tier) when the caller already has it."""
         if inbox_id is not None:
-            row = conn.execute(
-                "SELECT entry_id FROM day_table WHERE inbox_id = %s AND role = 'user'", (inbox_id,)
-            ).fetchone()
+            row = conn.execute(USER_TURN_OF_INBOX, (inbox_id,)).fetchone()
             if row:
-                return None  # written before a crash; the turn continues from here
+                return row[0], row[1]
         if user is None:
             user = conn.execute(SESSION_USER, (session_id,)).fetchone()
         with conn.transaction():
-            written = self.writer.write(
+            written = self.writer.write(  # cleans the text (InputError for an empty one)
                 conn,
                 [TurnInput(session_id=session_id, user_id=user[0] if user else None,
                            user_tier=user[1] if user else None, role="user", content=content,
                            inbox_id=inbox_id)],
             )
-        return written[0]
+        turn = written[0]
+        assert turn is not None  # a duplicate (inbox_id, role) was returned above
+        return turn.entry_id, turn.content
 
     def answer(
         self,
@@ -202,16 +239,24 @@ class CognitiveLoop:
         on_partial: Callable[[str], None] | None = None,
         claim: str | None = None,
     ) -> TurnResult:
-        """One turn. `claim`: the loop's claim on the inbox row (LoopWorker); the reply,
-        its outbox row and the 'done' mark commit only while the row is still that
-        claim's, else LostClaim rolls them back (another loop took the message over)."""
+        """One turn: context (writes the user turn) → respond (the models) → commit.
+        `claim`: the loop's claim on the inbox row (LoopWorker); the reply, its outbox
+        row and the 'done' mark commit only while the row is still that claim's, else
+        LostClaim rolls them back (another loop took the message over)."""
+        ctx = self.context(conn, session_id, content, inbox_id=inbox_id)
+        return self.commit(conn, ctx, self.respond(ctx, on_partial), claim=claim)
+
+    def context(
+        self, conn: psycopg.Connection[Any], session_id: Any, content: str, *,
+        inbox_id: int | None = None,
+    ) -> TurnContext:
+        """Steps 1-4: commit the user turn, roll the window over, recall on the compound
+        query, choose the identity block; the prompt's parts. Writes only the user turn,
+        the rollover's exits and the recall log."""
         started = time.perf_counter()
-        raw = content  # the writer cleans it again and records what it changed
-        content, _ = clean_content(content)  # InputError for an empty message
         self.bootstrap(conn)
         user = conn.execute(SESSION_USER, (session_id,)).fetchone()  # (user_id, tier), once
-        self.write_user_turn(conn, session_id, raw, inbox_id, user)
-        user_entry = self._user_entry(conn, session_id, inbox_id)
+        user_entry, content = self.write_user_turn(conn, session_id, content, inbox_id, user)
         traits = load_traits(conn)
         goals = load_goals(conn)
         self.relevance.set_targets(
@@ -242,37 +287,47 @@ class CognitiveLoop:
         recalled = [i for i in outcome.result.items if i.verdict != "no_match"]
         # 4. identity: the hash always, the full identity on a trigger
         boundary_sims = self._boundary_similarities(content, traits)
-        last_meta = conn.execute(LAST_OUTBOX_META, (session_id,)).fetchone()
+        last_meta = inbox.last_reply_metadata(conn, session_id)
         topic = conn.execute(PREVIOUS_USER_SIMILARITY, {"entry_id": user_entry}).fetchone()
         signals = IdentitySignals(
-            session_start=len(user_msgs) <= 1 and not last_meta,
+            session_start=len(user_msgs) <= 1 and last_meta is None,
             topic_similarity=None if topic is None else float(topic[0]),
             context_fraction=window_fraction(inside, self.cfg.window_tokens),
             boundary_relevant=any(
                 s >= self.cfg.monitors.boundary_min_similarity for s in boundary_sims.values()
             ),
-            after_system2=bool(last_meta and (last_meta[0] or {}).get("escalated")),
+            after_system2=bool(last_meta and last_meta.get("escalated")),
         )
         fired = full_identity_triggers(signals, self.cfg.identity)
         identity_block = (
             full_identity(traits, goals, self.cfg.identity, self.count_tokens)
             if fired else identity_hash(traits, goals, self.cfg.identity)
         )
-        history = [(t.role, t.content) for t in inside]
         parts = PromptParts(
             identity=identity_block,
             recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict) for i in recalled],
             thoughts=self._thoughts(conn, session_id),
-            history=history,
+            history=[(t.role, t.content) for t in inside],
             user_message=content,
         )
-        # 5. System 1, then the monitors; System 2 when they call for it
+        return TurnContext(
+            session_id=session_id, inbox_id=inbox_id, user=user, user_entry=user_entry,
+            content=content, parts=parts, recall=outcome, recalled=recalled,
+            boundary_sims=boundary_sims, identity_triggers=fired, exits=exits,
+            started=started,
+        )
+
+    def respond(
+        self, ctx: TurnContext, on_partial: Callable[[str], None] | None = None,
+    ) -> Response:
+        """Step 5: System 1, the monitors, System 2 while they call for it. Models only:
+        no database."""
+        parts = ctx.parts
+        best = ctx.recall.result.best_match
         reply, logprobs, fallback = self._system1(parts, on_partial)
-        report = monitor(content, reply, outcome.result.best_match, logprobs, boundary_sims,
-                         self.cfg.monitors)
+        first = report = monitor(ctx.content, reply, best, logprobs, ctx.boundary_sims,
+                                 self.cfg.monitors)
         loops = 0
-        escalated = report.escalate
-        first_report = report
         again = report.escalate
         while again and loops < self.cfg.monitors.max_reflection_loops:
             loops += 1
@@ -281,42 +336,48 @@ class CognitiveLoop:
             reply = result.text
             fallback = fallback or result.fallback
             lps = [t.logprob for t in result.logprobs] if result.logprobs else None
-            report = monitor(content, reply, outcome.result.best_match, lps, boundary_sims,
+            report = monitor(ctx.content, reply, best, lps, ctx.boundary_sims,
                              self.cfg.monitors)
             # stakes belong to the request and fire again on every pass: one reflection
             # answers them; further loops only while two or more other triggers remain
             again = len(report.triggers) >= self.cfg.monitors.escalation_min_triggers
         reply, _ = storable_text(reply)  # model text Postgres can store: NUL, lone surrogates
-        cited = parse_memory_tags(reply)
-        valid_ids = {i.id.split(":", 1)[1]: i.kind for i in recalled}
+        return Response(reply=reply, fallback=fallback, first_report=first, report=report,
+                        loops=loops, escalated=first.escalate, max_loops_reached=again)
+
+    def commit(
+        self, conn: psycopg.Connection[Any], ctx: TurnContext, resp: Response, *,
+        claim: str | None = None,
+    ) -> TurnResult:
+        """Steps 6-7, one transaction: the assistant turn, its citations, the escalation
+        record, and (for an inbox message) the outbox reply and the 'done' mark."""
+        cited = parse_memory_tags(resp.reply)
+        valid_ids = {i.id.split(":", 1)[1]: i.kind for i in ctx.recalled}
+        outcome = ctx.recall
         metadata = {
-            "fallback": fallback,
+            "fallback": resp.fallback,
             "model": {"system1": self.system1.model, "system2": self.system2.model},
             "recall": {"verdict": outcome.result.verdict, "log_id": outcome.log_id,
-                       "items": [i.id for i in recalled],
+                       "items": [i.id for i in ctx.recalled],
                        "latency_ms": round(outcome.latency_ms, 1)},
-            "identity": {"mode": "full" if fired else "hash", "triggers": fired},
-            "monitors": first_report.as_dict(),
-            "escalated": escalated,
-            "reflection_loops": loops,
+            "identity": {"mode": "full" if ctx.identity_triggers else "hash",
+                         "triggers": ctx.identity_triggers},
+            "monitors": resp.first_report.as_dict(),
+            "escalated": resp.escalated,
+            "reflection_loops": resp.loops,
             "citations": cited,
-            "thoughts": list(parts.thoughts),
-            "exit_gate": [{"entry_id": str(e.entry_id), "action": e.action} for e in exits],
+            "thoughts": list(ctx.parts.thoughts),
+            "exit_gate": [{"entry_id": str(e.entry_id), "action": e.action} for e in ctx.exits],
         }
-        # 6-7. the assistant turn, citations, escalation record, outbox, NOTIFY
+        inbox_id, user = ctx.inbox_id, ctx.user
         with conn.transaction():
-            if inbox_id is not None and claim is not None:  # locks the row until commit
-                owned = conn.execute(
-                    "SELECT 1 FROM inbox WHERE id = %s AND claimed_by = %s "
-                    "AND status = 'processing' FOR UPDATE", (inbox_id, claim)).fetchone()
-                if owned is None:
-                    raise LostClaim(f"inbox {inbox_id} was taken over before its reply "
-                                    "committed; the new owner answers it")
+            if inbox_id is not None and claim is not None:
+                inbox.hold(conn, inbox_id, claim)  # locks the row until commit
             written = self.writer.write(
                 conn,
-                [TurnInput(session_id=session_id, user_id=user[0] if user else None,
+                [TurnInput(session_id=ctx.session_id, user_id=user[0] if user else None,
                            user_tier=user[1] if user else None, role="assistant",
-                           content=reply if reply.strip() else "(no reply)",
+                           content=resp.reply if resp.reply.strip() else "(no reply)",
                            inbox_id=inbox_id)],  # the reply to that message
                 notify_turn=False,
             )
@@ -324,50 +385,23 @@ class CognitiveLoop:
                 raise LostClaim(f"inbox {inbox_id} already has its reply")
             assistant_entry = written[0].entry_id if written[0] else None
             for cid in cited:
+                conn.execute(INSERT_CITATION,
+                             (assistant_entry, cid, valid_ids.get(cid), cid in valid_ids))
+            if resp.escalated:
+                first = resp.first_report
                 conn.execute(
-                    "INSERT INTO memory_citations (entry_id, cited_id, cited_kind, valid) "
-                    "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                    (assistant_entry, cid, valid_ids.get(cid), cid in valid_ids),
+                    INSERT_ESCALATION,
+                    (ctx.user_entry, ctx.session_id, json.dumps(first.triggers),
+                     json.dumps(first.stakes), json.dumps(resp.report.as_dict()), resp.loops,
+                     "max_loops_reached" if resp.max_loops_reached else "reflected"),
                 )
-            if escalated:
-                conn.execute(
-                    "INSERT INTO escalations (entry_id, session_id, triggers, stakes, monitors,"
-                    " loops, outcome) VALUES (%s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s)",
-                    (user_entry, session_id, json.dumps(first_report.triggers),
-                     json.dumps(first_report.stakes), json.dumps(report.as_dict()), loops,
-                     "max_loops_reached" if again else "reflected"),
-                )
-            metadata["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+            metadata["latency_ms"] = round((time.perf_counter() - ctx.started) * 1000, 1)
             if inbox_id is not None:
-                out = conn.execute(
-                    "INSERT INTO outbox (inbox_id, session_id, content, metadata) "
-                    "VALUES (%s, %s, %s, %s::jsonb) RETURNING id",
-                    (inbox_id, session_id, reply, json.dumps(metadata, default=str)),
-                ).fetchone()
-                conn.execute(
-                    "UPDATE inbox SET status = 'done', processed_at = now() WHERE id = %s",
-                    (inbox_id,),
-                )
-                assert out is not None
-                notify(conn, Channel.OUTBOX, "outbox", out[0])
+                inbox.complete(conn, inbox_id, ctx.session_id, resp.reply, metadata)
             notify(conn, Channel.TURN, "day_table", str(assistant_entry))
-        return TurnResult(reply, user_entry, assistant_entry, metadata)
+        return TurnResult(resp.reply, ctx.user_entry, assistant_entry, metadata)
 
     # -- helpers --------------------------------------------------------------
-
-    def _user_entry(
-        self, conn: psycopg.Connection[Any], session_id: Any, inbox_id: int | None
-    ) -> Any:
-        if inbox_id is not None:
-            row = conn.execute(
-                "SELECT entry_id FROM day_table WHERE inbox_id = %s AND role = 'user'", (inbox_id,)
-            ).fetchone()
-        else:
-            row = conn.execute(
-                "SELECT entry_id FROM day_table WHERE session_id = %s AND role = 'user' "
-                "ORDER BY turn_number DESC LIMIT 1", (session_id,)
-            ).fetchone()
-        return row[0] if row else None
 
     def _goal_centroid(self, goals: list[Any]) -> Any:
         """The normalised mean embedding of the active goals (None without goals)."""

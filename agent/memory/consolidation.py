@@ -41,9 +41,9 @@ from agent.domain.gates import (
 )
 from agent.domain.llm_json import parse_llm_json, parse_yes_no
 from agent.domain.tables import need
+from agent.domain.text import storable_text
 from agent.errors import ProviderError
 from agent.memory.indexing import Indexer, index_config, index_pending
-from agent.memory.turns import storable_text
 from agent.testhooks import fault_hook
 
 logger = logging.getLogger(__name__)

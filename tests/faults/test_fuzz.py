@@ -29,10 +29,10 @@ from hypothesis import strategies as st
 from agent.bus import Channel, Event, Listener, PayloadError, parse
 from agent.config import Settings, load_settings
 from agent.domain.gates import EntryGateConfig, entry_gate
+from agent.domain.text import clean_content
 from agent.errors import CogdError, ConfigError, InputError
 from agent.memory.importer import MAX_KEY_CHARS, ImportLine, parse_line
 from agent.memory.turns import ROLES as TURN_ROLES
-from agent.memory.turns import clean_content
 from agent.providers.text import clean_text
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env, make_session

@@ -334,3 +334,36 @@ def test_two_rollovers_of_one_session_judge_each_turn_once(
     assert conn.execute("SELECT count(*) FROM (SELECT source_entry_id, memory_type FROM "
                         "memories WHERE source_entry_id IS NOT NULL GROUP BY 1, 2 "
                         "HAVING count(*) > 1) d").fetchone() == (0,)
+
+
+def test_a_turn_is_context_then_respond_then_commit_each_alone(
+        loop: LoopWorker, conn: Any) -> None:
+    """context writes the user turn (nothing of the reply); respond needs no database;
+    commit writes the reply, and a second context for the same inbox message continues
+    from the turn already written instead of writing it again."""
+    sid = make_session(conn)
+    say(loop, conn, sid, "Remember this: my gym locker code is 4512.")
+    inbox = conn.execute("INSERT INTO inbox (session_id, content) VALUES (%s, %s) RETURNING id",
+                         (sid, "What was my locker code again?")).fetchone()[0]
+    cog = loop.loop
+    ctx = cog.context(loop.conn, sid, "What was my locker code again?", inbox_id=inbox)
+    turns = conn.execute("SELECT role, count(*) FROM day_table WHERE inbox_id = %s GROUP BY role",
+                         (inbox,)).fetchall()
+    assert turns == [("user", 1)]
+    # the earlier turn is still in the window: the prompt carries it as history
+    assert any("4512" in text for _, text in ctx.parts.history)
+    assert ctx.parts.user_message == "What was my locker code again?"
+    again = cog.context(loop.conn, sid, "What was my locker code again?", inbox_id=inbox)
+    assert again.user_entry == ctx.user_entry  # a takeover continues the written turn
+    # respond on a closed connection: it touches no database
+    loop.conn.close()
+    resp = cog.respond(ctx)
+    assert resp.reply.strip() and resp.loops >= 0
+    loop.conn = loop._connect()
+    assert conn.execute("SELECT count(*) FROM outbox WHERE inbox_id = %s",
+                        (inbox,)).fetchone() == (0,)
+    result = cog.commit(loop.conn, ctx, resp)
+    assert result.reply == resp.reply and result.user_entry_id == ctx.user_entry
+    out = conn.execute("SELECT content FROM outbox WHERE inbox_id = %s", (inbox,)).fetchone()
+    assert out == (resp.reply,)
+    assert conn.execute("SELECT status FROM inbox WHERE id = %s", (inbox,)).fetchone() == ("done",)

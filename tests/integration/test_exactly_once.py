@@ -11,10 +11,11 @@ from typing import Any
 import psycopg
 import pytest
 
+from agent import inbox as protocol
 from agent.config import Settings, load_settings
 from agent.db import migrate as mig
-from agent.memory.cognition import LostClaim
-from agent.workers.loop import CLAIM, LeaseKeeper, LoopWorker
+from agent.inbox import LeaseKeeper, LostClaim
+from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 
 
@@ -74,7 +75,9 @@ def test_a_live_claim_is_kept_and_a_lost_one_writes_nothing(
     sid = make_session(conn)
     inbox = queue(conn, sid, "Remember that my bike lock code is 2231.")
     # the first loop claims it, then works for an hour (a slow model): its lease is renewed
-    claim = first.conn.execute(CLAIM, {"me": "loop-a", "lease": 30.0}).fetchone()[4]
+    msg = protocol.claim(first.conn, "loop-a", 30.0)
+    assert msg is not None and msg.id == inbox
+    claim = msg.claim
     conn.execute("UPDATE inbox SET claimed_at = now() - interval '1 hour' WHERE id = %s",
                  (inbox,))
     assert second.process_one() is False  # a live, leased claim is not taken over
@@ -111,8 +114,10 @@ def test_the_owner_renews_its_lease_and_notices_a_takeover(db_url: str, conn: An
     sid = make_session(conn)
     inbox = queue(conn, sid, "hi")
     with psycopg.connect(db_url, autocommit=True) as owner:
-        claim = owner.execute(CLAIM, {"me": "loop-a", "lease": 0.6}).fetchone()[4]
-        keeper = LeaseKeeper(db_url, "loop-a", 0.6)
+        msg = protocol.claim(owner, "loop-a", 0.6)
+        assert msg is not None
+        claim = msg.claim
+        keeper = LeaseKeeper(lambda _: psycopg.connect(db_url, autocommit=True), 0.6)
         keeper.hold(inbox, claim)
         try:
             first = conn.execute("SELECT lease_until FROM inbox WHERE id = %s",
@@ -132,19 +137,50 @@ def test_the_owner_renews_its_lease_and_notices_a_takeover(db_url: str, conn: An
             keeper.close()
 
 
-def test_a_resend_is_recognised_by_its_idempotency_key(settings: Settings, db_url: str,
-                                                       conn: Any) -> None:
-    from agent.commands.chat import ChatClient
-
-    client = ChatClient(settings, db_url, "resender", None)
-    try:
-        first = client._queue("Is the key the same?", False, "key-123")
-        again = client._queue("Is the key the same?", False, "key-123")  # the ack was lost
-        other = client._queue("Is the key the same?", False, "key-456")  # a new message
-    finally:
-        client.close()
+def test_a_resend_is_recognised_by_its_idempotency_key(conn: Any) -> None:
+    sid = make_session(conn)
+    first = protocol.enqueue(conn, sid, "Is the key the same?", stream=False, key="key-123")
+    # the acknowledgement was lost: the client sends again under the same key
+    again = protocol.enqueue(conn, sid, "Is the key the same?", stream=False, key="key-123")
+    other = protocol.enqueue(conn, sid, "Is the key the same?", stream=False, key="key-456")
     assert first == again != other
+    assert protocol.queued(conn, "key-123") == first
+    assert protocol.queued(conn, "key-never-sent") is None
     assert conn.execute("SELECT count(*) FROM inbox").fetchone() == (2,)
+
+
+def test_a_reply_is_read_once_it_commits_and_partials_before(conn: Any) -> None:
+    """The client's side of the protocol: partial text while the turn runs, then the
+    reply (marked delivered); a failure is answered through outbox only by the claim's
+    owner."""
+    sid = make_session(conn)
+    inbox = protocol.enqueue(conn, sid, "stream me", stream=True, key="k-1")
+    seen: list[str] = []
+    assert protocol.reply_for(conn, inbox, seen.append) is None and seen == []
+    msg = protocol.claim(conn, "loop-a", 30.0)
+    assert msg is not None and (msg.id, msg.stream, msg.content) == (inbox, True, "stream me")
+    protocol.publish_partial(conn, inbox, "so far")
+    assert protocol.reply_for(conn, inbox, seen.append) is None and seen == ["so far"]
+    with conn.transaction():
+        protocol.hold(conn, inbox, msg.claim)
+        protocol.complete(conn, inbox, sid, "the whole reply", {"k": 1})
+    reply = protocol.reply_for(conn, inbox)
+    assert reply is not None and (reply.content, reply.metadata) == ("the whole reply", {"k": 1})
+    assert conn.execute("SELECT status FROM inbox WHERE id = %s", (inbox,)).fetchone() == ("done",)
+    assert conn.execute("SELECT delivered_at IS NOT NULL FROM outbox WHERE inbox_id = %s",
+                        (inbox,)).fetchone() == (True,)
+    # a failure: only the owner's claim answers it
+    other = protocol.enqueue(conn, sid, "fails", stream=False, key="k-2")
+    msg = protocol.claim(conn, "loop-a", 30.0)
+    assert msg is not None and msg.id == other
+    stale = protocol.Claimed(msg.id, sid, msg.content, False, "loop-z pid=1")
+    assert protocol.fail(conn, stale, RuntimeError("boom")) is False
+    with conn.transaction(), pytest.raises(LostClaim):
+        protocol.hold(conn, other, stale.claim)
+    assert protocol.fail(conn, msg, RuntimeError("boom")) is True
+    failed = protocol.reply_for(conn, other)
+    assert failed is not None and failed.content.startswith("[error]")
+    assert failed.metadata == {"error": True, "bad_input": False}
 
 
 def test_revision_0008_detaches_duplicates_and_says_so(empty_db_url: str,
