@@ -32,10 +32,38 @@ class Channel(StrEnum):
     CONTROL = "cogd_control_v1"  # operator requests (stop, reload)
 
 
+class Kind(StrEnum):
+    """What a notification says happened; its `id` names the row."""
+
+    INBOX = "inbox"  # inbox.id: a message was queued
+    OUTBOX = "outbox"  # outbox.id: a reply (or a clear error) committed
+    PARTIAL = "partial"  # inbox.id: more of a streamed reply
+    TURN = "day_table"  # day_table.entry_id: a turn was written
+    THOUGHT = "thought"  # thoughts.thought_id
+    RUN_DONE = "run_done"  # night_cycle_runs.run_id
+    RECONNECTED = "reconnected"  # synthetic (Listener): poll for what was missed
+    STOP = "stop"  # operator requests
+    RELOAD = "reload"
+    PING = "ping"  # bench.speed's round trip
+    PONG = "pong"
+
+
+# the kinds each channel carries: anything else is refused with its name
+KINDS: dict[Channel, frozenset[Kind]] = {
+    Channel.INBOX: frozenset({Kind.INBOX}),
+    Channel.OUTBOX: frozenset({Kind.OUTBOX, Kind.PARTIAL}),
+    Channel.TURN: frozenset({Kind.TURN}),
+    Channel.THOUGHT: frozenset({Kind.THOUGHT}),
+    Channel.NIGHT_CYCLE: frozenset({Kind.RUN_DONE}),
+    Channel.CONTROL: frozenset({Kind.RECONNECTED, Kind.STOP, Kind.RELOAD, Kind.PING,
+                                Kind.PONG}),
+}
+
+
 @dataclass(frozen=True)
 class Event:
     channel: Channel
-    type: str
+    type: Kind
     id: str
 
     def payload(self) -> str:
@@ -63,11 +91,16 @@ def parse(channel: str, payload: str) -> Event:
     typ, ident = data.get("type"), data.get("id")
     if not isinstance(typ, str) or not typ or not isinstance(ident, str | int):
         raise PayloadError(f"payload on {channel} needs a string 'type' and an 'id'")
-    return Event(chan, typ, str(ident))
+    if typ not in KINDS[chan]:
+        raise PayloadError(f"unknown event type {typ[:40]!r} on {channel}; it carries: "
+                           + ", ".join(sorted(KINDS[chan])))
+    return Event(chan, Kind(typ), str(ident))
 
 
-def notify(conn: psycopg.Connection[Any], channel: Channel, type: str, id: str | int) -> None:
+def notify(conn: psycopg.Connection[Any], channel: Channel, type: Kind, id: str | int) -> None:
     """Send one notification (delivered at commit of conn's transaction)."""
+    if type not in KINDS[channel]:
+        raise ValueError(f"{channel} does not carry {type!r} events")
     event = Event(channel, type, str(id))
     payload = event.payload()
     if len(payload.encode()) > MAX_PAYLOAD_BYTES:
@@ -153,7 +186,7 @@ class Listener:
             except (psycopg.OperationalError, Exception) as again:
                 logger.warning("listener reconnect failed: %s", again)
                 self._conn = None
-            events.append(Event(Channel.CONTROL, "reconnected", str(self.reconnects)))
+            events.append(Event(Channel.CONTROL, Kind.RECONNECTED, str(self.reconnects)))
         return [e for e in events if e is not _BAD]
 
     def _parse(self, channel: str, payload: str) -> Event:
@@ -167,4 +200,4 @@ class Listener:
             return _BAD
 
 
-_BAD = Event(Channel.CONTROL, "bad_payload", "")
+_BAD = Event(Channel.CONTROL, Kind.STOP, "bad payload")  # a marker, never returned

@@ -25,5 +25,9 @@ class ProviderError(CogdError):
     """A model provider failed in a way retrying will not fix."""
 
 
+class AlreadyRunning(CogdError):
+    """A singleton process found its advisory lock taken (agent/db/locks.py)."""
+
+
 class InputError(CogdError):
     """Input that cogd refuses (empty, invalid UTF-8, ...)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import psycopg
 
-from agent.bus import Channel, notify
+from agent.bus import Channel, Kind, notify
 from agent.db.queries import query
 from agent.domain.text import storable_text
 from agent.errors import DatabaseError, InputError
@@ -73,7 +73,7 @@ def enqueue(conn: psycopg.Connection[Any], session_id: Any, content: str, *, str
             found = queued(conn, key)
             assert found is not None  # the conflict that hid the insert is this row
             return found
-        notify(conn, Channel.INBOX, "inbox", row[0])
+        notify(conn, Channel.INBOX, Kind.INBOX, row[0])
     return int(row[0])
 
 
@@ -118,7 +118,7 @@ def publish_partial(conn: psycopg.Connection[Any], inbox_id: int, text: str) -> 
     """The streamed reply so far, readable before the turn's transaction commits (`conn`
     is in autocommit)."""
     conn.execute(query("inbox_partial"), {"text": text, "id": inbox_id})
-    notify(conn, Channel.OUTBOX, "partial", inbox_id)
+    notify(conn, Channel.OUTBOX, Kind.PARTIAL, inbox_id)
 
 
 def hold(conn: psycopg.Connection[Any], inbox_id: int, claim: str) -> None:
@@ -139,7 +139,7 @@ def complete(conn: psycopg.Connection[Any], inbox_id: int, session_id: Any, repl
     }).fetchone()
     assert out is not None
     conn.execute(query("inbox_done"), {"id": inbox_id})
-    notify(conn, Channel.OUTBOX, "outbox", out[0])
+    notify(conn, Channel.OUTBOX, Kind.OUTBOX, out[0])
     return int(out[0])
 
 
@@ -162,7 +162,7 @@ def fail(conn: psycopg.Connection[Any], msg: Claimed, exc: Exception) -> bool:
             "metadata": json.dumps({"error": True, "bad_input": bad_input}),
         }).fetchone()
         assert out is not None
-        notify(conn, Channel.OUTBOX, "outbox", out[0])
+        notify(conn, Channel.OUTBOX, Kind.OUTBOX, out[0])
     return True
 
 

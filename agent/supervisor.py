@@ -14,6 +14,7 @@ orphans holding singleton locks, and a new `cogd up` starts cleanly.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -29,10 +30,10 @@ from typing import Any
 import psycopg
 
 from agent.config import Settings
+from agent.db import locks
 from agent.db.connect import application_name, connect
-from agent.errors import CogdError
-from agent.heartbeat import Heartbeat
-from agent.workers.base import advisory_key
+from agent.errors import AlreadyRunning, CogdError
+from agent.heartbeat import Beater
 
 logger = logging.getLogger(__name__)
 
@@ -114,48 +115,39 @@ class Supervisor:
 
     def run(self) -> int:
         proc_cfg = self.settings.process
-        lock_conn = connect(self.url, app=application_name(self.settings, "up"), autocommit=True)
-        got = lock_conn.execute(
-            "SELECT pg_try_advisory_lock(%s)", (advisory_key("up"),)
-        ).fetchone()
-        if not got or not got[0]:
-            row = lock_conn.execute(
-                "SELECT pid, host, started_at FROM process_heartbeats "
-                "WHERE name = 'up' AND state <> 'stopped' ORDER BY last_beat DESC LIMIT 1"
-            ).fetchone()
+        lock_conn = self._lock_connection()
+        try:
+            locks.take(lock_conn, "up", command="cogd up")
+        except AlreadyRunning:
             lock_conn.close()
-            where = f" (pid {row[0]} on {row[1]}, since {row[2]:%Y-%m-%d %H:%M:%S})" if row else ""
-            raise CogdError(
-                f"cogd up is already running on this database{where}; "
-                "stop it first (Ctrl-C or kill -TERM), or inspect it with `cogd status`"
-            )
-        beat = Heartbeat(lock_conn, "up")
-        beat.register(proc_cfg.prune_after_s)
+            raise
+        beater = Beater(self._lock_connection, "up", proc_cfg, self.info).open()
         try:
             for child in self.children:
                 self._spawn(child)
-            next_beat = 0.0
+            next_check = 0.0
             while not self.stop.is_set():
                 self._reap_and_restart()
-                if time.monotonic() >= next_beat:
-                    lock_conn = self._beat(beat, lock_conn)
-                    next_beat = time.monotonic() + proc_cfg.heartbeat_interval_s
+                if time.monotonic() >= next_check:
+                    lock_conn = self._check_lock(lock_conn)
+                    next_check = time.monotonic() + proc_cfg.heartbeat_interval_s
                 self.stop.wait(0.2)
         finally:
             self._stop_children()
-            try:
-                beat.stopped()
+            beater.close()
+            with contextlib.suppress(psycopg.Error):
                 lock_conn.close()
-            except psycopg.Error as exc:
-                self.say(f"could not mark the supervisor stopped: {exc}")
         return 1 if self.lost_lock else 0
 
-    def _beat(self, beat: Heartbeat, lock_conn: psycopg.Connection[Any]
-              ) -> psycopg.Connection[Any]:
-        """Heartbeat; when Postgres went away, keep the children running, reconnect and
-        take the supervisor lock again (returns the connection in use)."""
+    def _lock_connection(self) -> psycopg.Connection[Any]:
+        return connect(self.url, app=application_name(self.settings, "up"), autocommit=True)
+
+    def _check_lock(self, lock_conn: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
+        """The supervisor lock's connection still answers; when Postgres went away, keep
+        the children running, reconnect and take the lock again (returns the connection
+        in use)."""
         try:
-            beat.beat("running", self.info())
+            lock_conn.execute("SELECT 1")
             return lock_conn
         except psycopg.OperationalError as exc:
             self.say(f"database unreachable ({' '.join(str(exc).split())[:200]}); "
@@ -170,19 +162,18 @@ class Supervisor:
                          "trying again at the next heartbeat")
         try:
             lock_conn.close()
-            fresh = connect(self.url, app=application_name(self.settings, "up"),
-                            autocommit=True)
+            fresh = self._lock_connection()
         except CogdError:
-            return lock_conn  # still down; the next beat tries again
-        got = fresh.execute("SELECT pg_try_advisory_lock(%s)", (advisory_key("up"),)).fetchone()
-        if not got or not got[0]:
+            return lock_conn  # still down; the next check tries again
+        try:
+            locks.take(fresh, "up", command="cogd up")
+        except AlreadyRunning:
             # two supervisors would run every worker twice: this one gives way
             self.say("another `cogd up` took the supervisor lock while the database was "
                      "away; stopping this one and its workers (the other keeps running)")
             self.lost_lock = True
             self.stop.set()
-        beat.conn = fresh
-        beat.register(self.settings.process.prune_after_s)
+            return fresh
         self.say("database reachable again; supervisor reconnected")
         return fresh
 

@@ -80,7 +80,7 @@ def storage(url: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- NOTIFY
 
 def bench_notify(url: str, n: int = N_NOTIFY) -> dict[str, Any]:
-    from agent.bus import Channel, Listener, notify
+    from agent.bus import Channel, Kind, Listener, notify
     from agent.db.connect import connect
 
     def conn() -> Any:
@@ -91,8 +91,8 @@ def bench_notify(url: str, n: int = N_NOTIFY) -> dict[str, Any]:
     with conn() as sender, Listener(conn, [Channel.CONTROL]) as listener:
         for i in range(n + 10):  # the first 10 warm up
             t0 = time.perf_counter()
-            notify(sender, Channel.CONTROL, "bench-ping", i)
-            got = _wait_for(listener, "bench-ping", str(i))
+            notify(sender, Channel.CONTROL, Kind.PING, i)
+            got = _wait_for(listener, Kind.PING, str(i))
             if got is None:
                 lost += 1
             elif i >= 10:
@@ -106,18 +106,18 @@ def bench_notify(url: str, n: int = N_NOTIFY) -> dict[str, Any]:
             ready.set()
             while not stop.is_set():
                 for e in ear.wait(0.2):
-                    if e.type == "bench-ping":
-                        notify(back, Channel.THOUGHT, "bench-pong", e.id)
+                    if e.type == Kind.PING:
+                        notify(back, Channel.CONTROL, Kind.PONG, e.id)
 
     thread = threading.Thread(target=echo, name="bench-echo", daemon=True)
     thread.start()
     ready.wait(10)
     ping_pong: list[float] = []
-    with conn() as sender, Listener(conn, [Channel.THOUGHT]) as listener:
+    with conn() as sender, Listener(conn, [Channel.CONTROL]) as listener:
         for i in range(n + 10):
             t0 = time.perf_counter()
-            notify(sender, Channel.CONTROL, "bench-ping", i)
-            got = _wait_for(listener, "bench-pong", str(i))
+            notify(sender, Channel.CONTROL, Kind.PING, i)
+            got = _wait_for(listener, Kind.PONG, str(i))
             if got is None:
                 lost += 1
             elif i >= 10:

@@ -25,13 +25,13 @@ from typing import Any
 
 import psycopg
 
-from agent.bus import Channel, notify
+from agent.bus import Channel, Kind, notify
 from agent.cortex.lance import CortexWriteError
+from agent.db import locks
 from agent.db.connect import app_role, application_name, connect
 from agent.domain.tables import need
 from agent.errors import CogdError, InputError
-from agent.heartbeat import Heartbeat
-from agent.workers.base import AlreadyRunning, advisory_key
+from agent.heartbeat import Beater
 from night_cycle import brief, runs
 from night_cycle.artifacts import RunDir
 from night_cycle.context import RunContext
@@ -63,30 +63,6 @@ class NightCycleStopped(CogdError):
     """The run stopped early (signal or time limit); `--resume` continues it."""
 
 
-class _Beater(threading.Thread):
-    """The process_heartbeats row of a run, beaten from its own connection (a stage may
-    hold a transaction for minutes), so v_processes shows the night cycle and its stage."""
-
-    def __init__(self, settings: Any, url: str) -> None:
-        super().__init__(name="night-cycle-heartbeat", daemon=True)
-        self.settings, self.url = settings, url
-        self.info: dict[str, Any] = {}
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        proc = self.settings.process
-        try:
-            with connect(self.url, app=application_name(self.settings, LOCK_NAME),
-                         autocommit=True, role=app_role(self.settings)) as conn:
-                beat = Heartbeat(conn, LOCK_NAME)
-                beat.register(proc.prune_after_s)
-                while not self.done.wait(proc.heartbeat_interval_s):
-                    beat.beat("running", dict(self.info))
-                beat.stopped()
-        except (CogdError, psycopg.Error) as exc:  # the run itself must not depend on it
-            logger.warning("night-cycle heartbeat stopped: %s", exc)
-
-
 class NightCycle:
     def __init__(self, settings: Any, url: str, *, progress: Progress | None = None,
                  stop: threading.Event | None = None,
@@ -108,19 +84,18 @@ class NightCycle:
         conn = connect(self.url, app=application_name(self.settings, LOCK_NAME), autocommit=True,
                        role=app_role(self.settings))
         try:
-            got = conn.execute("SELECT pg_try_advisory_lock(%s)",
-                               (advisory_key(LOCK_NAME),)).fetchone()
-            if not got or not got[0]:
-                raise AlreadyRunning(
-                    "another `cogd night-cycle` holds the lock on this database (see "
-                    "`select * from v_night_cycle`); only one may run at a time")
+            locks.take(conn, LOCK_NAME, see="`select * from v_night_cycle`")
             run, resumed = self._open_run(conn, resume, only_stage)
             only_stage = run.checkpoints.get("only_stage")  # a resumed --stage run stays one
-            beater = _Beater(self.settings, self.url)
-            beater.info["run_id"] = run.run_id
-            beater.start()
+            # the row is beaten from its own connection: a stage may hold a transaction
+            # for minutes; v_processes shows the night cycle and its stage
+            info: dict[str, Any] = {"run_id": run.run_id}
+            beater = Beater(
+                lambda: connect(self.url, app=application_name(self.settings, LOCK_NAME),
+                                autocommit=True, role=app_role(self.settings)),
+                LOCK_NAME, self.settings.process, lambda: dict(info)).open()
             try:
-                return self._execute(conn, run, resumed, only_stage, beater.info)
+                return self._execute(conn, run, resumed, only_stage, info)
             except BaseException as exc:
                 if not conn.closed and not isinstance(exc, KeyboardInterrupt | SystemExit):
                     runs.fail(conn, run.run_id, f"{exc.__class__.__name__}: {exc}")
@@ -129,8 +104,7 @@ class NightCycle:
                               "continues it")
                 raise
             finally:
-                beater.done.set()
-                beater.join(timeout=10)
+                beater.close()
         finally:
             if not conn.closed:
                 conn.close()  # releases the advisory lock
@@ -218,6 +192,6 @@ class NightCycle:
         result["brief"] = brief.write(ctx, rundir, result)
         with conn.transaction():
             runs.finish(conn, run, result)
-            notify(conn, Channel.NIGHT_CYCLE, "run_done", run.run_id)  # once per run
+            notify(conn, Channel.NIGHT_CYCLE, Kind.RUN_DONE, run.run_id)  # once per run
         rundir.drop_work()
         return result

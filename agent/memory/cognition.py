@@ -24,7 +24,7 @@ import numpy as np
 import psycopg
 
 from agent import inbox
-from agent.bus import Channel, notify
+from agent.bus import Channel, Kind, notify
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.monitors import MonitorConfig, MonitorReport, monitor
@@ -398,7 +398,7 @@ class CognitiveLoop:
             metadata["latency_ms"] = round((time.perf_counter() - ctx.started) * 1000, 1)
             if inbox_id is not None:
                 inbox.complete(conn, inbox_id, ctx.session_id, resp.reply, metadata)
-            notify(conn, Channel.TURN, "day_table", str(assistant_entry))
+            notify(conn, Channel.TURN, Kind.TURN, str(assistant_entry))
         return TurnResult(resp.reply, ctx.user_entry, assistant_entry, metadata)
 
     # -- helpers --------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from agent.bus import Channel, notify
+from agent.bus import Channel, Kind, notify
 from agent.db.queries import vector_text
 from agent.domain import lexical
 from agent.domain.contextual import RECIPE_VERSION, IndexConfig, Said, turn_text
@@ -194,7 +194,7 @@ class TurnWriter:
             out.append(self._gate(conn, turn, entry_id, turn_number, content, notes, tokens))
         if notify_turn and any(out):
             last = next(t for t in reversed(out) if t is not None)
-            notify(conn, Channel.TURN, "day_table", str(last.entry_id))
+            notify(conn, Channel.TURN, Kind.TURN, str(last.entry_id))
         return out
 
     def _gate(

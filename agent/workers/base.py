@@ -12,36 +12,32 @@ import logging
 import signal
 import threading
 import time
-import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import FrameType
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 
-from agent.bus import Channel, Event, Listener
+from agent.bus import Channel, Event, Kind, Listener
 from agent.config import Settings
+from agent.db import locks
 from agent.db.connect import app_role, application_name, connect
-from agent.errors import CogdError, DatabaseError
-from agent.heartbeat import Heartbeat
+from agent.errors import AlreadyRunning, CogdError, DatabaseError
+from agent.heartbeat import Beater
 
 logger = logging.getLogger(__name__)
 
 
-class AlreadyRunning(CogdError):
-    """A singleton worker found its advisory lock taken."""
-
-
-def advisory_key(name: str) -> int:
-    return zlib.crc32(f"cogd:{name}".encode())
-
-
 class Worker:
-    """Subclasses set `name`, `channels`, and implement `handle` and `poll`."""
+    """Subclasses set `name`, `channels` and `on` (a handler per event kind), and
+    implement `poll`."""
 
     name = "worker"
     channels: Sequence[Channel] = ()
     singleton = False
+    # the one dispatcher (`handle`) calls on[event.type](event) for each event, then
+    # poll() once; kinds not named here (a reconnect, an inbox wake-up) only wake the poll
+    on: ClassVar[Mapping[Kind, str]] = {}
 
     def __init__(self, settings: Settings, url: str, stop: threading.Event | None = None) -> None:
         self.settings = settings
@@ -50,7 +46,6 @@ class Worker:
         self.app = application_name(settings, self.name)
         self.conn: psycopg.Connection[Any] | None = None
         self.items_done = 0
-        self.beat: Heartbeat
 
     # --- to override -------------------------------------------------------
     def setup(self) -> None:
@@ -60,7 +55,12 @@ class Worker:
         """Release what setup() opened (runs on every exit)."""
 
     def handle(self, events: list[Event]) -> None:
-        """React to notifications (they are wake-ups; poll() finds the work)."""
+        """Dispatch notifications to their handlers, then poll: a notification is a
+        wake-up, the rows are the work."""
+        for event in events:
+            handler = self.on.get(event.type)
+            if handler is not None:
+                getattr(self, handler)(event)
         self.poll()
 
     def poll(self) -> None:
@@ -70,8 +70,10 @@ class Worker:
         return {"items_done": self.items_done}
 
     # --- lifecycle ---------------------------------------------------------
-    def _connect(self) -> psycopg.Connection[Any]:
-        return connect(self.url, app=self.app, autocommit=True, role=app_role(self.settings))
+    def _connect(self, purpose: str | None = None) -> psycopg.Connection[Any]:
+        """The worker's autocommit connection, or one of its own for `purpose`."""
+        return connect(self.url, app=f"{self.app}-{purpose}" if purpose else self.app,
+                       autocommit=True, role=app_role(self.settings))
 
     def install_signal_handlers(self) -> None:
         def _stop(signum: int, frame: FrameType | None) -> None:
@@ -89,15 +91,11 @@ class Worker:
         assert self.conn is not None
         if not self.singleton:
             return
-        got = self.conn.execute(
-            "SELECT pg_try_advisory_lock(%s)", (advisory_key(self.name),)
-        ).fetchone()
-        if not got or not got[0]:
+        try:
+            locks.take(self.conn, self.name)
+        except AlreadyRunning:
             self.conn.close()
-            raise AlreadyRunning(
-                f"another `cogd {self.name}` holds the lock on this database "
-                "(see `cogd status`); only one may run at a time"
-            )
+            raise
 
     def run_once(self) -> Any:
         """Connect, take the singleton lock, set up, run one pass, release everything."""
@@ -114,38 +112,32 @@ class Worker:
                 self.conn.close()
 
     def run(self) -> int:
-        proc = self.settings.process
         self.conn = self._connect()
         self._lock()
-        beat = self.beat = Heartbeat(self.conn, self.name)
-        beat.register(proc.prune_after_s, state="starting")
-        self.setup()
-        beat.beat("running", self.info())
-        listener = Listener(
-            self._connect,
-            self.channels,
-            keepalive_s=self.settings.bus.keepalive_s,
-            reconnect_delay_s=self.settings.bus.reconnect_delay_s,
-        )
-        next_poll = 0.0
-        next_beat = time.monotonic() + proc.heartbeat_interval_s
+        beater = Beater(lambda: self._connect("beat"), self.name, self.settings.process,
+                        self.info).open(state="starting")
         try:
+            self.setup()
+            beater.running()
+            listener = Listener(
+                self._connect,
+                self.channels,
+                keepalive_s=self.settings.bus.keepalive_s,
+                reconnect_delay_s=self.settings.bus.reconnect_delay_s,
+            )
+            next_poll = 0.0
             with listener:
                 while not self.stop.is_set():
-                    now = time.monotonic()
-                    if now >= next_poll:
+                    if time.monotonic() >= next_poll:
                         self._guarded(self.poll)
                         next_poll = time.monotonic() + self.settings.bus.poll_interval_s
-                    if now >= next_beat:
-                        self._guarded(lambda: beat.beat("running", self.info()))
-                        next_beat = time.monotonic() + proc.heartbeat_interval_s
-                    wait = max(0.05, min(next_poll, next_beat) - time.monotonic())
+                    wait = max(0.05, next_poll - time.monotonic())
                     wait = min(wait, self.settings.bus.listen_timeout_s)
                     events = listener.wait(wait) if self.channels else self._sleep(wait)
                     if events and not self.stop.is_set():
                         self._guarded(lambda ev=events: self.handle(ev))  # type: ignore[misc]
         finally:
-            self._close(beat)
+            self._close(beater)
         return 0
 
     def _sleep(self, seconds: float) -> list[Event]:
@@ -164,7 +156,6 @@ class Worker:
                 if self.conn is not None:
                     self.conn.close()
                 self.conn = self._connect()
-                self.beat.conn = self.conn
                 self._lock()  # an advisory lock dies with its session: take it again
             except AlreadyRunning as taken:
                 logger.error("%s: %s; stopping this one", self.name, taken)
@@ -172,15 +163,11 @@ class Worker:
             except CogdError as again:
                 logger.warning("%s: still unreachable: %s", self.name, again)
 
-    def _close(self, beat: Heartbeat) -> None:
+    def _close(self, beater: Beater) -> None:
         try:
             self.teardown()
         except Exception as exc:  # teardown must not mask the shutdown
             logger.warning("%s: teardown failed: %s", self.name, exc)
-        try:
-            if self.conn is not None and not self.conn.closed:
-                beat.conn = self.conn
-                beat.stopped()
-                self.conn.close()
-        except psycopg.Error as exc:
-            logger.warning("%s: could not mark heartbeat stopped: %s", self.name, exc)
+        beater.close()  # marks the row stopped
+        if self.conn is not None and not self.conn.closed:
+            self.conn.close()

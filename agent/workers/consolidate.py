@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from agent.bus import Channel, Event
+from agent.bus import Channel, Event, Kind
 from agent.db.connect import app_role
 from agent.domain.tables import need
 from agent.workers.base import Worker
@@ -48,10 +49,11 @@ class ConsolidationWorker(Worker):
             return float(need(c, "interval_max_minutes")) * minute
         return float(need(c, "interval_minutes")) * minute
 
-    def handle(self, events: list[Event]) -> None:
-        # turns only: the listener's synthetic `reconnected` event (CONTROL) is no turn
-        self.turns_since += sum(1 for e in events if e.channel == Channel.TURN)
-        self.poll()
+    # the listener's `reconnected` is no turn: it only wakes the poll
+    on: ClassVar[Mapping[Kind, str]] = {Kind.TURN: "on_turn"}
+
+    def on_turn(self, event: Event) -> None:
+        self.turns_since += 1
 
     def poll(self) -> None:
         if self.last_pass is not None and time.monotonic() - self.last_pass < self.interval_s():

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from agent.bus import Channel, Event
+from agent.bus import Channel, Event, Kind
 from agent.workers.base import Worker
 
 logger = logging.getLogger(__name__)
@@ -32,9 +33,10 @@ class IdleWorker(Worker):
         self.last_tick: float | None = None
         self.last_result: dict[str, Any] = {}
 
-    def handle(self, events: list[Event]) -> None:
+    on: ClassVar[Mapping[Kind, str]] = {Kind.TURN: "on_turn"}
+
+    def on_turn(self, event: Event) -> None:
         self.last_activity = time.monotonic()  # a turn: the agent is busy again
-        self.poll()
 
     def next_interval_s(self) -> float:
         from agent.domain.dmn import heartbeat_seconds

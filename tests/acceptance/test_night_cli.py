@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from agent.cortex.lance import BLOCKS, CLUSTERS, LanceCortex
-from agent.workers.base import advisory_key
+from agent.db.locks import advisory_key
 from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env, create_db, drop_db
 from tests.integration.test_night_cycle import HANDLES, NOW, RETENTION_DAYS, corpus_jsonl

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from agent.bus import Channel, Event, Listener, PayloadError, parse
+from agent.bus import Channel, Event, Kind, Listener, PayloadError, parse
 from agent.config import Settings, load_settings
 from agent.domain.gates import EntryGateConfig, entry_gate
 from agent.domain.text import clean_content
@@ -644,8 +644,8 @@ def test_fuzz_notify_round_trip_through_a_real_listener(
         tally.run(prop, reliability, "LISTEN round trip (pg_notify → Listener, real db)")
         # after all the junk, a valid event still arrives
         conn.execute("SELECT pg_notify(%s, %s)",
-                     (Channel.TURN.value, Event(Channel.TURN, "day_table", "42").payload()))
-        assert listener.wait(10.0) == [Event(Channel.TURN, "day_table", "42")]
+                     (Channel.TURN.value, Event(Channel.TURN, Kind.TURN, "42").payload()))
+        assert listener.wait(10.0) == [Event(Channel.TURN, Kind.TURN, "42")]
         assert listener.bad_payloads == tally.rejected and listener.reconnects == 0
     finally:
         listener.close()

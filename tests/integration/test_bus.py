@@ -9,8 +9,9 @@ import time
 from typing import Any
 
 import psycopg
+import pytest
 
-from agent.bus import Channel, Event, Listener, notify
+from agent.bus import Channel, Event, Kind, Listener, notify
 from agent.config import Settings
 from agent.workers.base import Worker
 from tests.conftest import make_session
@@ -31,14 +32,14 @@ def _wait_for(listener: Listener, want: Event, seconds: float = 10.0) -> list[Ev
 
 def test_notify_from_another_process_reaches_the_listener(db_url: str) -> None:
     code = (
-        "import psycopg, sys; from agent.bus import notify, Channel\n"
+        "import psycopg, sys; from agent.bus import notify, Channel, Kind\n"
         "with psycopg.connect(sys.argv[1], autocommit=True) as c:\n"
-        "    notify(c, Channel.TURN, 'day_table', '7')\n"
+        "    notify(c, Channel.TURN, Kind.TURN, '7')\n"
     )
     with _listener(db_url, Channel.TURN) as listener:
         subprocess.run([sys.executable, "-c", code, db_url], check=True, timeout=60)
-        seen = _wait_for(listener, Event(Channel.TURN, "day_table", "7"))
-    assert Event(Channel.TURN, "day_table", "7") in seen
+        seen = _wait_for(listener, Event(Channel.TURN, Kind.TURN, "7"))
+    assert Event(Channel.TURN, Kind.TURN, "7") in seen
 
 
 def test_listener_connection_is_autocommit_only(db_url: str) -> None:
@@ -54,21 +55,23 @@ def test_listener_connection_is_autocommit_only(db_url: str) -> None:
 def test_notification_is_delivered_at_commit_only(db_url: str, conn: Any) -> None:
     with _listener(db_url, Channel.OUTBOX) as listener:
         with psycopg.connect(db_url) as tx:
-            notify(tx, Channel.OUTBOX, "outbox", 1)
+            notify(tx, Channel.OUTBOX, Kind.OUTBOX, 1)
             assert listener.wait(0.3) == []  # not committed yet
             tx.commit()
-        assert Event(Channel.OUTBOX, "outbox", "1") in _wait_for(
-            listener, Event(Channel.OUTBOX, "outbox", "1")
+        assert Event(Channel.OUTBOX, Kind.OUTBOX, "1") in _wait_for(
+            listener, Event(Channel.OUTBOX, Kind.OUTBOX, "1")
         )
 
 
 def test_malformed_payloads_are_counted_not_fatal(db_url: str, conn: Any) -> None:
     with _listener(db_url, Channel.TURN) as listener:
         conn.execute("SELECT pg_notify('cogd_turn_v1', 'garbage')")
-        conn.execute("SELECT pg_notify('cogd_turn_v1', '{\"type\":\"t\",\"id\":\"2\"}')")
-        seen = _wait_for(listener, Event(Channel.TURN, "t", "2"))
-    assert Event(Channel.TURN, "t", "2") in seen
-    assert listener.bad_payloads == 1
+        conn.execute("SELECT pg_notify('cogd_turn_v1', '{\"type\":\"t\",\"id\":\"3\"}')")
+        conn.execute("SELECT pg_notify('cogd_turn_v1', "
+                     "'{\"type\":\"day_table\",\"id\":\"2\"}')")
+        seen = _wait_for(listener, Event(Channel.TURN, Kind.TURN, "2"))
+    assert Event(Channel.TURN, Kind.TURN, "2") in seen
+    assert listener.bad_payloads == 2  # not JSON; a kind the channel does not carry
 
 
 def test_listener_reconnects_and_listens_again(db_url: str, conn: Any) -> None:
@@ -76,11 +79,11 @@ def test_listener_reconnects_and_listens_again(db_url: str, conn: Any) -> None:
         assert listener._conn is not None
         pid = listener._conn.info.backend_pid
         conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        seen = _wait_for(listener, Event(Channel.CONTROL, "reconnected", "1"))
-        assert Event(Channel.CONTROL, "reconnected", "1") in seen
-        notify(conn, Channel.TURN, "day_table", "after")
-        assert Event(Channel.TURN, "day_table", "after") in _wait_for(
-            listener, Event(Channel.TURN, "day_table", "after")
+        seen = _wait_for(listener, Event(Channel.CONTROL, Kind.RECONNECTED, "1"))
+        assert Event(Channel.CONTROL, Kind.RECONNECTED, "1") in seen
+        notify(conn, Channel.TURN, Kind.TURN, "after")
+        assert Event(Channel.TURN, Kind.TURN, "after") in _wait_for(
+            listener, Event(Channel.TURN, Kind.TURN, "after")
         )
 
 
@@ -136,3 +139,8 @@ def test_polling_fallback_delivers_without_any_notification(
     assert conn.execute(
         "SELECT state FROM process_heartbeats WHERE name = 'inbox-marker'"
     ).fetchone() == ("stopped",)
+
+
+def test_a_kind_its_channel_does_not_carry_is_never_sent(conn: Any) -> None:
+    with pytest.raises(ValueError, match="does not carry"):
+        notify(conn, Channel.TURN, Kind.INBOX, 1)

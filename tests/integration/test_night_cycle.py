@@ -17,11 +17,11 @@ import pytest
 from agent.bus import Channel
 from agent.config import Settings, load_settings
 from agent.cortex.lance import BLOCKS, CLUSTERS, LanceCortex
-from agent.errors import InputError
+from agent.db.locks import advisory_key
+from agent.errors import AlreadyRunning, InputError
 from agent.memory.importer import Importer, ImportReport, read_lines
 from agent.memory.sessions import ensure_user
 from agent.memory.turns import TurnWriter
-from agent.workers.base import AlreadyRunning, advisory_key
 from bench.synth import generate
 from night_cycle.progress import NullProgress
 from night_cycle.runner import NightCycle, NightCycleStopped

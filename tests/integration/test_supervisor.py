@@ -7,9 +7,8 @@ from typing import Any
 import psycopg
 
 from agent.config import Settings
-from agent.heartbeat import Heartbeat
+from agent.db.locks import advisory_key
 from agent.supervisor import Supervisor
-from agent.workers.base import advisory_key
 
 
 def test_a_supervisor_whose_lock_was_taken_while_the_database_was_away_gives_way(
@@ -23,10 +22,8 @@ def test_a_supervisor_whose_lock_was_taken_while_the_database_was_away_gives_way
         assert other.execute("SELECT pg_try_advisory_lock(%s)",
                              (advisory_key("up"),)).fetchone() == (True,)
         lost: Any = psycopg.connect(db_url, autocommit=True)
-        beat = Heartbeat(lost, "up")
-        beat.register(settings.process.prune_after_s)
         lost.close()  # the database went away under the supervisor's connection
-        fresh = sup._beat(beat, lost)
+        fresh = sup._check_lock(lost)
         try:
             assert sup.stop.is_set() and sup.lost_lock
             assert any("another `cogd up` took the supervisor lock" in m and "stopping" in m

@@ -6,12 +6,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.bus import Channel, Event, PayloadError, parse
+from agent.bus import KINDS, Channel, Event, Kind, PayloadError, parse
 
 
 def test_round_trip() -> None:
-    event = Event(Channel.TURN, "day_table", "42")
+    event = Event(Channel.TURN, Kind.TURN, "42")
     assert parse(Channel.TURN.value, event.payload()) == event
+    assert parse(Channel.TURN.value, event.payload()).type is Kind.TURN
+
+
+def test_every_kind_a_channel_carries_round_trips() -> None:
+    for channel, kinds in KINDS.items():
+        for kind in kinds:
+            assert parse(channel.value, Event(channel, kind, "1").payload()).type is kind
 
 
 def test_channels_carry_a_version() -> None:
@@ -27,6 +34,8 @@ def test_channels_carry_a_version() -> None:
         ("cogd_turn_v1", '{"type": 3, "id": 1}', "needs a string 'type'"),
         ("cogd_turn_v9", '{"type": "x", "id": 1}', "unknown channel"),
         ("cogd_turn_v1", '{"type": "x", "id": "' + "a" * 600 + '"}', "over 512 bytes"),
+        ("cogd_turn_v1", '{"type": "inbox", "id": 1}', "unknown event type 'inbox'"),
+        ("cogd_control_v1", '{"type": "reconnectd", "id": 1}', "carries: .*reconnected"),
     ],
 )
 def test_bad_payloads_are_refused(channel: str, payload: str, reason: str) -> None:
@@ -46,13 +55,13 @@ def test_any_text_parses_or_is_refused_cleanly(payload: str) -> None:
 def test_consolidation_counts_turns_not_the_listeners_reconnect_event() -> None:
     """After a reconnect the listener hands back a synthetic CONTROL `reconnected` event;
     it must not shorten consolidation's interval as if a turn had been written."""
-    from agent.bus import Channel, Event
+    from agent.bus import Channel, Event, Kind
     from agent.config import load_settings
     from agent.workers.consolidate import ConsolidationWorker
 
     worker = ConsolidationWorker(load_settings(), "postgresql://unused")
     worker.turns_since = 0
     worker.poll = lambda: None  # type: ignore[method-assign]
-    worker.handle([Event(Channel.CONTROL, "reconnected", "1"),
-                   Event(Channel.TURN, "turn", "a"), Event(Channel.TURN, "turn", "b")])
+    worker.handle([Event(Channel.CONTROL, Kind.RECONNECTED, "1"),
+                   Event(Channel.TURN, Kind.TURN, "a"), Event(Channel.TURN, Kind.TURN, "b")])
     assert worker.turns_since == 2
