@@ -361,8 +361,8 @@ def load_memories(conn: Any, embedder: Any, texts: list[str], cache: Path | None
 
 def bench_turn_writes(conn: Any, writer: Any, timers: list[TimedEmbedder], turns: list[
         tuple[str, str]], scale: int) -> dict[str, Any]:
-    from agent.memory.sessions import ensure_session, ensure_user
-    from agent.memory.turns import TurnInput
+    from agent.services.sessions import ensure_session, ensure_user
+    from agent.services.turns import TurnInput
 
     with conn.transaction():
         user_id = ensure_user(conn, "bench")
@@ -521,10 +521,10 @@ def measured(watch: CpuWatch, settle_s: float, retries: int,
 def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         retries: int) -> dict[str, Any]:
     from agent.db.connect import connect
-    from agent.memory.recall import build_recaller
-    from agent.memory.turns import TurnWriter
     from agent.providers import factory
     from agent.providers.rerank import reranker_status
+    from agent.services.recall import build_recaller
+    from agent.services.turns import TurnWriter
 
     scales = SCALES_QUICK if quick else SCALES_FULL
     n_turns = 100 if quick else 200

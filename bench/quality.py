@@ -202,8 +202,8 @@ def run_systems(
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
     from agent.domain.lexical import tsquery_text
-    from agent.memory.recall import build_recaller
     from agent.providers.rerank import reranker_status
+    from agent.services.recall import build_recaller
 
     recaller = build_recaller(settings)
     weak = float(recaller.cfg.weak_match_min_score)

@@ -161,9 +161,9 @@ def _wait_for(listener: Any, typ: str, ident: str, timeout: float = 5.0) -> floa
 def bench_recall(settings: Any, url: str, questions: list[str]) -> dict[str, Any]:
     from agent.db.connect import connect
     from agent.db.queries import query, vector_text
-    from agent.memory.recall import build_recaller
     from agent.providers import factory
     from agent.providers.rerank import reranker_status
+    from agent.services.recall import build_recaller
 
     plain = build_recaller(settings)
     plain.reranker = None
@@ -263,7 +263,7 @@ def _one_worker(settings: Any, url: str, name: str, seconds: float, max_seconds:
                 grace_s: float, logdir: Path) -> dict[str, Any]:
     from agent.bus import Channel, notify
     from agent.db.connect import connect
-    from agent.memory.sessions import ensure_session, ensure_user
+    from agent.services.sessions import ensure_session, ensure_user
 
     env = {**os.environ, "DATABASE_URL": url, "COGD_DATA_DIR": str(settings.data_dir)}
     with (logdir / f"{name}.log").open("wb") as log:

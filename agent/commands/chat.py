@@ -36,7 +36,7 @@ SLASH_HELP = """/identity            Layer 0 as the prompt renders it
 class ChatClient:
     def __init__(self, settings: Any, url: str, user: str, session: str | None) -> None:
         from agent.db.connect import connect
-        from agent.memory.sessions import ensure_session, ensure_user
+        from agent.services.sessions import ensure_session, ensure_user
 
         self.settings = settings
         self.url = url
@@ -54,7 +54,7 @@ class ChatClient:
     @property
     def recaller(self) -> Any:
         if self._recaller is None:
-            from agent.memory.recall import build_recaller
+            from agent.services.recall import build_recaller
 
             self._recaller = build_recaller(self.settings)
         return self._recaller
@@ -65,17 +65,16 @@ class ChatClient:
         if self._writer is None:
             from types import SimpleNamespace
 
-            from agent.memory.turns import TurnWriter
+            from agent.services.turns import TurnWriter
 
             self._writer = SimpleNamespace(writer=TurnWriter.from_settings(self.settings))
         return self._writer
 
     def ensure_loop(self, say: Any) -> None:
         """Run the loop in this process when no loop worker is alive."""
-        alive = self.conn.execute(
-            "SELECT count(*) FROM v_processes WHERE name = 'loop' AND alive AND state = 'running'"
-        ).fetchone()
-        if alive and alive[0]:
+        from agent.db import catalog
+
+        if catalog.running(self.conn, "loop"):
             return
         from agent.workers.loop import LoopWorker
 
@@ -145,7 +144,7 @@ class ChatClient:
 
 def _slash(client: ChatClient, line: str, echo: Any) -> bool:
     """Handle a slash command; False means quit."""
-    from agent.memory import introspect
+    from agent.services import introspect
 
     cmd, _, arg = line[1:].partition(" ")
     arg = arg.strip()

@@ -47,8 +47,8 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
     --stop-on-error, stops the import; lines before it stay imported).
     """
     from agent.db.connect import connect
-    from agent.memory.importer import Importer, ImportReport, read_lines
-    from agent.memory.turns import TurnWriter
+    from agent.services.importer import Importer, ImportReport, read_lines
+    from agent.services.turns import TurnWriter
 
     settings = settings_from()
     if str(file) != "-" and not file.exists():
@@ -117,8 +117,9 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
     --level N: the cortex's blocks (0) or cluster nodes (1-3) nearest the query.
     """
     from agent.db.connect import connect
-    from agent.memory.introspect import format_recall, recall_payload
-    from agent.memory.recall import build_recaller
+    from agent.services.introspect import format_recall, recall_payload
+    from agent.services.recall import build_recaller
+    from agent.services.sessions import user_by_handle
 
     if (query is None) == (queries is None):
         raise InputError("give a query, or --queries FILE (one query per line), not both")
@@ -133,11 +134,7 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
     with connect(url, app="cogd-recall", autocommit=True) as conn:
         user_id = None
         if user is not None:
-            row = conn.execute("SELECT user_id FROM users WHERE handle = %s", (user,)).fetchone()
-            if row is None:
-                raise InputError(f"no user {user!r} (handles are listed by "
-                                 "`select handle from users`)")
-            user_id = row[0]
+            user_id = user_by_handle(conn, user)
         if query is not None:
             out = recaller.recall(conn, query, k=k, verify=verify, log=not no_log,
                                   user_id=user_id, now=now)
@@ -189,7 +186,7 @@ def reindex(everything: bool, batch_size: int, as_json: bool) -> int:
     skipped (unless --all). Content is never changed. Safe to interrupt and run again.
     """
     from agent.db.connect import connect
-    from agent.memory.indexing import build_indexer
+    from agent.services.indexing import build_indexer
 
     settings = settings_from()
     url = _ready_url(settings)
@@ -266,9 +263,10 @@ def why(target: str, as_json: bool) -> int:
     import uuid
 
     from agent.db.connect import connect
-    from agent.memory.consolidation import held_by
-    from agent.memory.consolidation import why as chain
-    from agent.memory.recall import build_recaller
+    from agent.services.consolidation import held_by
+    from agent.services.consolidation import why as chain
+    from agent.services.introspect import memory_containing
+    from agent.services.recall import build_recaller
 
     if not target.strip():
         raise InputError("give a memory id or some text")
@@ -283,13 +281,7 @@ def why(target: str, as_json: bool) -> int:
             if mems:
                 memory_id = mems[0].id.split(":", 1)[1]
             else:  # recall returns active memories; a superseded one is still explained
-                row = conn.execute(
-                    "SELECT memory_id FROM memories WHERE strpos(lower(content), lower(%s)) > 0"
-                    " ORDER BY status = 'active' DESC, created_at DESC LIMIT 1",
-                    (target.strip(),)).fetchone()
-                if row is None:
-                    raise InputError(f"no memory matches {target!r}") from None
-                memory_id = row[0]
+                memory_id = memory_containing(conn, target.strip())
         nodes = chain(conn, memory_id)
         if nodes and nodes[0]["status"] != "active":
             nodes[0]["held_by"] = held_by(conn, nodes[0]["memory_id"])
@@ -318,15 +310,11 @@ def why(target: str, as_json: bool) -> int:
 def proposals(show_all: bool, as_json: bool) -> int:
     """Layer 0 (identity) proposals from consolidation, waiting for approval."""
     from agent.db.connect import connect
+    from agent.services.identity import list_proposals
 
     url = _ready_url(settings_from())
     with connect(url, app="cogd-proposals", autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT proposal_id, target_layer, kind, payload, evidence, status, created_at "
-            "FROM proposals " + ("" if show_all else "WHERE status = 'pending' ")
-            + "ORDER BY created_at").fetchall()
-    items = [{"id": str(r[0]), "layer": r[1], "kind": r[2], "payload": r[3], "evidence": r[4],
-              "status": r[5], "created_at": r[6]} for r in rows]
+        items = list_proposals(conn, include_decided=show_all)
     if as_json:
         click.echo(json.dumps(items, default=str))
     elif not items:
@@ -343,41 +331,16 @@ def _decide(proposal_id: str, approve: bool) -> str:
     import uuid
 
     from agent.db.connect import connect
+    from agent.services.identity import decide_proposal
 
     try:
         pid = uuid.UUID(proposal_id)
     except ValueError:
         raise InputError(f"{proposal_id!r} is not a proposal id (see `cogd proposals`)") from None
-    who = getpass.getuser()
+
     url = _ready_url(settings_from(), owner=True)
-    with connect(url, app="cogd-proposals", autocommit=True) as conn, conn.transaction():
-        row = conn.execute("SELECT status, target_layer, payload FROM proposals "
-                           "WHERE proposal_id = %s FOR UPDATE", (pid,)).fetchone()
-        if row is None:
-            raise InputError(f"no proposal {pid}")
-        if row[0] != "pending":
-            raise InputError(f"proposal {pid} is already {row[0]}")
-        status = "approved" if approve else "rejected"
-        payload = row[2]
-        if approve and row[1] == 0:
-            from psycopg.errors import InsufficientPrivilege
-
-            from agent.memory.identity import approve_layer0
-
-            try:  # marks it approved and writes its value: owner-only (revision 0010)
-                approve_layer0(conn, pid, who)
-            except InsufficientPrivilege:
-                raise InputError(
-                    "approving a Layer 0 proposal needs the schema owner's connection "
-                    "(the database user that ran `cogd migrate`), not an app role"
-                ) from None
-        else:
-            conn.execute("UPDATE proposals SET status = %s, decided_at = now(), "
-                         "decided_by = %s WHERE proposal_id = %s", (status, who, pid))
-        conn.execute("INSERT INTO audit_log (actor, action, target, details) VALUES "
-                     "(%s, %s, %s, %s::jsonb)",
-                     (who, f"proposal_{status}", str(pid), json.dumps(payload)))
-    return status
+    with connect(url, app="cogd-proposals", autocommit=True) as conn:
+        return decide_proposal(conn, pid, approve, getpass.getuser())
 
 
 @click.command()
@@ -402,7 +365,7 @@ def goals(ctx: click.Context) -> None:
     """Layer 1 goals and their weights; `cogd goals reset` undoes runaway weights."""
     if ctx.invoked_subcommand is None:
         from agent.db.connect import connect
-        from agent.memory.introspect import goals_text
+        from agent.services.introspect import goals_text
 
         url = _ready_url(settings_from())
         with connect(url, app="cogd-goals", autocommit=True) as conn:
@@ -421,22 +384,11 @@ def goals_reset(name: str | None) -> int:
     settings = settings_from()
     weight = float(need(settings.goals, "promoted_initial_weight"))
     url = _ready_url(settings)
-    with connect(url, app="cogd-goals", autocommit=True) as conn, conn.transaction():
-        rows = conn.execute(
-            "SELECT goal_id, name, weight FROM goals WHERE status = 'active' "
-            "AND (%s::text IS NULL OR name = %s)", (name, name)).fetchall()
-        if name and not rows:
-            raise InputError(f"no active goal named {name!r} (see `cogd goals`)")
-        for gid, _gname, old in rows:
-            conn.execute("UPDATE goals SET weight = %s, updated_at = now() WHERE goal_id = %s",
-                         (weight, gid))
-            conn.execute("INSERT INTO goals_history (goal_id, old_weight, new_weight, reason) "
-                         "VALUES (%s, %s, %s, 'manual reset')", (gid, old, weight))
-        conn.execute("INSERT INTO audit_log (actor, action, target, details) VALUES "
-                     "(%s, 'goals_reset', %s, %s::jsonb)",
-                     (getpass.getuser(), name or "*", json.dumps({"weight": weight,
-                                                                  "goals": len(rows)})))
-    click.echo(f"reset {len(rows)} goal(s) to {weight}")
+    from agent.services.identity import reset_goals
+
+    with connect(url, app="cogd-goals", autocommit=True) as conn:
+        count = reset_goals(conn, name, weight, getpass.getuser())
+    click.echo(f"reset {count} goal(s) to {weight}")
     return 0
 
 

@@ -51,6 +51,7 @@ def _target(start: bool = True) -> Any:
 @json_option
 def migrate(revision: str, as_json: bool) -> None:
     """Create or upgrade the hippocampus schema (Alembic)."""
+    from agent.db import catalog
     from agent.db import migrate as mig
     from agent.db.connect import connect, preflight, redact
 
@@ -60,8 +61,7 @@ def migrate(revision: str, as_json: bool) -> None:
     mig.upgrade(target.url, settings, revision)
     with connect(target.url) as conn:
         current = mig.current_revision(conn)
-        found = {r[0] for r in conn.execute(
-            "SELECT rolname FROM pg_roles WHERE rolname = ANY(%s)", (list(DB_ROLES),))}
+        found = catalog.roles_present(conn, DB_ROLES)
     roles = {r: r in found for r in DB_ROLES}
     out = {"database": redact(target.url), "revision": current, "pgvector": vector,
            "roles": roles}
@@ -75,6 +75,7 @@ def migrate(revision: str, as_json: bool) -> None:
 
 
 def collect_status(settings: Any, start: bool = True) -> dict[str, Any]:
+    from agent.db import catalog
     from agent.db import migrate as mig
     from agent.db.connect import connect, pgvector_version, redact, resolve
 
@@ -93,32 +94,17 @@ def collect_status(settings: Any, start: bool = True) -> dict[str, Any]:
         return status
     with conn:
         status["database"]["reachable"] = True
-        status["database"]["server_version"] = _scalar(conn, "SHOW server_version")
+        status["database"]["server_version"] = catalog.server_version(conn)
         status["pgvector"] = pgvector_version(conn)
         current = mig.current_revision(conn)
         status["revision"] = current
         status["migrated"] = current == status["head_revision"]
         if current is None:
             return status
-        status["processes"] = [
-            {
-                "name": r[0], "pid": r[1], "host": r[2], "state": r[3],
-                "last_beat": r[4].isoformat(), "alive": r[5], "info": r[6],
-            }
-            for r in conn.execute(
-                "SELECT name, pid, host, state, last_beat, alive, info FROM v_processes"
-            ).fetchall()
-        ]
-        status["rows"] = {
-            t: _scalar(conn, f"SELECT count(*) FROM {t}") for t in MAIN_TABLES
-        }
+        status["processes"] = catalog.processes(conn)
+        status["rows"] = catalog.row_counts(conn, MAIN_TABLES)
     status["reranker"] = _reranker_status(settings)
     return status
-
-
-def _scalar(conn: Any, sql: str) -> Any:
-    row = conn.execute(sql).fetchone()
-    return None if row is None else row[0]
 
 
 def _reranker_status(settings: Any) -> str:
@@ -198,15 +184,11 @@ def readonly_url(url: str, password: str | None = None) -> str:
 
 
 def _check_readonly_role(url: str) -> None:
+    from agent.db import catalog
     from agent.db.connect import connect
 
     with connect(url, app="cogd-db-url", autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = %s), "
-            "to_regclass('public.v_processes') IS NOT NULL",
-            (READONLY_ROLE,)).fetchone()
-        assert row is not None
-        role, migrated = row
+        role, migrated, granted = catalog.readonly_role(conn, READONLY_ROLE)
         if not role:
             raise DatabaseError(
                 f"role {READONLY_ROLE} does not exist on this server: run `cogd migrate` as "
@@ -214,9 +196,7 @@ def _check_readonly_role(url: str) -> None:
                 f"{READONLY_ROLE} LOGIN PASSWORD '...' and then SELECT cogd_apply_grants()")
         if not migrated:
             raise DatabaseError("the schema is not migrated yet: run `cogd migrate` first")
-        granted = conn.execute("SELECT has_table_privilege(%s, 'public.v_processes', 'SELECT')",
-                               (READONLY_ROLE,)).fetchone()
-        if not granted or not granted[0]:
+        if not granted:
             raise DatabaseError(
                 f"{READONLY_ROLE} may not read this database's views: run `cogd migrate`, or "
                 "SELECT cogd_apply_grants() as the schema owner")
@@ -322,30 +302,6 @@ def down() -> None:
     )
 
 
-# recomputes revision 0009's chain with its own hash function (cogd_audit_row_hash)
-AUDIT_CHAIN = """
-SELECT id, prev_hash, row_hash, lag(row_hash) OVER w AS before,
-       cogd_audit_row_hash(lag(row_hash) OVER w, a) AS expected
-FROM audit_log a WINDOW w AS (ORDER BY id) ORDER BY id
-"""
-
-
-def verify_audit_chain(conn: Any) -> dict[str, Any]:
-    """Walk audit_log in id order: each row's prev_hash must be the row before's hash and
-    its row_hash the hash of its own fields. The first break names the row."""
-    rows = conn.execute(AUDIT_CHAIN).fetchall()
-    head = rows[-1][2] if rows else None
-    for rid, prev, row_hash, before, expected in rows:
-        if prev != before:
-            return {"ok": False, "rows": len(rows), "head": head, "broken_at": rid,
-                    "reason": "its prev_hash is not the hash of the row before it "
-                              "(a row before it was removed or inserted)"}
-        if row_hash != expected:
-            return {"ok": False, "rows": len(rows), "head": head, "broken_at": rid,
-                    "reason": "its fields do not match its hash (the row was changed)"}
-    return {"ok": True, "rows": len(rows), "head": head, "broken_at": None, "reason": None}
-
-
 @click.group()
 def audit() -> None:
     """The audit log's integrity (a hash chain over its rows, revision 0009)."""
@@ -357,6 +313,7 @@ def audit_verify(as_json: bool) -> int:
     """Recompute audit_log's hash chain. Exit 1 when a row was changed, removed or
     inserted; prints the head hash: keep a copy elsewhere, and a rewrite of the whole
     chain (which the owner can do) shows as a different head."""
+    from agent.db import audit as audit_log
     from agent.db.connect import connect
     from agent.db.migrate import upgrade
 
@@ -364,7 +321,7 @@ def audit_verify(as_json: bool) -> int:
     target = _target()
     upgrade(target.url, settings)
     with connect(target.url, app="cogd-audit", autocommit=True) as conn:
-        result = verify_audit_chain(conn)
+        result = audit_log.verify_chain(conn)
     if as_json:
         click.echo(json.dumps(result))
     elif result["ok"]:

@@ -49,7 +49,7 @@ WHERE block_id = %s
 
 
 class LanceCortexStore:
-    """agent.memory.recall.CortexStore backed by LanceDB."""
+    """agent.cortex.port.CortexStore backed by LanceDB."""
 
     def __init__(self, cortex: LanceCortex, universal: Embedder, native: Embedder, *,
                  drift_min_similarity: float, epiphany_delta: float) -> None:

@@ -29,7 +29,7 @@ class ConsolidationWorker(Worker):
 
     def setup(self) -> None:
         from agent.db.llm_calls import PgCallRecorder
-        from agent.memory.consolidation import Consolidator
+        from agent.services.consolidation import Consolidator
 
         self.recorder = PgCallRecorder(self.url, app_role(self.settings))
         self.consolidator = Consolidator(self.settings, self.recorder)

@@ -1,4 +1,4 @@
-"""The cognitive loop worker: inbox → one turn of agent/memory/cognition.py → outbox.
+"""The cognitive loop worker: inbox → one turn of agent/services/cognition.py → outbox.
 
 The protocol (claim under a lease, renewal, partial replies, the reply committed only
 while the claim is still ours, failures answered with a clear error) is agent/inbox.py;
@@ -30,7 +30,7 @@ class LoopWorker(Worker):
 
     def setup(self) -> None:
         from agent.db.llm_calls import PgCallRecorder
-        from agent.memory.cognition import CognitiveLoop
+        from agent.services.cognition import CognitiveLoop
 
         self.recorder = PgCallRecorder(self.url, app_role(self.settings))
         self.loop = CognitiveLoop(self.settings, self.recorder)

@@ -138,9 +138,9 @@ def _seed_mergeable_memories(db_url: str) -> None:
     from types import SimpleNamespace
 
     from agent.config import load_settings
-    from agent.memory import introspect
-    from agent.memory.turns import TurnWriter
     from agent.providers.local import LocalEmbedder
+    from agent.services import introspect
+    from agent.services.turns import TurnWriter
     from tests.conftest import make_session
 
     emb = LocalEmbedder()

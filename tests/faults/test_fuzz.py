@@ -31,9 +31,9 @@ from agent.config import Settings, load_settings
 from agent.domain.gates import EntryGateConfig, entry_gate
 from agent.domain.text import clean_content
 from agent.errors import CogdError, ConfigError, InputError
-from agent.memory.importer import MAX_KEY_CHARS, ImportLine, parse_line
-from agent.memory.turns import ROLES as TURN_ROLES
 from agent.providers.text import clean_text
+from agent.services.importer import MAX_KEY_CHARS, ImportLine, parse_line
+from agent.services.turns import ROLES as TURN_ROLES
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env, make_session
 from tests.faults.conftest import FUZZ_EXAMPLES, Reliability
@@ -223,7 +223,7 @@ def test_fuzz_input_cleaning_and_entry_gate(reliability: Reliability) -> None:
 def test_fuzz_user_turns_are_stored_or_refused(
     settings: Settings, conn: Any, reliability: Reliability
 ) -> None:
-    from agent.memory.cognition import CognitiveLoop
+    from agent.services.cognition import CognitiveLoop
 
     settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
     cog = CognitiveLoop(settings, rng=random.Random(7))
@@ -667,7 +667,7 @@ SEED_KEYS = _seed_keys()
 def domain_configs(settings: Settings) -> None:
     """Build every config the workers build from the seed tables."""
     from agent.domain import consolidation, dmn, night_blocks, night_flux, night_salience
-    from agent.memory.cognition import LoopConfig
+    from agent.services.cognition import LoopConfig
 
     LoopConfig.from_settings(settings)
     consolidation.ConsolidationConfig.from_table(settings.consolidation)

@@ -18,12 +18,12 @@ import pytest
 
 from agent.config import LLMProfile, RetrySettings, Settings, load_settings
 from agent.domain.gates import contradiction_cue
-from agent.memory import introspect
-from agent.memory.cognition import CognitiveLoop
-from agent.memory.consolidation import CONTRADICTION_SYSTEM, Consolidator
 from agent.providers.factory import build_llm
 from agent.providers.ports import ListRecorder
 from agent.providers.retry import ProviderCallError
+from agent.services import introspect
+from agent.services.cognition import CognitiveLoop
+from agent.services.consolidation import CONTRADICTION_SYSTEM, Consolidator
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env, make_session
 from tests.faults.conftest import Reliability

@@ -9,9 +9,9 @@ from typing import Any
 
 import psycopg
 
-from agent.commands.ops import verify_audit_chain
 from agent.config import load_settings
 from agent.db import migrate as mig
+from agent.db.audit import verify_chain as verify_audit_chain
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.memory import introspect
-from agent.memory.cognition import CognitiveLoop
+from agent.services import introspect
+from agent.services.cognition import CognitiveLoop
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
@@ -222,7 +222,7 @@ def test_goal_boost_lifts_items_near_an_active_goal(loop: LoopWorker, conn: Any)
 
 
 def cog_goals(conn: Any) -> list[Any]:
-    from agent.memory.identity import load_goals
+    from agent.services.identity import load_goals
 
     return load_goals(conn)
 
@@ -298,7 +298,7 @@ def test_two_rollovers_of_one_session_judge_each_turn_once(
 
     import psycopg
 
-    from agent.memory.rollover import EXIT_GATE_LOCK
+    from agent.services.rollover import EXIT_GATE_LOCK
 
     # nothing rolls out while the script is said
     loop.loop.cfg = dataclasses.replace(loop.loop.cfg, window_tokens=10**6)

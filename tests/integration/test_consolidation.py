@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.memory import introspect
-from agent.memory.cognition import CognitiveLoop
-from agent.memory.consolidation import Consolidator, why
+from agent.services import introspect
+from agent.services.cognition import CognitiveLoop
+from agent.services.consolidation import Consolidator, why
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 

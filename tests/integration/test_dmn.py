@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.memory import introspect
-from agent.memory.cognition import CognitiveLoop
-from agent.memory.dmn import Dmn
+from agent.services import introspect
+from agent.services.cognition import CognitiveLoop
+from agent.services.dmn import Dmn
 from agent.workers.idle import IdleWorker
 from tests.conftest import make_session
 

@@ -234,7 +234,7 @@ def test_a_turn_persisted_twice_keeps_one_memory(settings: Settings, conn: Any) 
     import random as _random
 
     from agent.domain.gates import EntryGateConfig, ExitDecision, ExitGateConfig
-    from agent.memory.rollover import Rollover
+    from agent.services.rollover import Rollover
 
     sid = make_session(conn)
     text = "Remember: my passport number ends in 4471."

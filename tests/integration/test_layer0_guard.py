@@ -17,11 +17,11 @@ from agent.cli import cli
 from agent.config import Settings
 from agent.domain.gates import detects_identity_rewrite
 from agent.errors import ConfigError
-from agent.memory import introspect
-from agent.memory.cognition import CognitiveLoop
-from agent.memory.consolidation import Consolidator
-from agent.memory.dmn import Dmn
-from agent.memory.identity import bootstrap_boundaries
+from agent.services import introspect
+from agent.services.cognition import CognitiveLoop
+from agent.services.consolidation import Consolidator
+from agent.services.dmn import Dmn
+from agent.services.identity import bootstrap_boundaries
 from tests.conftest import make_session
 from tests.integration.test_security import DENIED, NoFloor, connect_as, scalar
 

@@ -19,8 +19,8 @@ from agent.commands.ops import readonly_url
 from agent.config import Settings, load_settings
 from agent.db import migrate as mig
 from agent.errors import DatabaseError
-from agent.memory.cognition import CognitiveLoop
-from agent.memory.consolidation import Consolidator
+from agent.services.cognition import CognitiveLoop
+from agent.services.consolidation import Consolidator
 from tests.conftest import _with_db, allow_login, cogd_env, create_db, drop_db, make_session
 
 DENIED = psycopg.errors.InsufficientPrivilege

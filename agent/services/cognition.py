@@ -43,11 +43,11 @@ from agent.domain.tables import need
 from agent.domain.tags import parse_memory_tags
 from agent.domain.text import storable_text
 from agent.inbox import LostClaim
-from agent.memory.identity import bootstrap_boundaries, load_goals, load_traits
-from agent.memory.indexing import Indexer, index_config, index_pending
-from agent.memory.recall import Recaller, RecallOutcome, build_cortex
-from agent.memory.rollover import RelevanceScorer, Rollover
-from agent.memory.turns import TurnInput, TurnWriter
+from agent.services.identity import bootstrap_boundaries, load_goals, load_traits
+from agent.services.indexing import Indexer, index_config, index_pending
+from agent.services.recall import Recaller, RecallOutcome, build_cortex
+from agent.services.rollover import RelevanceScorer, Rollover
+from agent.services.turns import TurnInput, TurnWriter
 
 logger = logging.getLogger(__name__)
 

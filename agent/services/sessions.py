@@ -58,3 +58,12 @@ def ensure_session(
         ).fetchone()
     assert row is not None
     return row[0]
+
+
+def user_by_handle(conn: psycopg.Connection[Any], handle: str) -> Any:
+    """The user_id of an existing user, or InputError naming where handles are listed."""
+    row = conn.execute("SELECT user_id FROM users WHERE handle = %s", (handle,)).fetchone()
+    if row is None:
+        raise InputError(f"no user {handle!r} (handles are listed by "
+                         "`select handle from users`)")
+    return row[0]

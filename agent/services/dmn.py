@@ -23,7 +23,7 @@ import psycopg
 from agent.db.queries import vector_text
 from agent.domain import dmn as rules
 from agent.domain.tables import need
-from agent.memory.consolidation import get_state, set_state
+from agent.services.consolidation import get_state, set_state
 
 OUTCOME_HORIZON_MINUTES = 60  # cogd choice: a surfaced item recalled within an hour was useful
 # cogd choice: proactive recall is about the live conversation; turns older than this (an
@@ -38,8 +38,8 @@ def _vec(text: str | None) -> np.ndarray[Any, Any] | None:
 class Dmn:
     def __init__(self, settings: Any, recorder: Any = None,
                  rng: random.Random | None = None) -> None:
-        from agent.memory.recall import build_recaller
         from agent.providers import factory
+        from agent.services.recall import build_recaller
 
         self.cfg = rules.DmnConfig.from_table(settings.idle)
         self.intent_cfg = settings.intentions

@@ -21,10 +21,11 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 import psycopg
 
+from agent.cortex.port import CortexStore, EmptyCortex
 from agent.db.queries import query, vector_text
 from agent.domain import lexical, timeref
 from agent.domain import recall as domain
@@ -34,29 +35,6 @@ from agent.providers.ports import LLM, Embedder, Reranker
 
 logger = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 64
-
-
-class CortexStore(Protocol):
-    """Long-term blocks in LanceDB (issue #6, agent/cortex): search returns (id, content,
-    similarity); reconsolidate heals the blocks recall returned (seed 001 §9.6)."""
-
-    def search(self, vector: Sequence[float], k: int, query_text: str | None = None,
-               user_id: str | None = None) -> list[tuple[str, str, float]]: ...
-
-    def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
-                      session_id: Any = None) -> list[dict[str, Any]]: ...
-
-
-class EmptyCortex:
-    """No cortex yet: the night cycle has not migrated anything (issue #6)."""
-
-    def search(self, vector: Sequence[float], k: int, query_text: str | None = None,
-               user_id: str | None = None) -> list[tuple[str, str, float]]:
-        return []
-
-    def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
-                      session_id: Any = None) -> list[dict[str, Any]]:
-        return []
 
 
 @dataclass

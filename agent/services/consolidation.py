@@ -43,7 +43,7 @@ from agent.domain.llm_json import parse_llm_json, parse_yes_no
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
-from agent.memory.indexing import Indexer, index_config, index_pending
+from agent.services.indexing import Indexer, index_config, index_pending
 from agent.testhooks import fault_hook
 
 logger = logging.getLogger(__name__)
@@ -122,8 +122,8 @@ def _array(text: str) -> np.ndarray[Any, Any]:
 class Consolidator:
     def __init__(self, settings: Any, recorder: Any = None, rng: random.Random | None = None
                  ) -> None:
-        from agent.memory.rollover import RelevanceScorer, Rollover
         from agent.providers import factory
+        from agent.services.rollover import RelevanceScorer, Rollover
 
         self.settings = settings
         self.cfg = rules.ConsolidationConfig.from_table(settings.consolidation)
@@ -183,7 +183,7 @@ class Consolidator:
 
     def drain_scratch(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Pending scratch rows through the exit gate; consolidation's verdict is final."""
-        from agent.memory.identity import load_goals, load_traits
+        from agent.services.identity import load_goals, load_traits
 
         rows = conn.execute(
             "SELECT s.id, s.entry_id, d.role, d.content, s.session_id, s.user_id "
@@ -217,7 +217,7 @@ class Consolidator:
 
     def index(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """The contextual index entries (lexicon) of memories and blocks written since
-        (agent/memory/indexing.py); their writers' own transactions stay short."""
+        (agent/services/indexing.py); their writers' own transactions stay short."""
         done = index_pending(conn, self.indexer).indexed
         if not any(done.values()):
             return None

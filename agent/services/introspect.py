@@ -12,9 +12,10 @@ from typing import Any
 
 import psycopg
 
+from agent.db import audit
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
-from agent.memory.identity import load_goals, load_traits
+from agent.services.identity import load_goals, load_traits
 
 
 def identity_text(conn: psycopg.Connection[Any], settings: Any) -> str:
@@ -103,7 +104,7 @@ def remember(
     conn: psycopg.Connection[Any], loop: Any, session_id: Any, user_id: Any, text: str
 ) -> Any:
     """An explicit memory: written as a day_table turn first, then persisted."""
-    from agent.memory.turns import TurnInput
+    from agent.services.turns import TurnInput
 
     with conn.transaction():
         written = loop.writer.write(
@@ -122,11 +123,7 @@ def remember(
              entry.entry_id),
         ).fetchone()
         assert row is not None
-        conn.execute(
-            "INSERT INTO audit_log (actor, action, target, details) "
-            "VALUES ('user', 'remember', %s, %s::jsonb)",
-            (str(row[0]), json.dumps({"entry_id": str(entry.entry_id)})),
-        )
+        audit.append(conn, "user", "remember", str(row[0]), {"entry_id": str(entry.entry_id)})
     return row[0]
 
 
@@ -149,8 +146,16 @@ def forget(conn: psycopg.Connection[Any], arg: str) -> str:
         ).fetchone()
         if row is None:
             raise InputError(f"no memory {mid}")
-        conn.execute(
-            "INSERT INTO audit_log (actor, action, target, details) "
-            "VALUES ('user', 'forget', %s, '{\"status\": \"archived\"}'::jsonb)", (str(mid),),
-        )
+        audit.append(conn, "user", "forget", str(mid), {"status": "archived"})
     return f"memory {mid} archived (kept, still searchable; see audit_log)"
+
+
+def memory_containing(conn: psycopg.Connection[Any], text: str) -> Any:
+    """The memory whose text contains `text` (case-insensitive), an active one first, the
+    newest first; InputError when none does."""
+    row = conn.execute(
+        "SELECT memory_id FROM memories WHERE strpos(lower(content), lower(%s)) > 0"
+        " ORDER BY status = 'active' DESC, created_at DESC LIMIT 1", (text,)).fetchone()
+    if row is None:
+        raise InputError(f"no memory matches {text!r}")
+    return row[0]
