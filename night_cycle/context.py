@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 
+from agent.config import Settings
 from agent.domain.tables import need
 from agent.providers.ports import LLM, Embedder
 from night_cycle.progress import Progress
@@ -64,7 +65,7 @@ def _turn(r: Sequence[Any]) -> Turn:
 
 @dataclass
 class RunContext:
-    settings: Any
+    settings: Settings
     conn: psycopg.Connection[Any]
     run: Run
     cutoff: datetime

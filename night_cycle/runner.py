@@ -26,6 +26,7 @@ from typing import Any
 import psycopg
 
 from agent.bus import Channel, Kind, notify
+from agent.config import Settings
 from agent.cortex.lance import CortexWriteError
 from agent.db import locks
 from agent.db.connect import app_role, application_name, connect
@@ -64,7 +65,7 @@ class NightCycleStopped(CogdError):
 
 
 class NightCycle:
-    def __init__(self, settings: Any, url: str, *, progress: Progress | None = None,
+    def __init__(self, settings: Settings, url: str, *, progress: Progress | None = None,
                  stop: threading.Event | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings

@@ -21,6 +21,7 @@ import psycopg
 from agent import inbox
 from agent.bus import Channel, Listener
 from agent.commands.context import settings_from
+from agent.config import Settings
 from agent.errors import CogdError, InputError
 
 SLASH_HELP = """/identity            Layer 0 as the prompt renders it
@@ -34,7 +35,7 @@ SLASH_HELP = """/identity            Layer 0 as the prompt renders it
 
 
 class ChatClient:
-    def __init__(self, settings: Any, url: str, user: str, session: str | None) -> None:
+    def __init__(self, settings: Settings, url: str, user: str, session: str | None) -> None:
         from agent.db.connect import connect
         from agent.services.sessions import ensure_session, ensure_user
 

@@ -10,11 +10,12 @@ from typing import IO, Any
 import click
 
 from agent.commands.context import json_option, settings_from
+from agent.config import Settings
 from agent.domain.tables import need
 from agent.errors import InputError
 
 
-def _ready_url(settings: Any, *, owner: bool = False) -> str:
+def _ready_url(settings: Settings, *, owner: bool = False) -> str:
     """The URL the memory commands work with, as the app role (the owner's with
     `owner`: approving a Layer 0 proposal), the schema migrated to head first (the
     embedded server is started if needed)."""
@@ -209,7 +210,7 @@ def reindex(everything: bool, batch_size: int, as_json: bool) -> int:
     return 0
 
 
-def _recall_level(settings: Any, url: str, query: str | None, queries: Path | None, level: int,
+def _recall_level(settings: Settings, url: str, query: str | None, queries: Path | None, level: int,
                   k: int | None, as_json: bool) -> int:
     """`cogd recall --level N`: nearest cortex blocks (0) or RAPTOR nodes (1-3)."""
     from agent.cortex.lance import cortex_uri

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from agent.commands.context import json_option, settings_from
+from agent.config import Settings
 from agent.errors import DatabaseError
 
 WORKERS = ("loop", "consolidate", "idle")
@@ -74,7 +75,7 @@ def migrate(revision: str, as_json: bool) -> None:
             "then run SELECT cogd_apply_grants() in this database", err=True)
 
 
-def collect_status(settings: Any, start: bool = True) -> dict[str, Any]:
+def collect_status(settings: Settings, start: bool = True) -> dict[str, Any]:
     from agent.db import catalog
     from agent.db import migrate as mig
     from agent.db.connect import connect, pgvector_version, redact, resolve
@@ -107,7 +108,7 @@ def collect_status(settings: Any, start: bool = True) -> dict[str, Any]:
     return status
 
 
-def _reranker_status(settings: Any) -> str:
+def _reranker_status(settings: Settings) -> str:
     try:
         from agent.providers.factory import reranker_status
     except ImportError:

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from agent.config import Settings
 from agent.domain.tables import need
 from agent.errors import CogdError, InputError
 
@@ -42,7 +43,7 @@ TABLES = (BLOCKS, CLUSTERS, ANTECHAMBER, ARCHIVE)
 TS = pa.timestamp("us", tz="UTC")
 
 
-def cortex_uri(settings: Any) -> str:
+def cortex_uri(settings: Settings) -> str:
     """[night_cycle] cortex_uri, or DATA_DIR/cortex."""
     uri = str(need(settings.night_cycle, "cortex_uri") or "")
     return uri or str(Path(settings.data_dir) / "cortex")
@@ -191,7 +192,8 @@ class LanceCortex:
             raise CortexWriteError(self.uri, code) from exc
 
     @classmethod
-    def from_settings(cls, settings: Any, read_consistency_s: float | None = None) -> LanceCortex:
+    def from_settings(cls, settings: Settings, read_consistency_s: float | None = None
+                      ) -> LanceCortex:
         emb = settings.embedding
         return cls(cortex_uri(settings), emb.universal_dim, emb.native_dim, read_consistency_s)
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agent.config import Settings
 from agent.cortex.lance import ARCHIVE, BLOCKS, CortexWriteError, LanceCortex, cortex_uri
 from agent.db.queries import vector_text
 from agent.domain.night_reconsolidation import reconsolidation_event, shift_description
@@ -149,7 +150,7 @@ class CortexWhenPresent:
     first night cycle picks the cortex up without a restart.
     """
 
-    def __init__(self, settings: Any, universal: Embedder, native: Embedder | None = None,
+    def __init__(self, settings: Settings, universal: Embedder, native: Embedder | None = None,
                  retry_s: float = 30.0) -> None:
         self.settings = settings
         self.universal = universal

@@ -7,7 +7,7 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
-from agent.config import EMBEDDING_PROVIDERS, LLM_PROVIDERS
+from agent.config import EMBEDDING_PROVIDERS, LLM_PROVIDERS, Settings
 from agent.errors import ConfigError
 from agent.providers.ports import (
     LLM,
@@ -52,7 +52,7 @@ def endpoint_for(
     return Endpoint(provider, key, base_url, env, timeout_s)
 
 
-def _local_embedder(settings: Any, recorder: CallRecorder, role: str) -> Embedder:
+def _local_embedder(settings: Settings, recorder: CallRecorder, role: str) -> Embedder:
     from agent.providers.local import LOCAL_EMBED_DIM, LOCAL_EMBED_NAME, LocalEmbedder
 
     emb = settings.embedding
@@ -68,12 +68,12 @@ def _local_embedder(settings: Any, recorder: CallRecorder, role: str) -> Embedde
     )
 
 
-def build_universal_embedder(settings: Any, recorder: CallRecorder | None = None) -> Embedder:
+def build_universal_embedder(settings: Settings, recorder: CallRecorder | None = None) -> Embedder:
     """The frozen local model used for navigation (never a cloud model)."""
     return _local_embedder(settings, recorder or NullRecorder(), "universal")
 
 
-def build_native_embedder(settings: Any, recorder: CallRecorder | None = None) -> Embedder:
+def build_native_embedder(settings: Settings, recorder: CallRecorder | None = None) -> Embedder:
     """The configured provider's embedding model (embedding.native_*)."""
     emb = settings.embedding
     recorder = recorder or NullRecorder()
@@ -100,7 +100,7 @@ def build_native_embedder(settings: Any, recorder: CallRecorder | None = None) -
     return GeminiEmbedder(endpoint, emb.native_model, emb.native_dim, **kw)
 
 
-def build_llm(settings: Any, role: str, recorder: CallRecorder | None = None) -> LLM:
+def build_llm(settings: Settings, role: str, recorder: CallRecorder | None = None) -> LLM:
     """The LLM a role routes to (llm.roles → llm.profiles)."""
     name, profile = settings.role_profile(role)
     recorder = recorder or NullRecorder()
@@ -142,7 +142,7 @@ def build_llm(settings: Any, role: str, recorder: CallRecorder | None = None) ->
     )
 
 
-def build_reranker(settings: Any, recorder: CallRecorder | None = None) -> Reranker:
+def build_reranker(settings: Settings, recorder: CallRecorder | None = None) -> Reranker:
     """FlashRank when its model is in the cache dir; otherwise a disabled pass-through."""
     from agent.providers.rerank import DisabledReranker, FlashRankReranker, reranker_cache_dir
 

@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agent.config import ROLES
+from agent.config import ROLES, Settings
 from agent.errors import CogdError
 
 PROBE_TIMEOUT_S = 5.0
@@ -66,7 +66,7 @@ def probe_profile(profile: Any, timeout_s: float = PROBE_TIMEOUT_S) -> tuple[boo
     return True, f"{len(models)} models listed{note}"
 
 
-def route_roles(settings: Any, timeout_s: float = PROBE_TIMEOUT_S) -> list[RoleRoute]:
+def route_roles(settings: Settings, timeout_s: float = PROBE_TIMEOUT_S) -> list[RoleRoute]:
     """Every role's profile, provider, model and reachability (each profile probed once)."""
     probed: dict[str, tuple[bool, str]] = {}
     routes: list[RoleRoute] = []

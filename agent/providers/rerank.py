@@ -13,13 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent.config import Settings
 from agent.providers.ports import CallRecord, CallRecorder, NullRecorder, Ranked
 
 logger = logging.getLogger(__name__)
 FLASHRANK_URL = "https://huggingface.co/prithivida/flashrank/resolve/main/{}.zip"
 
 
-def reranker_cache_dir(settings: Any) -> Path:
+def reranker_cache_dir(settings: Settings) -> Path:
     """reranker.cache_dir, else DATA_DIR/flashrank."""
     configured = settings.reranker.cache_dir
     return Path(configured) if configured else Path(settings.data_dir) / "flashrank"
@@ -43,7 +44,7 @@ def flashrank_model_file(model: str, cache_dir: Path) -> tuple[Path | None, str 
     return path, None
 
 
-def reranker_status(settings: Any) -> str:
+def reranker_status(settings: Settings) -> str:
     """One line for `cogd status`: enabled (and from where) or disabled and why."""
     if not settings.reranker.enabled:
         return "disabled: reranker.enabled = false"

@@ -25,6 +25,7 @@ import psycopg
 
 from agent import inbox
 from agent.bus import Channel, Kind, notify
+from agent.config import Settings
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.monitors import MonitorConfig, MonitorReport, monitor
@@ -102,7 +103,7 @@ class LoopConfig:
     recent_recall_turns: int = 3
 
     @classmethod
-    def from_settings(cls, settings: Any) -> LoopConfig:
+    def from_settings(cls, settings: Settings) -> LoopConfig:
         return cls(
             entry=EntryGateConfig.from_table(settings.entry_gate),
             exit=ExitGateConfig.from_table(settings.exit_gate),
@@ -161,7 +162,7 @@ class CognitiveLoop:
 
     def __init__(
         self,
-        settings: Any,
+        settings: Settings,
         recorder: Any = None,
         *,
         rng: random.Random | None = None,

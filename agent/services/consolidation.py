@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.domain import consolidation as rules
 from agent.domain.gates import (
@@ -120,7 +121,7 @@ def _array(text: str) -> np.ndarray[Any, Any]:
 
 
 class Consolidator:
-    def __init__(self, settings: Any, recorder: Any = None, rng: random.Random | None = None
+    def __init__(self, settings: Settings, recorder: Any = None, rng: random.Random | None = None
                  ) -> None:
         from agent.providers import factory
         from agent.services.rollover import RelevanceScorer, Rollover

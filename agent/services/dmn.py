@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.domain import dmn as rules
 from agent.domain.tables import need
@@ -36,7 +37,7 @@ def _vec(text: str | None) -> np.ndarray[Any, Any] | None:
 
 
 class Dmn:
-    def __init__(self, settings: Any, recorder: Any = None,
+    def __init__(self, settings: Settings, recorder: Any = None,
                  rng: random.Random | None = None) -> None:
         from agent.providers import factory
         from agent.services.recall import build_recaller

@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 
+from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain.contextual import (
     RECIPE_VERSION,
@@ -134,11 +135,11 @@ def index_pending(conn: psycopg.Connection[Any], indexer: Indexer,
     return indexer.run(conn, kinds=kinds, limit=limit, count=False)
 
 
-def build_indexer(settings: Any) -> Indexer:
+def build_indexer(settings: Settings) -> Indexer:
     from agent.providers import factory
 
     return Indexer(factory.build_universal_embedder(settings), index_config(settings))
 
 
-def index_config(settings: Any) -> IndexConfig:
+def index_config(settings: Settings) -> IndexConfig:
     return IndexConfig.from_table(settings.recall)

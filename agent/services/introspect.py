@@ -12,13 +12,14 @@ from typing import Any
 
 import psycopg
 
+from agent.config import Settings
 from agent.db import audit
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
 from agent.services.identity import load_goals, load_traits
 
 
-def identity_text(conn: psycopg.Connection[Any], settings: Any) -> str:
+def identity_text(conn: psycopg.Connection[Any], settings: Settings) -> str:
     cfg = IdentityConfig.from_tables(settings.identity, settings.context, settings.goals)
     traits = load_traits(conn)
     if not traits:

@@ -25,6 +25,7 @@ from typing import Any
 
 import psycopg
 
+from agent.config import Settings
 from agent.cortex.port import CortexStore, EmptyCortex
 from agent.db.queries import query, vector_text
 from agent.domain import lexical, timeref
@@ -346,7 +347,7 @@ class Recaller:
         return None if row is None else int(row[0])
 
 
-def build_recaller(settings: Any, recorder: Any = None) -> Recaller:
+def build_recaller(settings: Settings, recorder: Any = None) -> Recaller:
     """The recall pipeline as the loop builds it (same embedder, reranker and config)."""
     from agent.providers import factory
     from agent.providers.text import default_counter
@@ -368,7 +369,7 @@ def build_recaller(settings: Any, recorder: Any = None) -> Recaller:
 REWRITE_PROVIDERS = ("openai", "gemini")
 
 
-def build_rewriter(settings: Any, recorder: Any = None) -> LLM | None:
+def build_rewriter(settings: Settings, recorder: Any = None) -> LLM | None:
     """The LLM of role `rewrite` when it routes to a real model (REWRITE_PROVIDERS)."""
     from agent.providers import factory
 
@@ -378,7 +379,7 @@ def build_rewriter(settings: Any, recorder: Any = None) -> LLM | None:
     return factory.build_llm(settings, "rewrite", recorder)
 
 
-def build_cortex(settings: Any, universal: Embedder, native: Embedder | None = None) -> Any:
+def build_cortex(settings: Settings, universal: Embedder, native: Embedder | None = None) -> Any:
     """The LanceDB cortex once the night cycle has created it (checked again on each
     search, so a long-running loop starts using it the night it appears); EmptyCortex
     until then (agent/cortex/store.py)."""

@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from agent.bus import Channel, Kind, notify
+from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.domain import lexical
 from agent.domain.contextual import RECIPE_VERSION, IndexConfig, Said, turn_text
@@ -107,7 +108,7 @@ class TurnWriter:
         self.rng = rng or random.Random()
 
     @classmethod
-    def from_settings(cls, settings: Any, universal: Embedder | None = None,
+    def from_settings(cls, settings: Settings, universal: Embedder | None = None,
                       native: Embedder | None = None, rng: random.Random | None = None,
                       recorder: Any = None) -> TurnWriter:
         """The writer every entry point uses: the configured embedders, token counter,
