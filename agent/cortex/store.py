@@ -26,6 +26,7 @@ import psycopg
 
 from agent.config import Settings
 from agent.cortex.lance import ARCHIVE, BLOCKS, CortexWriteError, LanceCortex, cortex_uri
+from agent.db import day_table
 from agent.db.queries import vector_text
 from agent.domain.night_reconsolidation import reconsolidation_event, shift_description
 from agent.domain.tables import need
@@ -33,15 +34,6 @@ from agent.providers.ports import Embedder
 
 logger = logging.getLogger(__name__)
 
-INSERT_EPIPHANY = """
-INSERT INTO day_table (session_id, user_id, user_tier, role, content, universal_embedding,
-                       turn_number, message_type, epiphany_metadata)
-VALUES (%(session_id)s, %(user_id)s, %(tier)s, 'system', %(content)s, %(universal)s::vector,
-        (SELECT coalesce(max(turn_number), 0) + 1 FROM day_table
-          WHERE session_id = %(session_id)s),
-        'epiphany', %(meta)s::jsonb)
-RETURNING entry_id
-"""
 HEAL_HIPPOCAMPUS = """
 UPDATE holographic_blocks SET native_embedding = %s::halfvec, native_model = %s,
        last_accessed = %s, vector_history = vector_history || %s::jsonb
@@ -132,11 +124,11 @@ class LanceCortexStore:
         uvec = self.universal.embed_documents([content])[0]
         try:
             with conn.transaction():  # a savepoint when the caller holds a transaction
-                got = conn.execute(INSERT_EPIPHANY, {
-                    "session_id": session_id or row["session_id"], "user_id": row["user_id"],
-                    "tier": row["user_tier"], "content": content,
-                    "universal": vector_text(uvec), "meta": json.dumps(meta),
-                }).fetchone()
+                got = day_table.insert(
+                    conn, session_id=session_id or row["session_id"], user_id=row["user_id"],
+                    user_tier=row["user_tier"], role="system", content=content,
+                    universal=vector_text(uvec), message_type="epiphany",
+                    epiphany_metadata=meta)
         except psycopg.Error as exc:  # the block's session may be gone: keep recall working
             logger.warning("could not log the epiphany on %s: %s", row["block_id"], exc)
             return None

@@ -8,7 +8,6 @@ same path (idempotent on external_id) and NOTIFY once per batch.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ import psycopg
 
 from agent.bus import Channel, Kind, notify
 from agent.config import Settings
+from agent.db import day_table
 from agent.db.queries import vector_text
 from agent.domain import lexical
 from agent.domain.contextual import RECIPE_VERSION, IndexConfig, Said, turn_text
@@ -28,41 +28,6 @@ from agent.errors import InputError
 from agent.providers.ports import Embedder
 
 ROLES = ("user", "assistant", "system")
-
-INSERT_TURN = """
-INSERT INTO day_table (session_id, user_id, user_tier, role, speaker, content,
-                       universal_embedding, native_embedding, native_model, turn_number,
-                       token_count, inbox_id, external_id, message_type, created_at,
-                       index_text, index_tsv, index_version, index_embedding)
-VALUES (%(session_id)s, %(user_id)s, %(user_tier)s, %(role)s, %(speaker)s, %(content)s,
-        %(universal)s::vector, %(native)s::halfvec, %(native_model)s,
-        (SELECT coalesce(max(turn_number), 0) + 1 FROM day_table
-          WHERE session_id = %(session_id)s),
-        %(tokens)s, %(inbox_id)s, %(external_id)s, %(message_type)s,
-        coalesce(%(created_at)s, now()), %(index_text)s, %(index_tsv)s::tsvector,
-        %(index_version)s, %(contextual)s::vector)
-ON CONFLICT DO NOTHING  -- an imported external_id, or (inbox_id, role) written before
-RETURNING entry_id, turn_number
-"""
-
-# the session's last turn: what a short reply answers (agent/domain/contextual.py)
-PREVIOUS_TURN = """
-SELECT speaker, role, content FROM day_table
-WHERE session_id = %s ORDER BY turn_number DESC NULLS LAST LIMIT 1
-"""
-
-INSERT_GATE = """
-INSERT INTO gate_decisions (gate, entry_id, session_id, decision, score, signals, reason)
-VALUES ('entry', %s, %s, %s, %s, %s::jsonb, %s)
-RETURNING decision_id
-"""
-
-INSERT_SCRATCH = """
-INSERT INTO scratch_buffer (entry_id, session_id, user_id, content, signals)
-VALUES (%s, %s, %s, %s, %s::jsonb)
-RETURNING id
-"""
-
 
 @dataclass(frozen=True)
 class TurnInput:
@@ -149,7 +114,7 @@ class TurnWriter:
             said = Said(content, turn.role, turn.speaker, turn.created_at or now)
             previous = last.get(turn.session_id)
             if previous is None and self.index_cfg.may_quote(content):
-                row = conn.execute(PREVIOUS_TURN, (turn.session_id,)).fetchone()
+                row = day_table.last_turn(conn, turn.session_id)
                 previous = None if row is None else Said(row[2], row[1], row[0])
             out.append(turn_text(said, previous, self.index_cfg))
             last[turn.session_id] = said
@@ -175,20 +140,17 @@ class TurnWriter:
             turns, cleaned, contexts, universal, native, contextual, strict=True
         ):
             tokens = int(self.count_tokens(content))
-            row = conn.execute(
-                INSERT_TURN,
-                {
-                    "session_id": turn.session_id, "user_id": turn.user_id,
-                    "user_tier": turn.user_tier, "role": turn.role, "content": content,
-                    "universal": uvec, "native": nvec, "native_model": self.native.model_id,
-                    "tokens": tokens, "inbox_id": turn.inbox_id, "external_id": turn.external_id,
-                    "message_type": turn.message_type, "created_at": turn.created_at,
-                    "speaker": turn.speaker, "index_text": context,
-                    "index_tsv": lexical.tsvector_literal(lexical.tokens(context)),
-                    "index_version": RECIPE_VERSION, "contextual": cvec,
-                },
-            ).fetchone()
-            if row is None:  # this external_id was imported before
+            row = day_table.insert(
+                conn, session_id=turn.session_id, user_id=turn.user_id,
+                user_tier=turn.user_tier, role=turn.role, content=content, universal=uvec,
+                native=nvec, native_model=self.native.model_id, tokens=tokens,
+                inbox_id=turn.inbox_id, external_id=turn.external_id,
+                message_type=turn.message_type, created_at=turn.created_at,
+                speaker=turn.speaker, index_text=context,
+                index_tsv=lexical.tsvector_literal(lexical.tokens(context)),
+                index_version=RECIPE_VERSION, contextual=cvec,
+            )
+            if row is None:  # an imported external_id, or an (inbox_id, role) written before
                 out.append(None)
                 continue
             entry_id, turn_number = row
@@ -217,18 +179,11 @@ class TurnWriter:
         signals["flags"] = flags
         signals["memory_type_hint"] = decision.memory_type_hint
         scratched = decision.decision == "scratch" or "identity_rewrite_attempt" in flags
-        conn.execute(
-            INSERT_GATE,
-            (
-                entry_id, turn.session_id, "scratch" if scratched else "pass", decision.score,
-                json.dumps(signals), decision.reason,
-            ),
-        )
+        day_table.record_entry_gate(conn, entry_id, turn.session_id,
+                                    "scratch" if scratched else "pass", decision.score,
+                                    signals, decision.reason)
         if scratched:
-            conn.execute(
-                INSERT_SCRATCH,
-                (entry_id, turn.session_id, turn.user_id, content, json.dumps(signals)),
-            )
+            day_table.scratch(conn, entry_id, turn.session_id, turn.user_id, content, signals)
         return WrittenTurn(
             entry_id=entry_id, turn_number=turn_number,
             decision="scratch" if scratched else "pass", scratched=scratched,

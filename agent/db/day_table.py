@@ -1,0 +1,53 @@
+"""day_table's repository: the one insert (turns, imports, epiphanies) and the write
+path's reads; SQL in agent/db/sql/day_table.sql."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psycopg
+
+from agent.db.queries import query
+
+FIELDS = ("session_id", "user_id", "user_tier", "role", "speaker", "content", "universal",
+          "native", "native_model", "tokens", "inbox_id", "external_id", "message_type",
+          "created_at", "index_text", "index_tsv", "index_version", "contextual",
+          "epiphany_metadata")
+
+
+def insert(conn: psycopg.Connection[Any], **fields: Any) -> tuple[Any, int] | None:
+    """One row, numbered the session's next turn: (entry_id, turn_number), or None when
+    it was there already (an imported external_id, or an (inbox_id, role) written
+    before). Fields not given are NULL (message_type: 'dialogue'); vectors in pgvector's
+    text form."""
+    unknown = sorted(set(fields) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"day_table has no field {unknown[0]!r}; fields: {', '.join(FIELDS)}")
+    params = dict.fromkeys(FIELDS) | fields
+    params["message_type"] = params["message_type"] or "dialogue"
+    if isinstance(params["epiphany_metadata"], dict):
+        params["epiphany_metadata"] = json.dumps(params["epiphany_metadata"])
+    row = conn.execute(query("day_table_insert"), params).fetchone()
+    return None if row is None else (row[0], int(row[1]))
+
+
+def last_turn(conn: psycopg.Connection[Any], session_id: Any) -> tuple[Any, str, str] | None:
+    """(speaker, role, content) of the session's last turn, or None."""
+    row = conn.execute(query("day_table_last_turn"), {"session_id": session_id}).fetchone()
+    return None if row is None else (row[0], row[1], row[2])
+
+
+def record_entry_gate(conn: psycopg.Connection[Any], entry_id: Any, session_id: Any,
+                      decision: str, score: float, signals: dict[str, Any], reason: str) -> None:
+    conn.execute(query("entry_gate_insert"), {
+        "entry_id": entry_id, "session_id": session_id, "decision": decision, "score": score,
+        "signals": json.dumps(signals), "reason": reason})
+
+
+def scratch(conn: psycopg.Connection[Any], entry_id: Any, session_id: Any, user_id: Any,
+            content: str, signals: dict[str, Any]) -> None:
+    """The turn held in scratch_buffer (the entry gate's 'scratch')."""
+    conn.execute(query("scratch_insert"), {
+        "entry_id": entry_id, "session_id": session_id, "user_id": user_id,
+        "content": content, "signals": json.dumps(signals)})

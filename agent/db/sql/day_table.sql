@@ -1,0 +1,36 @@
+-- day_table, the hippocampus's record of every exchange (agent/db/day_table.py): the one
+-- insert every writer uses (turns, imports, epiphanies), and what the write path reads.
+
+-- name: day_table_insert
+-- the turn number is the session's next, computed here and nowhere else; an imported
+-- external_id, or an (inbox_id, role) written before, inserts nothing
+INSERT INTO day_table (session_id, user_id, user_tier, role, speaker, content,
+                       universal_embedding, native_embedding, native_model, turn_number,
+                       token_count, inbox_id, external_id, message_type, created_at,
+                       index_text, index_tsv, index_version, index_embedding,
+                       epiphany_metadata)
+VALUES (%(session_id)s, %(user_id)s, %(user_tier)s, %(role)s, %(speaker)s, %(content)s,
+        %(universal)s::vector, %(native)s::halfvec, %(native_model)s,
+        (SELECT coalesce(max(turn_number), 0) + 1 FROM day_table
+          WHERE session_id = %(session_id)s),
+        %(tokens)s, %(inbox_id)s, %(external_id)s, %(message_type)s,
+        coalesce(%(created_at)s, now()), %(index_text)s, %(index_tsv)s::tsvector,
+        %(index_version)s, %(contextual)s::vector, %(epiphany_metadata)s::jsonb)
+ON CONFLICT DO NOTHING
+RETURNING entry_id, turn_number;
+
+-- name: day_table_last_turn
+-- the session's last turn: what a short reply answers (agent/domain/contextual.py)
+SELECT speaker, role, content FROM day_table
+WHERE session_id = %(session_id)s ORDER BY turn_number DESC NULLS LAST LIMIT 1;
+
+-- name: entry_gate_insert
+INSERT INTO gate_decisions (gate, entry_id, session_id, decision, score, signals, reason)
+VALUES ('entry', %(entry_id)s, %(session_id)s, %(decision)s, %(score)s, %(signals)s::jsonb,
+        %(reason)s)
+RETURNING decision_id;
+
+-- name: scratch_insert
+INSERT INTO scratch_buffer (entry_id, session_id, user_id, content, signals)
+VALUES (%(entry_id)s, %(session_id)s, %(user_id)s, %(content)s, %(signals)s::jsonb)
+RETURNING id;
