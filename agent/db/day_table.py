@@ -51,3 +51,24 @@ def scratch(conn: psycopg.Connection[Any], entry_id: Any, session_id: Any, user_
     conn.execute(query("scratch_insert"), {
         "entry_id": entry_id, "session_id": session_id, "user_id": user_id,
         "content": content, "signals": json.dumps(signals)})
+
+
+def user_turn_of_inbox(conn: psycopg.Connection[Any], inbox_id: int) -> tuple[Any, str] | None:
+    """(entry_id, content) of the user turn an inbox message wrote, or None."""
+    row = conn.execute(query("day_table_user_turn_of_inbox"), {"inbox_id": inbox_id}).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def window(conn: psycopg.Connection[Any], session_id: Any, limit: int = 400
+           ) -> list[tuple[Any, str, str, int]]:
+    """The session's dialogue turns, newest first: (entry_id, role, content, tokens)."""
+    rows = conn.execute(query("day_table_window"),
+                        {"session_id": session_id, "limit": limit}).fetchall()
+    return [(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+
+def previous_user_similarity(conn: psycopg.Connection[Any], entry_id: Any) -> float | None:
+    """Cosine similarity of a user turn to the session's user turn before it."""
+    row = conn.execute(query("day_table_previous_user_similarity"),
+                       {"entry_id": entry_id}).fetchone()
+    return None if row is None else float(row[0])

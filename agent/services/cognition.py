@@ -26,6 +26,8 @@ import psycopg
 from agent import inbox
 from agent.bus import Channel, Kind, notify
 from agent.config import Settings
+from agent.db import day_table
+from agent.db.queries import query
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.monitors import MonitorConfig, MonitorReport, monitor
@@ -51,45 +53,6 @@ from agent.services.rollover import RelevanceScorer, Rollover
 from agent.services.turns import TurnInput, TurnWriter
 
 logger = logging.getLogger(__name__)
-
-SESSION_USER = """
-SELECT s.user_id, u.tier FROM sessions s JOIN users u USING (user_id) WHERE s.session_id = %s
-"""
-
-WINDOW = """
-SELECT entry_id, role, content, coalesce(token_count, 0)
-FROM day_table
-WHERE session_id = %s AND message_type = 'dialogue'
-ORDER BY turn_number DESC
-LIMIT 400
-"""
-
-RECENT_INJECTED = """
-SELECT items FROM recall_log WHERE session_id = %s ORDER BY id DESC LIMIT %s
-"""
-
-USER_TURN_OF_INBOX = """
-SELECT entry_id, content FROM day_table WHERE inbox_id = %s AND role = 'user'
-"""
-
-INSERT_CITATION = """
-INSERT INTO memory_citations (entry_id, cited_id, cited_kind, valid)
-VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING
-"""
-
-INSERT_ESCALATION = """
-INSERT INTO escalations (entry_id, session_id, triggers, stakes, monitors, loops, outcome)
-VALUES (%s, %s, %s::jsonb, %s::jsonb, %s::jsonb, %s, %s)
-"""
-
-PREVIOUS_USER_SIMILARITY = """
-SELECT 1 - (p.universal_embedding <=> c.universal_embedding)
-FROM day_table c, day_table p
-WHERE c.entry_id = %(entry_id)s AND p.session_id = c.session_id AND p.role = 'user'
-  AND p.turn_number < c.turn_number AND p.universal_embedding IS NOT NULL
-ORDER BY p.turn_number DESC LIMIT 1
-"""
-
 
 @dataclass
 class LoopConfig:
@@ -214,11 +177,11 @@ class CognitiveLoop:
         crash (the same inbox_id) is not written again: the turn continues from it.
         `user`: the session's (user_id, tier) when the caller already has it."""
         if inbox_id is not None:
-            row = conn.execute(USER_TURN_OF_INBOX, (inbox_id,)).fetchone()
-            if row:
-                return row[0], row[1]
+            found = day_table.user_turn_of_inbox(conn, inbox_id)
+            if found:
+                return found
         if user is None:
-            user = conn.execute(SESSION_USER, (session_id,)).fetchone()
+            user = self._session_user(conn, session_id)
         with conn.transaction():
             written = self.writer.write(  # cleans the text (InputError for an empty one)
                 conn,
@@ -256,7 +219,7 @@ class CognitiveLoop:
         the rollover's exits and the recall log."""
         started = time.perf_counter()
         self.bootstrap(conn)
-        user = conn.execute(SESSION_USER, (session_id,)).fetchone()  # (user_id, tier), once
+        user = self._session_user(conn, session_id)  # (user_id, tier), once
         user_entry, content = self.write_user_turn(conn, session_id, content, inbox_id, user)
         traits = load_traits(conn)
         goals = load_goals(conn)
@@ -268,8 +231,7 @@ class CognitiveLoop:
         exits = self.rollover.run(conn, session_id, self.cfg.window_tokens)
         if exits:  # what the exit gate kept becomes findable by its words too
             index_pending(conn, self.indexer, kinds=("memory",), limit=64)
-        rows = conn.execute(WINDOW, (session_id,)).fetchall()
-        newest_first = [WindowTurn(r[0], r[1], r[2], int(r[3])) for r in rows]
+        newest_first = [WindowTurn(*r) for r in day_table.window(conn, session_id)]
         inside, _ = split_window(newest_first, self.cfg.window_tokens)
         user_msgs = [t.content for t in inside if t.role == "user"]
         last_assistant = next((t.content for t in reversed(inside) if t.role == "assistant"), "")
@@ -289,10 +251,9 @@ class CognitiveLoop:
         # 4. identity: the hash always, the full identity on a trigger
         boundary_sims = self._boundary_similarities(content, traits)
         last_meta = inbox.last_reply_metadata(conn, session_id)
-        topic = conn.execute(PREVIOUS_USER_SIMILARITY, {"entry_id": user_entry}).fetchone()
         signals = IdentitySignals(
             session_start=len(user_msgs) <= 1 and last_meta is None,
-            topic_similarity=None if topic is None else float(topic[0]),
+            topic_similarity=day_table.previous_user_similarity(conn, user_entry),
             context_fraction=window_fraction(inside, self.cfg.window_tokens),
             boundary_relevant=any(
                 s >= self.cfg.monitors.boundary_min_similarity for s in boundary_sims.values()
@@ -386,16 +347,16 @@ class CognitiveLoop:
                 raise LostClaim(f"inbox {inbox_id} already has its reply")
             assistant_entry = written[0].entry_id if written[0] else None
             for cid in cited:
-                conn.execute(INSERT_CITATION,
-                             (assistant_entry, cid, valid_ids.get(cid), cid in valid_ids))
+                conn.execute(query("turn_citation"), {
+                    "entry_id": assistant_entry, "cited_id": cid, "kind": valid_ids.get(cid),
+                    "valid": cid in valid_ids})
             if resp.escalated:
                 first = resp.first_report
-                conn.execute(
-                    INSERT_ESCALATION,
-                    (ctx.user_entry, ctx.session_id, json.dumps(first.triggers),
-                     json.dumps(first.stakes), json.dumps(resp.report.as_dict()), resp.loops,
-                     "max_loops_reached" if resp.max_loops_reached else "reflected"),
-                )
+                conn.execute(query("turn_escalation"), {
+                    "entry_id": ctx.user_entry, "session_id": ctx.session_id,
+                    "triggers": json.dumps(first.triggers), "stakes": json.dumps(first.stakes),
+                    "monitors": json.dumps(resp.report.as_dict()), "loops": resp.loops,
+                    "outcome": "max_loops_reached" if resp.max_loops_reached else "reflected"})
             metadata["latency_ms"] = round((time.perf_counter() - ctx.started) * 1000, 1)
             if inbox_id is not None:
                 inbox.complete(conn, inbox_id, ctx.session_id, resp.reply, metadata)
@@ -403,6 +364,11 @@ class CognitiveLoop:
         return TurnResult(resp.reply, ctx.user_entry, assistant_entry, metadata)
 
     # -- helpers --------------------------------------------------------------
+
+    @staticmethod
+    def _session_user(conn: psycopg.Connection[Any], session_id: Any) -> tuple[Any, Any] | None:
+        row = conn.execute(query("turn_session_user"), {"session_id": session_id}).fetchone()
+        return None if row is None else (row[0], row[1])
 
     def _goal_centroid(self, goals: list[Any]) -> Any:
         """The normalised mean embedding of the active goals (None without goals)."""
@@ -418,9 +384,8 @@ class CognitiveLoop:
 
     def _recent_injected(self, conn: psycopg.Connection[Any], session_id: Any) -> set[str]:
         ids: list[str] = []
-        for (items,) in conn.execute(
-            RECENT_INJECTED, (session_id, self.cfg.recent_recall_turns)
-        ):
+        for (items,) in conn.execute(query("turn_recent_injected"), {
+                "session_id": session_id, "k": self.cfg.recent_recall_turns}):
             ids += [i["id"] for i in items or [] if i.get("verdict") != "no_match"]
         return set(ids[: self.cfg.recall.injected_dedup_size])
 
@@ -438,13 +403,7 @@ class CognitiveLoop:
 
     def _thoughts(self, conn: psycopg.Connection[Any], session_id: Any) -> list[str]:
         """'Recalled without being asked' (written by the idle DMN, issue #5): at most 3."""
-        rows = conn.execute(
-            "UPDATE thoughts SET status = 'injected', injected_at = now() WHERE thought_id IN ("
-            " SELECT thought_id FROM thoughts WHERE status = 'new' AND kind = 'proactive_recall'"
-            " AND (session_id = %s OR session_id IS NULL) ORDER BY created_at DESC LIMIT 3)"
-            " RETURNING content",
-            (session_id,),
-        ).fetchall()
+        rows = conn.execute(query("turn_take_thoughts"), {"session_id": session_id}).fetchall()
         return list(dict.fromkeys(r[0] for r in rows))
 
     def _system1(

@@ -34,3 +34,23 @@ RETURNING decision_id;
 INSERT INTO scratch_buffer (entry_id, session_id, user_id, content, signals)
 VALUES (%(entry_id)s, %(session_id)s, %(user_id)s, %(content)s, %(signals)s::jsonb)
 RETURNING id;
+
+-- name: day_table_user_turn_of_inbox
+-- the user turn an inbox message wrote (before a crash, when the loop takes it over)
+SELECT entry_id, content FROM day_table WHERE inbox_id = %(inbox_id)s AND role = 'user';
+
+-- name: day_table_window
+-- the session's dialogue, newest first: the rolling window is cut from it
+SELECT entry_id, role, content, coalesce(token_count, 0)
+FROM day_table
+WHERE session_id = %(session_id)s AND message_type = 'dialogue'
+ORDER BY turn_number DESC
+LIMIT %(limit)s;
+
+-- name: day_table_previous_user_similarity
+-- how close a user turn is to the session's user turn before it (a topic change)
+SELECT 1 - (p.universal_embedding <=> c.universal_embedding)
+FROM day_table c, day_table p
+WHERE c.entry_id = %(entry_id)s AND p.session_id = c.session_id AND p.role = 'user'
+  AND p.turn_number < c.turn_number AND p.universal_embedding IS NOT NULL
+ORDER BY p.turn_number DESC LIMIT 1;

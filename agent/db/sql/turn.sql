@@ -1,0 +1,29 @@
+-- What one turn of the cognitive loop reads and writes beside day_table and the inbox
+-- (agent/services/cognition.py).
+
+-- name: turn_session_user
+SELECT s.user_id, u.tier FROM sessions s JOIN users u USING (user_id)
+WHERE s.session_id = %(session_id)s;
+
+-- name: turn_recent_injected
+-- what recall injected in the session's last turns (not repeated)
+SELECT items FROM recall_log WHERE session_id = %(session_id)s ORDER BY id DESC LIMIT %(k)s;
+
+-- name: turn_take_thoughts
+-- "recalled without being asked" (written by the idle DMN): at most 3, shown once
+UPDATE thoughts SET status = 'injected', injected_at = now()
+WHERE thought_id IN (
+    SELECT thought_id FROM thoughts
+    WHERE status = 'new' AND kind = 'proactive_recall'
+      AND (session_id = %(session_id)s OR session_id IS NULL)
+    ORDER BY created_at DESC LIMIT 3)
+RETURNING content;
+
+-- name: turn_citation
+INSERT INTO memory_citations (entry_id, cited_id, cited_kind, valid)
+VALUES (%(entry_id)s, %(cited_id)s, %(kind)s, %(valid)s) ON CONFLICT DO NOTHING;
+
+-- name: turn_escalation
+INSERT INTO escalations (entry_id, session_id, triggers, stakes, monitors, loops, outcome)
+VALUES (%(entry_id)s, %(session_id)s, %(triggers)s::jsonb, %(stakes)s::jsonb,
+        %(monitors)s::jsonb, %(loops)s, %(outcome)s);
