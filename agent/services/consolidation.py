@@ -32,7 +32,7 @@ import numpy as np
 import psycopg
 
 from agent.config import Settings
-from agent.db.queries import vector_text
+from agent.db.queries import query, vector_text
 from agent.domain import consolidation as rules
 from agent.domain.gates import (
     EntryGateConfig,
@@ -104,14 +104,13 @@ def _storable(text: str) -> str:
 
 
 def get_state(conn: psycopg.Connection[Any], key: str) -> dict[str, Any]:
-    row = conn.execute("SELECT value FROM worker_state WHERE key = %s", (key,)).fetchone()
+    row = conn.execute(query("consolidation_state_load"), (key,)).fetchone()
     return dict(row[0]) if row else {}
 
 
 def set_state(conn: psycopg.Connection[Any], key: str, value: dict[str, Any]) -> None:
     conn.execute(
-        "INSERT INTO worker_state (key, value) VALUES (%s, %s::jsonb) ON CONFLICT (key) DO "
-        "UPDATE SET value = EXCLUDED.value, updated_at = now()",
+        query("consolidation_state_save"),
         (key, json.dumps(value, default=str)),
     )
 
@@ -173,8 +172,7 @@ class Consolidator:
                 if result:
                     report.operations[name] = result
                     conn.execute(
-                        "INSERT INTO consolidation_log (pass_id, operation, inputs, outputs) "
-                        "VALUES (%s, %s, %s::jsonb, %s::jsonb)",
+                        query("consolidation_log_insert"),
                         (report.pass_id, name, json.dumps(result.get("inputs", {}), default=str),
                          json.dumps(result.get("outputs", {}), default=str)),
                     )
@@ -187,9 +185,7 @@ class Consolidator:
         from agent.services.identity import load_goals, load_traits
 
         rows = conn.execute(
-            "SELECT s.id, s.entry_id, d.role, d.content, s.session_id, s.user_id "
-            "FROM scratch_buffer s LEFT JOIN day_table d USING (entry_id) "
-            "WHERE s.status = 'pending' ORDER BY s.id LIMIT 500"
+            query("consolidation_scratch_pending")
         ).fetchall()
         if not rows:
             return None
@@ -201,16 +197,14 @@ class Consolidator:
             if self.should_stop():
                 break
             if entry_id is None:  # its turn left the day table (covered by a block)
-                conn.execute("UPDATE scratch_buffer SET status = 'dropped', processed_at = now()"
-                             " WHERE id = %s", (sid,))
+                conn.execute(query("consolidation_scratch_drop"), (sid,))
                 actions["turn_gone"] += 1
                 continue
             outcome = self.rollover.judge(conn, entry_id, role, content, session_id, user_id)
             actions[outcome.action] += 1
             if outcome.action == "buffer":
                 conn.execute(
-                    "UPDATE scratch_buffer SET status = 'dropped', processed_at = now(), "
-                    "attempts = attempts + 1 WHERE id = %s", (sid,))
+                    query("consolidation_scratch_drop_attempt"), (sid,))
         if not actions:
             return None
         return {"inputs": {"scratch_ids": [r[0] for r in rows]},
@@ -229,7 +223,7 @@ class Consolidator:
         state = get_state(conn, "consolidation.recall_log")
         since = int(state.get("last_id", 0))
         rows = conn.execute(
-            "SELECT id, items, created_at FROM recall_log WHERE id > %s ORDER BY id", (since,)
+            query("consolidation_recall_log_since"), (since,)
         ).fetchall()
         if not rows:
             return None
@@ -243,15 +237,13 @@ class Consolidator:
                     last_seen[mid] = at
         changed = []
         for mid, n in counts.items():
-            row = conn.execute("SELECT importance FROM memories WHERE memory_id = %s",
+            row = conn.execute(query("consolidation_memory_importance"),
                                (mid,)).fetchone()
             if row is None:
                 continue
             new = rules.strengthen(float(row[0]), n, self.cfg)
             conn.execute(
-                "UPDATE memories SET importance = %s, access_count = access_count + %s, "
-                "last_accessed = greatest(last_accessed, %s), updated_at = now() "
-                "WHERE memory_id = %s", (new, n, last_seen[mid], mid))
+                query("consolidation_memory_reweigh"), (new, n, last_seen[mid], mid))
             changed.append({"memory_id": mid, "recalls": n, "importance": [row[0], new]})
         set_state(conn, "consolidation.recall_log", {"last_id": rows[-1][0]})
         if not changed:
@@ -314,11 +306,7 @@ class Consolidator:
         meta = {"sources": [str(s[0]) for s in sources], "model": self.llm.model,
                 "fallback": bool(result.fallback)}
         row = conn.execute(
-            "INSERT INTO memories (memory_type, content, universal_embedding, native_embedding,"
-            " native_model, importance, confidence, evidence_count, metadata, user_id,"
-            " session_id) SELECT 'insight', %s, %s::vector, %s::halfvec, %s, %s, 0.6, %s,"
-            " %s::jsonb, user_id, session_id FROM memories WHERE memory_id = %s"
-            " RETURNING memory_id",
+            query("consolidation_insight_insert"),
             (text, vector_text(uni), vector_text(nat), self.native.model_id,
              self.cfg.insight_importance, evidence, json.dumps(meta), sources[-1][0]),
         ).fetchone()
@@ -326,11 +314,9 @@ class Consolidator:
         insight = row[0]
         for s in sources:
             conn.execute(
-                "INSERT INTO memory_links (source_id, target_id, link_type, strength) "
-                "VALUES (%s, %s, 'supersedes', 1.0) ON CONFLICT DO NOTHING", (insight, s[0]))
+                query("consolidation_link_supersedes"), (insight, s[0]))
             conn.execute(
-                "UPDATE memories SET status = 'superseded', importance = least(importance, %s),"
-                " updated_at = now() WHERE memory_id = %s",
+                query("consolidation_memory_supersede"),
                 (self.cfg.source_importance_after_merge, s[0]))
         fault_hook("merge-mid")  # insight and links written, the pass not committed yet
         return {"insight": str(insight), "sources": meta["sources"], "content": text,
@@ -346,8 +332,7 @@ class Consolidator:
         pairs = sorted(rules.pairs_in_band(vectors, self.cfg.contradiction_band),
                        key=lambda p: -p[2])
         linked = {(a, b) for a, b in conn.execute(
-            "SELECT least(source_id, target_id)::text, greatest(source_id, target_id)::text "
-            "FROM memory_links")}
+            query("consolidation_linked_pairs"))}
         found = []
         checked = 0
         parsed: Counter[str] = Counter()
@@ -367,13 +352,11 @@ class Consolidator:
             if judged.reason:
                 meta["reason"] = judged.reason
             conn.execute(
-                "INSERT INTO memory_links (source_id, target_id, link_type, strength, metadata)"
-                " VALUES (%s, %s, %s, %s, %s::jsonb) ON CONFLICT DO NOTHING",
+                query("consolidation_link"),
                 (b[0], a[0], link, sim, json.dumps(meta)))
             if judged.verdict:
                 conn.execute(
-                    "UPDATE memories SET metadata = metadata || '{\"flag\": \"contradiction\"}'"
-                    " WHERE memory_id = ANY(%s)", ([a[0], b[0]],))
+                    query("consolidation_flag_contradictions"), ([a[0], b[0]],))
                 found.append({"pair": [str(a[0]), str(b[0])], "similarity": round(sim, 3),
                               "classifier": judged.how})
         if not checked:
@@ -424,9 +407,7 @@ class Consolidator:
     def decay(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Unused memories lose importance (once per period); below the floor: archived."""
         rows = conn.execute(
-            "SELECT memory_id, importance, access_count, coalesce(last_accessed, created_at),"
-            " memory_type, metadata->>'decayed_at' FROM memories WHERE status = 'active' "
-            "AND coalesce(last_accessed, created_at) < %s - make_interval(days => %s)",
+            query("consolidation_decay_candidates"),
             (now, int(self.cfg.decay_after_days)),
         ).fetchall()
         decayed: list[str] = []
@@ -438,9 +419,7 @@ class Consolidator:
             new = imp * self.cfg.decay_factor
             status = "archived" if new < self.cfg.archive_below_importance else "active"
             conn.execute(
-                "UPDATE memories SET importance = %s, status = %s, updated_at = now(), "
-                "metadata = metadata || jsonb_build_object('decayed_at', %s::text) "
-                "WHERE memory_id = %s", (new, status, now.isoformat(), mid))
+                query("consolidation_memory_decay"), (new, status, now.isoformat(), mid))
             (archived if status == "archived" else decayed).append(str(mid))
         if not decayed and not archived:
             return None
@@ -450,15 +429,12 @@ class Consolidator:
     def corrections(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Corrections keep when they fail and when they are fine (regex heuristic)."""
         rows = conn.execute(
-            "SELECT memory_id, content FROM memories WHERE memory_type = 'correction' "
-            "AND NOT metadata ? 'conditions_parsed'").fetchall()
+            query("consolidation_unparsed_corrections")).fetchall()
         parsed = []
         for mid, content in rows:
             fails, fine = rules.correction_conditions(content)
             conn.execute(
-                "UPDATE memories SET fails_when = coalesce(fails_when, %s), fine_when = "
-                "coalesce(fine_when, %s), metadata = metadata || "
-                "'{\"conditions_parsed\": \"regex heuristic\"}' WHERE memory_id = %s",
+                query("consolidation_correction_conditions"),
                 (fails, fine, mid))
             parsed.append({"memory_id": str(mid), "fails_when": fails, "fine_when": fine})
         return {"outputs": {"corrections": parsed}} if parsed else None
@@ -467,20 +443,14 @@ class Consolidator:
         """Find plans, promises, reminders and unfinished work; carry them forward."""
         found = []
         for entry, session, user, content, at in conn.execute(
-            "SELECT d.entry_id, d.session_id, d.user_id, d.content, d.created_at FROM day_table d "
-            "WHERE d.role = 'user' AND d.message_type = 'dialogue' AND NOT EXISTS ("
-            " SELECT 1 FROM intentions i WHERE i.source_entry_id = d.entry_id) "
-            "AND d.created_at > coalesce((SELECT (value->>'scanned_to')::timestamptz FROM "
-            " worker_state WHERE key = 'consolidation.intentions'), '-infinity') "
-            "ORDER BY d.created_at LIMIT 5000").fetchall():
+            query("consolidation_user_turns_since")).fetchall():
             kind = rules.intention_kind(content)
             if kind:
                 conn.execute(
-                    "INSERT INTO intentions (user_id, session_id, source_entry_id, kind, content,"
-                    " created_at) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    query("consolidation_intention_insert"),
                     (user, session, entry, kind, content[:2000], at))
                 found.append({"entry_id": str(entry), "kind": kind})
-        latest = conn.execute("SELECT max(created_at) FROM day_table WHERE role = 'user'"
+        latest = conn.execute(query("consolidation_last_user_turn_at")
                               ).fetchone()
         if latest and latest[0]:
             set_state(conn, "consolidation.intentions", {"scanned_to": latest[0].isoformat()})
@@ -488,17 +458,11 @@ class Consolidator:
         per_day = float(need(self.intent_cfg, "urgency_decay_per_day"))
         carried = []
         for iid, created, count, urgency, _last_session, new_count, newest in conn.execute(
-            "SELECT i.intention_id, i.created_at, i.carried_count, i.urgency, "
-            "i.last_carried_session, count(s.session_id), "
-            "(array_agg(s.session_id ORDER BY s.started_at DESC))[1] "
-            "FROM intentions i LEFT JOIN sessions s ON s.user_id = i.user_id "
-            "AND s.started_at > i.created_at AND s.session_id <> i.session_id "
-            "WHERE i.status = 'open' GROUP BY i.intention_id").fetchall():
+            query("consolidation_open_intentions")).fetchall():
             new_urgency = round(rules.intention_urgency(0.5, created, now, after, per_day), 4)
             if new_count != count or abs(new_urgency - urgency) > 1e-9:
                 conn.execute(
-                    "UPDATE intentions SET carried_count = %s, urgency = %s, "
-                    "last_carried_session = %s, updated_at = now() WHERE intention_id = %s",
+                    query("consolidation_intention_carry"),
                     (new_count, new_urgency, newest, iid))
                 carried.append({"intention_id": str(iid), "carried": new_count,
                                 "urgency": new_urgency})
@@ -509,13 +473,7 @@ class Consolidator:
     def promotion(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """5+ signals over 14+ days → a Layer 1 goal; 10+ over 30+ → a Layer 0 proposal."""
         rows = conn.execute(
-            "SELECT m.memory_id, m.content, m.evidence_count, "
-            "extract(epoch FROM greatest(m.updated_at, max(coalesce(s.created_at, m.created_at)))"
-            " - least(m.created_at, min(coalesce(s.created_at, m.created_at)))) / 86400, "
-            "m.metadata "
-            "FROM memories m LEFT JOIN memory_links l ON l.source_id = m.memory_id "
-            "AND l.link_type = 'supersedes' LEFT JOIN memories s ON s.memory_id = l.target_id "
-            "WHERE m.status = 'active' AND m.evidence_count >= %s GROUP BY m.memory_id",
+            query("consolidation_goal_candidates"),
             (self.cfg.promote_l1_min_signals,)).fetchall()
         goals, proposals, held = [], [], []
         weight = float(need(self.goals_cfg, "promoted_initial_weight"))
@@ -531,32 +489,27 @@ class Consolidator:
                 # its Layer 0 proposal below waits for a person, flagged
                 if "promotion_held" not in (meta or {}):
                     conn.execute(
-                        "UPDATE memories SET metadata = metadata || %s::jsonb "
-                        "WHERE memory_id = %s",
+                        query("consolidation_memory_metadata"),
                         (json.dumps({"promotion_held": suspect}), mid))
                     held.append({"memory_id": str(mid), "reason": suspect})
                 if level != 0:
                     continue
             name = f"goal_{str(mid)[:8]}"
             row = None if suspect else conn.execute(
-                "INSERT INTO goals (name, description, weight, source, evidence_count, metadata)"
-                " VALUES (%s, %s, %s, 'promotion', %s, %s::jsonb) ON CONFLICT (name) DO NOTHING"
-                " RETURNING goal_id",
+                query("consolidation_goal_insert"),
                 (name, content[:500], rules.capped(weight, self.safety), evidence,
                  json.dumps({"memory_id": str(mid), "evidence_seen": int(evidence)}))).fetchone()
             if row:
                 conn.execute(
-                    "INSERT INTO goals_history (goal_id, old_weight, new_weight, reason, details)"
-                    " VALUES (%s, NULL, %s, 'promoted from evidence', %s::jsonb)",
+                    query("consolidation_goal_promoted_history"),
                     (row[0], weight, json.dumps({"memory_id": str(mid), "evidence": evidence,
                                                  "span_days": span})))
                 goals.append({"goal": name, "memory_id": str(mid)})
             if level == 0 and not conn.execute(
-                    "SELECT 1 FROM proposals WHERE payload->>'memory_id' = %s",
+                    query("consolidation_proposal_exists"),
                     (str(mid),)).fetchone():
                 conn.execute(
-                    "INSERT INTO proposals (target_layer, kind, payload, evidence) "
-                    "VALUES (0, 'new_value', %s::jsonb, %s::jsonb)",
+                    query("consolidation_proposal_insert"),
                     (json.dumps({"name": f"value_{str(mid)[:8]}", "description": content[:500],
                                  "weight": weight, "memory_id": str(mid)}),
                      json.dumps({"evidence_count": evidence, "span_days": span,
@@ -596,7 +549,7 @@ class Consolidator:
             logger.warning("promotion: the rewrite screen's answer is neither yes nor no; "
                            "the patterns decide")
             return None
-        conn.execute("UPDATE memories SET metadata = metadata || %s::jsonb WHERE memory_id = %s",
+        conn.execute(query("consolidation_memory_metadata"),
                      (json.dumps({"rewrite_screen": {"model": self.llm.model,
                                                      "suspect": verdict}}), memory_id))
         return SUSPECT_BY_MODEL if verdict else None
@@ -606,9 +559,7 @@ class Consolidator:
         changes = []
         gain = float(need(self.goals_cfg, "evidence_gain"))
         goals = conn.execute(
-            "SELECT g.goal_id, g.name, g.weight, g.actions, g.useful_actions, g.metadata, "
-            "m.evidence_count FROM goals g LEFT JOIN memories m ON "
-            "m.memory_id::text = g.metadata->>'memory_id' WHERE g.status = 'active'").fetchall()
+            query("consolidation_goals_with_evidence")).fetchall()
         weights = {r[1]: float(r[2]) for r in goals}
 
         def set_weight(goal_id: Any, name: str, new: float, reason: str,
@@ -617,11 +568,9 @@ class Consolidator:
             new = round(new, 6)
             if abs(new - old) < 1e-9 and meta is None:
                 return
-            conn.execute("UPDATE goals SET weight = %s, updated_at = now(), metadata = "
-                         "metadata || %s::jsonb WHERE goal_id = %s",
+            conn.execute(query("consolidation_goal_reweigh"),
                          (new, json.dumps(meta or {}), goal_id))
-            conn.execute("INSERT INTO goals_history (goal_id, old_weight, new_weight, reason) "
-                         "VALUES (%s, %s, %s, %s)", (goal_id, old, new, reason))
+            conn.execute(query("consolidation_goal_history"), (goal_id, old, new, reason))
             weights[name] = new
             changes.append({"goal": name, "from": old, "to": new, "reason": reason})
 
@@ -659,19 +608,11 @@ class Consolidator:
         recall_since = int(state.get("recall_log_id", 0))
         persist_since = state.get("persists_to", "-infinity")
         needed = conn.execute(
-            "SELECT count(DISTINCT g.entry_id) FROM gate_decisions g JOIN recall_log r ON "
-            "r.id > %s AND r.created_at > g.created_at AND r.items @> jsonb_build_array("
-            "jsonb_build_object('id', 'day_table:' || g.entry_id::text)) "
-            "WHERE g.gate = 'exit' AND g.decision = 'drop' AND EXISTS (SELECT 1 FROM "
-            "jsonb_array_elements(r.items) e WHERE e->>'id' = 'day_table:' || g.entry_id::text "
-            "AND e->>'verdict' <> 'no_match')", (recall_since,)).fetchone()
+            query("consolidation_scratched_then_recalled"), (recall_since,)).fetchone()
         horizon = now.timestamp() - 30 * 86400
         evaluated = conn.execute(
-            "SELECT count(*), count(*) FILTER (WHERE m.access_count = 0) FROM gate_decisions g "
-            "JOIN memories m USING (memory_id) WHERE g.gate = 'exit' AND g.decision IN "
-            "('keep', 'flag') AND m.created_at > %s::timestamptz AND m.created_at <= "
-            "to_timestamp(%s)", (persist_since, horizon)).fetchone()
-        top = conn.execute("SELECT coalesce(max(id), 0) FROM recall_log").fetchone()
+            query("consolidation_persisted_unused"), (persist_since, horizon)).fetchone()
+        top = conn.execute(query("consolidation_recall_log_head")).fetchone()
         n_needed = int(needed[0]) if needed else 0
         n_eval, n_unused = (int(evaluated[0]), int(evaluated[1])) if evaluated else (0, 0)
         current = float(state.get("persist_threshold", self.exit_cfg.persist_threshold))
@@ -693,9 +634,7 @@ class Consolidator:
 def held_by(conn: psycopg.Connection[Any], memory_id: Any) -> list[dict[str, Any]]:
     """The insights that supersede a memory (what recall finds in its place)."""
     return [{"memory_id": str(r[0]), "status": r[1], "content": r[2]} for r in conn.execute(
-        "SELECT m.memory_id, m.status, m.content FROM memory_links l JOIN memories m "
-        "ON m.memory_id = l.source_id WHERE l.target_id = %s AND l.link_type = 'supersedes' "
-        "ORDER BY m.created_at", (memory_id,))]
+        query("consolidation_held_by"), (memory_id,))]
 
 
 def why(conn: psycopg.Connection[Any], memory_id: Any, depth: int = 0,
@@ -706,10 +645,7 @@ def why(conn: psycopg.Connection[Any], memory_id: Any, depth: int = 0,
         return []
     seen.add(str(memory_id))
     row = conn.execute(
-        "SELECT m.memory_id, m.memory_type, m.status, m.importance, m.content, "
-        "m.source_entry_id, d.role, d.created_at, d.content, d.external_id "
-        "FROM memories m LEFT JOIN day_table d ON d.entry_id = m.source_entry_id "
-        "WHERE m.memory_id = %s", (memory_id,)).fetchone()
+        query("consolidation_why_node"), (memory_id,)).fetchone()
     if row is None:
         return []
     node: dict[str, Any] = {
@@ -721,7 +657,6 @@ def why(conn: psycopg.Connection[Any], memory_id: Any, depth: int = 0,
     }
     out = [node]
     for (source,) in conn.execute(
-        "SELECT target_id FROM memory_links WHERE source_id = %s AND link_type = 'supersedes' "
-        "ORDER BY target_id", (memory_id,)).fetchall():
+        query("consolidation_superseded_by"), (memory_id,)).fetchall():
         out += why(conn, source, depth + 1, seen)
     return out

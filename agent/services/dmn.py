@@ -21,7 +21,7 @@ import numpy as np
 import psycopg
 
 from agent.config import Settings
-from agent.db.queries import vector_text
+from agent.db.queries import query, vector_text
 from agent.domain import dmn as rules
 from agent.domain.tables import need
 from agent.services.consolidation import get_state, set_state
@@ -73,12 +73,7 @@ class Dmn:
     def proactive(self, conn: psycopg.Connection[Any], now: datetime) -> list[dict[str, Any]]:
         state = get_state(conn, "dmn.proactive")
         rows = conn.execute(
-            "SELECT d.entry_id, d.session_id, d.user_id, d.content, d.created_at, "
-            "d.universal_embedding::text, (SELECT p.universal_embedding::text FROM day_table p"
-            " WHERE p.session_id = d.session_id AND p.role = 'user' AND p.turn_number <"
-            " d.turn_number ORDER BY p.turn_number DESC LIMIT 1) "
-            "FROM day_table d WHERE d.role = 'user' AND d.message_type = 'dialogue' "
-            "AND d.created_at > greatest(%s::timestamptz, %s) ORDER BY d.created_at LIMIT 200",
+            query("dmn_recent_user_turns"),
             (state.get("seen_to", "-infinity"), now - timedelta(seconds=LIVE_TURNS_S))
         ).fetchall()
         made: list[dict[str, Any]] = []
@@ -97,8 +92,7 @@ class Dmn:
 
     def _cooling(self, conn: psycopg.Connection[Any], source: str, now: datetime) -> bool:
         row = conn.execute(
-            "SELECT 1 FROM thoughts WHERE kind = 'proactive_recall' AND source_ids @> %s::jsonb"
-            " AND created_at > %s", (json.dumps([source]),
+            query("dmn_thought_already_surfaced"), (json.dumps([source]),
                                      now - self.minutes(self.cfg.topic_cooldown_minutes))
         ).fetchone()
         return row is not None
@@ -106,8 +100,7 @@ class Dmn:
     def _thought(self, conn: psycopg.Connection[Any], kind: str, content: str, theme: str,
                  sources: list[Any], session: Any, now: datetime) -> dict[str, Any]:
         row = conn.execute(
-            "INSERT INTO thoughts (kind, content, theme, source_ids, session_id, created_at) "
-            "VALUES (%s, %s, %s, %s::jsonb, %s, %s) RETURNING thought_id",
+            query("dmn_thought_insert"),
             (kind, content[:2000], theme, json.dumps(sources, default=str), session, now),
         ).fetchone()
         assert row is not None
@@ -119,7 +112,7 @@ class Dmn:
                                    recent_ids={f"day_table:{entry}"}, session_id=session)
         made: list[dict[str, Any]] = []
         same_session = {str(r[0]) for r in conn.execute(
-            "SELECT entry_id FROM day_table WHERE session_id = %s", (session,))}
+            query("dmn_session_entries"), (session,))}
         contents: set[str] = set()
         for item in out.result.items:
             if item.verdict != "strong_match" or len(made) >= self.cfg.max_injected:
@@ -144,9 +137,7 @@ class Dmn:
         made = []
         limit = int(need(self.intent_cfg, "winding_down_results"))
         for iid, kind, content, carried in conn.execute(
-            "SELECT intention_id, kind, content, carried_count FROM intentions WHERE status ="
-            " 'open' AND user_id IS NOT DISTINCT FROM %s ORDER BY urgency DESC, created_at "
-            "LIMIT %s", (user, limit)).fetchall():
+            query("dmn_open_intentions"), (user, limit)).fetchall():
             source = f"intention:{iid}"
             if self._cooling(conn, source, now):
                 continue
@@ -165,17 +156,14 @@ class Dmn:
 
     def _attention(self, conn: psycopg.Connection[Any]) -> np.ndarray[Any, Any] | None:
         row = conn.execute(
-            "SELECT avg(universal_embedding)::text FROM (SELECT universal_embedding FROM "
-            "day_table WHERE universal_embedding IS NOT NULL ORDER BY created_at DESC LIMIT 10) t"
+            query("dmn_recent_turns_centroid")
         ).fetchone()
         return _vec(row[0]) if row else None
 
     def surface(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         attention = self._attention(conn)
-        traits = conn.execute("SELECT name, description, weight FROM identity "
-                              "WHERE NOT is_boundary").fetchall()
-        goals = conn.execute("SELECT name, description, weight FROM goals "
-                             "WHERE status = 'active'").fetchall()
+        traits = conn.execute(query("dmn_identity_values")).fetchall()
+        goals = conn.execute(query("dmn_goal_values")).fetchall()
         att = vector_text(attention) if attention is not None else None
         mems = conn.execute(
             "SELECT memory_id, content, importance, access_count, "
@@ -204,7 +192,7 @@ class Dmn:
         if picked is None:
             return None
         item, parts = picked
-        count = conn.execute("SELECT count(*) FROM thoughts WHERE theme = %s",
+        count = conn.execute(query("dmn_theme_thought_count"),
                              (item.id,)).fetchone()
         if rules.ruminating(int(count[0]) if count else 0, self.cfg):
             return {"item": item.id, "kind": None, "reason": "rumination cap"}
@@ -214,8 +202,7 @@ class Dmn:
         value_sim, value_name = max(((float(self._embed(d or n) @ vec), n) for n, d, _ in traits
                                      if f"identity:{n}" != item.id), default=(0.0, None))
         pressing = conn.execute(
-            "SELECT exists(SELECT 1 FROM intentions WHERE status = 'open' AND carried_count >= %s)"
-            " OR exists(SELECT 1 FROM inbox WHERE status = 'pending')",
+            query("dmn_pressure_waiting"),
             (int(need(self.intent_cfg, "overdue_after_sessions")),)).fetchone()
         kind = rules.classify(goal_sim, value_sim, bool(pressing and pressing[0]),
                               self.cfg.connection_min_similarity)
@@ -240,8 +227,7 @@ class Dmn:
         for p in pending:
             at = datetime.fromisoformat(p["at"])
             recalled = conn.execute(
-                "SELECT 1 FROM recall_log r, jsonb_array_elements(r.items) e WHERE "
-                "r.created_at > %s AND e->>'id' = %s AND e->>'verdict' <> 'no_match' LIMIT 1",
+                query("dmn_recently_recalled"),
                 (at, p["item"])).fetchone()
             if recalled or now - at > self.minutes(OUTCOME_HORIZON_MINUTES):
                 weights = rules.evolve_weights(weights, p["contributions"], bool(recalled),
@@ -263,14 +249,10 @@ class Dmn:
             c = rules.centroid(vecs, [float(r[1]) for r in rows])
             return c
 
-        l0 = weighted(conn.execute("SELECT coalesce(nullif(description, ''), name), weight "
-                                   "FROM identity WHERE NOT is_boundary").fetchall())
-        l1 = weighted(conn.execute("SELECT coalesce(nullif(description, ''), name), weight "
-                                   "FROM goals WHERE status = 'active'").fetchall())
+        l0 = weighted(conn.execute(query("dmn_identity_texts")).fetchall())
+        l1 = weighted(conn.execute(query("dmn_goal_texts")).fetchall())
         row = conn.execute(
-            "SELECT avg(universal_embedding)::text FROM (SELECT universal_embedding FROM "
-            "memories WHERE status = 'active' AND universal_embedding IS NOT NULL "
-            "ORDER BY importance DESC LIMIT 50) t").fetchone()
+            query("dmn_recent_memories_centroid")).fetchone()
         l2 = _vec(row[0]) if row else None
         attention = self._attention(conn)
         delta = rules.gut_delta([l0, l1, l2], self.layer_weights, attention, self.dim)
@@ -278,7 +260,6 @@ class Dmn:
         layers = {"l0": l0 is not None, "l1": l1 is not None, "l2": l2 is not None,
                   "attention": attention is not None}
         conn.execute(
-            "INSERT INTO gut_signals (delta_norm, delta, layers, action) "
-            "VALUES (%s, %s::vector, %s::jsonb, 'logged')",
+            query("dmn_gut_signal"),
             (norm, vector_text(delta), json.dumps(layers)))
         return {"delta_norm": round(norm, 4), "layers": layers}

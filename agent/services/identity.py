@@ -26,7 +26,7 @@ def bootstrap_boundaries(conn: psycopg.Connection[Any], boundaries: list[str]) -
     Through `cogd_layer0_bootstrap` (revision 0010, SECURITY DEFINER): it inserts them only
     when they are the boundaries `cogd migrate` recorded from the config."""
     try:
-        row = conn.execute("SELECT cogd_layer0_bootstrap(%s::text[])", (list(boundaries),)
+        row = conn.execute(query("identity_layer0_bootstrap"), (list(boundaries),)
                            ).fetchone()
     except psycopg.errors.InsufficientPrivilege as exc:
         why = exc.diag.message_primary or str(exc)
@@ -44,7 +44,7 @@ def approve_layer0(conn: psycopg.Connection[Any], proposal_id: Any, decided_by: 
     """Approve one pending Layer 0 proposal and write its value into identity (with
     identity_history), through `cogd_layer0_approve` (revision 0010): owner-only, so no
     app role can approve its own proposal. Returns the trait_id."""
-    row = conn.execute("SELECT cogd_layer0_approve(%s, %s)", (proposal_id, decided_by)
+    row = conn.execute(query("identity_layer0_approve"), (proposal_id, decided_by)
                        ).fetchone()
     assert row is not None
     return row[0]
@@ -52,16 +52,14 @@ def approve_layer0(conn: psycopg.Connection[Any], proposal_id: Any, decided_by: 
 
 def load_traits(conn: psycopg.Connection[Any]) -> list[Trait]:
     rows = conn.execute(
-        "SELECT name, weight, description, is_boundary FROM identity "
-        "ORDER BY is_boundary DESC, weight DESC, name"
+        query("identity_traits")
     ).fetchall()
     return [Trait(name=r[0], weight=r[1], description=r[2], is_boundary=r[3]) for r in rows]
 
 
 def load_goals(conn: psycopg.Connection[Any]) -> list[Goal]:
     rows = conn.execute(
-        "SELECT name, weight, description FROM goals WHERE status = 'active' "
-        "ORDER BY weight DESC, name"
+        query("identity_active_goals")
     ).fetchall()
     return [Goal(name=r[0], weight=r[1], description=r[2]) for r in rows]
 

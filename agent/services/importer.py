@@ -20,6 +20,7 @@ from typing import IO, Any
 
 import psycopg
 
+from agent.db.queries import query
 from agent.errors import InputError
 from agent.services.sessions import ensure_session, ensure_user
 from agent.services.turns import ROLES, TurnInput, TurnWriter
@@ -162,7 +163,7 @@ class Importer:
             handle = line.user or (line.speaker if line.role == "user" else self.default_user)
             user_id = ensure_user(self.conn, handle)
             tier = self.conn.execute(
-                "SELECT tier FROM users WHERE user_id = %s", (user_id,)
+                query("importer_user_tier"), (user_id,)
             ).fetchone()
             sid = ensure_session(self.conn, user_id, line.session, channel="import")
             self._sessions[line.session] = (sid, user_id, tier[0] if tier else "normal")
@@ -191,7 +192,7 @@ class Importer:
         with self.conn.transaction():
             # lines imported before are counted without embedding them again
             seen = {r[0] for r in self.conn.execute(
-                "SELECT external_id FROM day_table WHERE external_id = ANY(%s)",
+                query("importer_known_external_ids"),
                 ([line.external_id for line in batch],),
             )}
             fresh = [line for line in batch if line.external_id not in seen]

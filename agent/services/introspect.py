@@ -14,6 +14,7 @@ import psycopg
 
 from agent.config import Settings
 from agent.db import audit
+from agent.db.queries import query
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
 from agent.services.identity import load_goals, load_traits
@@ -38,7 +39,7 @@ def goals_text(conn: psycopg.Connection[Any]) -> str:
 
 def status_text(conn: psycopg.Connection[Any]) -> str:
     procs = conn.execute(
-        "SELECT name, pid, state, alive FROM v_processes ORDER BY name"
+        query("introspect_processes")
     ).fetchall()
     counts = {
         t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[index]
@@ -92,7 +93,7 @@ def why_text(conn: psycopg.Connection[Any], payload: dict[str, Any]) -> str:
     for item in payload["items"][:5]:
         for entry in item["sources"]["day_table"]:
             row = conn.execute(
-                "SELECT created_at, role, left(content, 200) FROM day_table WHERE entry_id = %s",
+                query("introspect_source_turn"),
                 (entry,),
             ).fetchone()
             if row:
@@ -115,11 +116,7 @@ def remember(
         entry = written[0]
         assert entry is not None
         row = conn.execute(
-            "INSERT INTO memories (user_id, session_id, source_entry_id, memory_type, content,"
-            " universal_embedding, native_embedding, native_model, importance, metadata)"
-            " SELECT user_id, session_id, entry_id, %s, content, universal_embedding,"
-            " native_embedding, native_model, 0.8, %s::jsonb FROM day_table WHERE entry_id = %s"
-            " RETURNING memory_id",
+            query("introspect_remember"),
             (loop_hint(text, loop.writer.gate_cfg), json.dumps({"gate": "explicit /remember"}),
              entry.entry_id),
         ).fetchone()
@@ -142,8 +139,7 @@ def forget(conn: psycopg.Connection[Any], arg: str) -> str:
         raise InputError(f"/forget needs a memory id (a uuid), got {arg!r}") from None
     with conn.transaction():
         row = conn.execute(
-            "UPDATE memories SET status = 'archived', updated_at = now() WHERE memory_id = %s "
-            "RETURNING memory_id", (mid,),
+            query("introspect_archive_memory"), (mid,),
         ).fetchone()
         if row is None:
             raise InputError(f"no memory {mid}")
@@ -155,8 +151,7 @@ def memory_containing(conn: psycopg.Connection[Any], text: str) -> Any:
     """The memory whose text contains `text` (case-insensitive), an active one first, the
     newest first; InputError when none does."""
     row = conn.execute(
-        "SELECT memory_id FROM memories WHERE strpos(lower(content), lower(%s)) > 0"
-        " ORDER BY status = 'active' DESC, created_at DESC LIMIT 1", (text,)).fetchone()
+        query("introspect_memory_containing"), (text,)).fetchone()
     if row is None:
         raise InputError(f"no memory matches {text!r}")
     return row[0]

@@ -233,7 +233,7 @@ class Recaller:
         started = time.perf_counter()
         k = k or int(self.cfg.top_k)
         if user_id is None and session_id is not None:
-            row = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+            row = conn.execute(query("recall_session_user"),
                                (session_id,)).fetchone()
             user_id = row[0] if row else None
         now = now or datetime.now(UTC)
@@ -340,8 +340,7 @@ class Recaller:
             for i in result.items
         ]
         row = conn.execute(
-            "INSERT INTO recall_log (session_id, entry_id, query, verdict, items, latency_ms) "
-            "VALUES (%s, %s, %s, %s, %s::jsonb, %s) RETURNING id",
+            query("recall_log_insert"),
             (session_id, entry_id, text, result.verdict, json.dumps(items), latency),
         ).fetchone()
         return None if row is None else int(row[0])
@@ -408,7 +407,7 @@ def _relaxed_hnsw(conn: psycopg.Connection[Any]) -> None:
         return
     try:
         with conn.transaction():  # a savepoint when the caller holds a transaction
-            conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false)")
+            conn.execute(query("recall_iterative_scan"))
     except psycopg.errors.Error as exc:
         logger.debug("hnsw.iterative_scan unavailable: %s", exc)
         return

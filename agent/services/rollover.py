@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agent.db.queries import query
 from agent.domain.gates import (
     EntryGateConfig,
     ExitDecision,
@@ -34,60 +35,6 @@ from agent.providers.heuristic import FALLBACK_PREFIX
 
 logger = logging.getLogger(__name__)
 
-ROLLED_OUT = """
-SELECT entry_id, role, content, token_count, session_id, user_id
-FROM (
-    SELECT entry_id, role, content, token_count, session_id, user_id, turn_number,
-           sum(coalesce(token_count, 0)) OVER (ORDER BY turn_number DESC) AS newer_tokens,
-           row_number() OVER (ORDER BY turn_number DESC) AS age
-    FROM day_table
-    WHERE session_id = %(session_id)s AND message_type = 'dialogue'
-) t
-WHERE age > 1 AND newer_tokens > %(budget)s
-  AND NOT EXISTS (SELECT 1 FROM gate_decisions g
-                  WHERE g.gate = 'exit' AND g.entry_id = t.entry_id)
-ORDER BY turn_number
-LIMIT %(limit)s
-"""
-
-NEAREST_MEMORY = """
-SELECT m.memory_id, m.content, 1 - (m.universal_embedding <=> d.universal_embedding) AS sim
-FROM day_table d, memories m
-WHERE d.entry_id = %s AND m.universal_embedding IS NOT NULL AND m.status <> 'archived'
-ORDER BY m.universal_embedding <=> d.universal_embedding
-LIMIT 1
-"""
-
-INSERT_MEMORY = """
-INSERT INTO memories (user_id, session_id, source_entry_id, memory_type, content,
-                      universal_embedding, native_embedding, native_model, importance,
-                      confidence, landmark, metadata, created_at)
-SELECT d.user_id, d.session_id, d.entry_id, %(type)s, d.content, d.universal_embedding,
-       d.native_embedding, d.native_model, %(importance)s, %(confidence)s, %(importance)s >= 0.9,
-       %(metadata)s::jsonb, d.created_at
-FROM day_table d WHERE d.entry_id = %(entry_id)s
-ON CONFLICT (source_entry_id, memory_type) WHERE source_entry_id IS NOT NULL DO NOTHING
-RETURNING memory_id
-"""
-# revision 0011: one memory of a kind per turn; a turn persisted already keeps its memory
-EXISTING_MEMORY = ("SELECT memory_id FROM memories WHERE source_entry_id = %(entry_id)s "
-                   "AND memory_type = %(type)s")
-
-REINFORCE = """
-UPDATE memories
-SET evidence_count = evidence_count + 1,
-    importance = least(1.0, importance + %(gain)s / log(2, evidence_count + 2)),
-    updated_at = now()
-WHERE memory_id = %(memory_id)s
-"""
-
-INSERT_EXIT = """
-INSERT INTO gate_decisions (gate, entry_id, scratch_id, session_id, decision, score, signals,
-                            reason, memory_id)
-VALUES ('exit', %s, %s, %s, %s, %s, %s::jsonb, %s, %s)
-"""
-
-EXIT_DONE = "SELECT 1 FROM gate_decisions WHERE gate = 'exit' AND entry_id = %s"
 EXIT_GATE_LOCK = 0x65786974  # "exit": advisory lock namespace, one key per turn
 
 DECISION_FOR = {"persist": "keep", "persist_flag": "flag", "reinforce": "keep",
@@ -120,13 +67,14 @@ class Rollover:
         self, conn: psycopg.Connection[Any], session_id: Any, budget_tokens: int, limit: int = 200
     ) -> list[tuple[Any, ...]]:
         return conn.execute(
-            ROLLED_OUT, {"session_id": session_id, "budget": budget_tokens, "limit": limit}
+            query("rollover_rolled_out"),
+            {"session_id": session_id, "budget": budget_tokens, "limit": limit},
         ).fetchall()
 
     def apply_tuning(self, conn: psycopg.Connection[Any]) -> None:
         """Use the persist threshold consolidation tuned from evidence (issue #5), if any."""
         row = conn.execute(
-            "SELECT value->>'persist_threshold' FROM worker_state WHERE key = 'gate_tuning'"
+            query("rollover_tuned_persist_threshold")
         ).fetchone()
         if row and row[0] is not None:
             self.exit_cfg = replace(self.exit_cfg, persist_threshold=float(row[0]))
@@ -143,9 +91,9 @@ class Rollover:
                 with conn.transaction():
                     # the loop and consolidation both roll sessions out: one judges each
                     # turn, the other waits here and then sees its decision
-                    conn.execute("SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))",
+                    conn.execute(query("rollover_lock_turn"),
                                  (EXIT_GATE_LOCK, str(entry_id)))
-                    if conn.execute(EXIT_DONE, (entry_id,)).fetchone():
+                    if conn.execute(query("rollover_exit_done"), (entry_id,)).fetchone():
                         continue
                     out.append(self.judge(conn, entry_id, role, content, row[4], row[5]))
             except psycopg.OperationalError:
@@ -162,7 +110,7 @@ class Rollover:
         session_id: Any, user_id: Any,
     ) -> ExitOutcome:
         signals = rule_signals(content, role, self.entry_cfg)
-        nearest = conn.execute(NEAREST_MEMORY, (entry_id,)).fetchone()
+        nearest = conn.execute(query("rollover_nearest_memory"), (entry_id,)).fetchone()
         decision = exit_gate(
             ExitInput(
                 text=content,
@@ -177,7 +125,7 @@ class Rollover:
             self.rng,
         )
         scratch = conn.execute(
-            "SELECT id FROM scratch_buffer WHERE entry_id = %s ORDER BY id LIMIT 1", (entry_id,)
+            query("rollover_scratch_of_turn"), (entry_id,)
         ).fetchone()
         scratch_id = scratch[0] if scratch else None
         memory_id = None
@@ -185,18 +133,17 @@ class Rollover:
             memory_id = self._persist(conn, entry_id, content, signals, decision)
             if decision.action == "persist_flag" and nearest is not None:
                 conn.execute(
-                    "INSERT INTO memory_links (source_id, target_id, link_type, strength, metadata)"
-                    " VALUES (%s, %s, 'contradicts', %s, %s::jsonb) ON CONFLICT DO NOTHING",
+                    query("rollover_link_contradiction"),
                     (memory_id, nearest[0], float(nearest[2]),
                      json.dumps({"detector": "negation/value heuristic", "resolved": False})),
                 )
         elif decision.action == "reinforce" and nearest is not None:
             memory_id = nearest[0]
-            conn.execute(REINFORCE, {"gain": REINFORCE_GAIN, "memory_id": memory_id})
+            conn.execute(query("rollover_reinforce"),
+                         {"gain": REINFORCE_GAIN, "memory_id": memory_id})
         elif decision.action == "buffer" and scratch_id is None:
             row = conn.execute(
-                "INSERT INTO scratch_buffer (entry_id, session_id, user_id, content, signals) "
-                "VALUES (%s, %s, %s, %s, %s::jsonb) RETURNING id",
+                query("rollover_scratch_insert"),
                 (entry_id, session_id, user_id, content,
                  json.dumps({"exit_gate": "buffer", **decision.signals})),
             ).fetchone()
@@ -204,12 +151,11 @@ class Rollover:
         if scratch_id is not None and decision.action != "buffer":
             status = "persisted" if memory_id is not None else "dropped"
             conn.execute(
-                "UPDATE scratch_buffer SET status = %s, processed_at = now(), "
-                "attempts = attempts + 1 WHERE entry_id = %s AND status = 'pending'",
+                query("rollover_scratch_processed"),
                 (status, entry_id),
             )
         conn.execute(
-            INSERT_EXIT,
+            query("rollover_insert_exit"),
             (entry_id, scratch_id, session_id, DECISION_FOR[decision.action], decision.score,
              json.dumps({"action": decision.action, "column": decision.column,
                          "row": decision.row, **decision.signals}, default=str),
@@ -231,8 +177,8 @@ class Rollover:
             metadata["flag"] = "contradiction"
         params = {"type": kind, "importance": min(1.0, importance), "confidence": 0.5,
                   "metadata": json.dumps(metadata), "entry_id": entry_id}
-        row = (conn.execute(INSERT_MEMORY, params).fetchone()
-               or conn.execute(EXISTING_MEMORY, params).fetchone())
+        row = (conn.execute(query("rollover_insert_memory"), params).fetchone()
+               or conn.execute(query("rollover_existing_memory"), params).fetchone())
         assert row is not None
         return row[0]
 
@@ -241,19 +187,18 @@ class Rollover:
         user_id: Any, exc: Exception,
     ) -> None:
         exists = conn.execute(
-            "SELECT id FROM scratch_buffer WHERE entry_id = %s AND status = 'pending'", (entry_id,)
+            query("rollover_pending_scratch_of_turn"), (entry_id,)
         ).fetchone()
         scratch_id = exists[0] if exists else None
         if scratch_id is None:
             row = conn.execute(
-                "INSERT INTO scratch_buffer (entry_id, session_id, user_id, content, signals) "
-                "VALUES (%s, %s, %s, %s, %s::jsonb) RETURNING id",
+                query("rollover_scratch_insert"),
                 (entry_id, session_id, user_id, content,
                  json.dumps({"exit_gate_error": str(exc)[:500]})),
             ).fetchone()
             scratch_id = row[0] if row else None
         conn.execute(
-            INSERT_EXIT,
+            query("rollover_insert_exit"),
             (entry_id, scratch_id, session_id, "scratch", None,
              json.dumps({"error": f"{exc.__class__.__name__}: {exc}"[:500]}),
              "exit gate failed: kept in scratch_buffer for consolidation", None),

@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 
+from agent.db.queries import query
 from agent.errors import InputError
 
 USER_TIERS = ("normal", "meso", "elder")
@@ -19,8 +20,7 @@ def ensure_user(conn: psycopg.Connection[Any], handle: str, tier: str | None = N
     if tier is not None and tier not in USER_TIERS:
         raise InputError(f"unknown user tier {tier!r}; valid tiers: {', '.join(USER_TIERS)}")
     row = conn.execute(
-        "INSERT INTO users (handle, tier) VALUES (%s, coalesce(%s, 'normal')) "
-        "ON CONFLICT (handle) DO UPDATE SET tier = coalesce(%s, users.tier) RETURNING user_id",
+        query("sessions_user_upsert"),
         (handle, tier, tier),
     ).fetchone()
     assert row is not None
@@ -41,19 +41,17 @@ def ensure_session(
             sid = None
         if sid is not None:
             row = conn.execute(
-                "SELECT session_id FROM sessions WHERE session_id = %s", (sid,)
+                query("sessions_session_exists"), (sid,)
             ).fetchone()
             if row:
                 return row[0]
         row = conn.execute(
-            "INSERT INTO sessions (user_id, channel, external_id) VALUES (%s, %s, %s) "
-            "ON CONFLICT (external_id) DO UPDATE SET external_id = EXCLUDED.external_id "
-            "RETURNING session_id",
+            query("sessions_session_upsert_external"),
             (user_id, channel, session),
         ).fetchone()
     else:
         row = conn.execute(
-            "INSERT INTO sessions (user_id, channel) VALUES (%s, %s) RETURNING session_id",
+            query("sessions_session_insert"),
             (user_id, channel),
         ).fetchone()
     assert row is not None
@@ -62,7 +60,7 @@ def ensure_session(
 
 def user_by_handle(conn: psycopg.Connection[Any], handle: str) -> Any:
     """The user_id of an existing user, or InputError naming where handles are listed."""
-    row = conn.execute("SELECT user_id FROM users WHERE handle = %s", (handle,)).fetchone()
+    row = conn.execute(query("sessions_user_by_handle"), (handle,)).fetchone()
     if row is None:
         raise InputError(f"no user {handle!r} (handles are listed by "
                          "`select handle from users`)")

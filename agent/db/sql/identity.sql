@@ -24,3 +24,16 @@ UPDATE goals SET weight = %(weight)s, updated_at = now() WHERE goal_id = %(id)s;
 -- name: goal_history
 INSERT INTO goals_history (goal_id, old_weight, new_weight, reason)
 VALUES (%(id)s, %(old)s, %(new)s, %(reason)s);
+
+-- name: identity_layer0_approve
+SELECT cogd_layer0_approve(%s, %s);
+
+-- name: identity_traits
+SELECT name, weight, description, is_boundary FROM identity
+ORDER BY is_boundary DESC, weight DESC, name;
+
+-- name: identity_active_goals
+SELECT name, weight, description FROM goals WHERE status = 'active' ORDER BY weight DESC, name;
+
+-- name: identity_layer0_bootstrap
+SELECT cogd_layer0_bootstrap(%s::text[]);

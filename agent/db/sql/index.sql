@@ -57,3 +57,4 @@ WHERE block_id = %(id)s;
 WITH d AS (UPDATE day_table SET index_version = NULL WHERE index_version IS NOT NULL),
      m AS (UPDATE memories SET index_version = NULL WHERE index_version IS NOT NULL)
 UPDATE holographic_blocks SET index_version = NULL WHERE index_version IS NOT NULL;
+

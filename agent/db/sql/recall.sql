@@ -10,7 +10,8 @@
 SELECT entry_id, session_id, role, content, created_at, external_id, token_count,
        index_embedding <=> %(query)s::vector AS distance, speaker
 FROM day_table
-WHERE index_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
+WHERE index_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL
+  OR user_id = %(user_id)s::uuid)
 ORDER BY index_embedding <=> %(query)s::vector
 LIMIT %(k)s;
 
@@ -21,7 +22,8 @@ LIMIT %(k)s;
 SELECT entry_id, session_id, role, content, created_at, external_id, token_count,
        universal_embedding <=> %(query)s::vector AS distance, speaker
 FROM day_table
-WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
+WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL
+  OR user_id = %(user_id)s::uuid)
 ORDER BY universal_embedding <=> %(query)s::vector
 LIMIT %(k)s;
 
@@ -33,7 +35,8 @@ SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance, m.sour
 FROM (SELECT memory_id, memory_type, content, created_at, importance, source_entry_id, status,
              universal_embedding <=> %(query)s::vector AS distance
       FROM memories
-      WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
+      WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL
+  OR user_id = %(user_id)s::uuid)
       ORDER BY universal_embedding <=> %(query)s::vector
       LIMIT %(k)s) m
 LEFT JOIN day_table d ON d.entry_id = m.source_entry_id
@@ -50,7 +53,8 @@ SELECT block_id, session_id, prose, arc_start_time, coherence_gain,
              WHERE d.external_id IS NOT NULL AND d.entry_id::text IN (
                  SELECT jsonb_array_elements_text(flux_metrics -> 'entry_ids'))) AS external
 FROM holographic_blocks
-WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
+WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL
+  OR user_id = %(user_id)s::uuid)
 ORDER BY universal_embedding <=> %(query)s::vector
 LIMIT %(k)s;
 
@@ -190,3 +194,13 @@ FROM day_table WHERE entry_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL
 -- name: goal_similarity_memories
 SELECT memory_id, 1 - (universal_embedding <=> %(goal)s::vector)
 FROM memories WHERE memory_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL;
+
+-- name: recall_iterative_scan
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false);
+
+-- name: recall_log_insert
+INSERT INTO recall_log (session_id, entry_id, query, verdict, items, latency_ms)
+VALUES (%s, %s, %s, %s, %s::jsonb, %s) RETURNING id;
+
+-- name: recall_session_user
+SELECT user_id FROM sessions WHERE session_id = %s;
