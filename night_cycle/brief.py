@@ -7,19 +7,9 @@ import json
 from typing import Any
 
 from agent.cortex.lance import CLUSTERS
+from agent.db.queries import query
 from night_cycle.artifacts import RunDir
 from night_cycle.context import RunContext
-
-TOP_BLOCKS = """
-SELECT block_id::text, ties_merge_weight, coherence_gain, arc_start_time, prose,
-       flux_metrics->>'kind', flux_metrics->>'signal'
-FROM holographic_blocks WHERE run_id = %s AND flux_metrics->>'kind' <> 'metablock'
-ORDER BY ties_merge_weight DESC, block_id LIMIT 5
-"""
-CENTROIDS = """
-SELECT kind, status, label FROM preoccupation_centroids
-WHERE created_at >= %s OR retired_at >= %s ORDER BY created_at
-"""
 
 
 def _excerpt(prose: dict[str, Any], n: int = 280) -> str:
@@ -56,7 +46,7 @@ def render(ctx: RunContext, result: dict[str, Any]) -> str:
         out.append(f"- {compress.get('live_zones', 0)} live zones kept verbatim, "
                    f"{compress.get('dead_zones_summarised', 0)} dead zones summarised by "
                    f"**{compress.get('summarizer')}**.")
-    rows = conn.execute(TOP_BLOCKS, (ctx.run.run_id,)).fetchall()
+    rows = conn.execute(query("night_brief_top_blocks"), (ctx.run.run_id,)).fetchall()
     if rows:
         out += ["", "## Strongest blocks (TIES weight)", ""]
         for bid, ties, gain, when, prose, kind, signal in rows:
@@ -69,7 +59,7 @@ def render(ctx: RunContext, result: dict[str, Any]) -> str:
         for c in sorted(clusters, key=lambda c: (-c["level"], -c["leaf_count"]))[:8]:
             text = " ".join(str(c["summary_text"]).split())[:240]
             out.append(f"- level {c['level']}, {c['leaf_count']} blocks: {text}")
-    cents = conn.execute(CENTROIDS, (ctx.now, ctx.now)).fetchall()
+    cents = conn.execute(query("night_brief_centroids"), (ctx.now, ctx.now)).fetchall()
     if cents:
         out += ["", "## Preoccupations", ""]
         out += [f"- {kind} ({status}): {label}" for kind, status, label in cents]

@@ -17,19 +17,11 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from agent.db.queries import vector_text
+from agent.db.queries import query, vector_text
 from agent.domain.night_raptor import Clusterer, mitosis, unit_rows
 from night_cycle.vectors import Vec, parse_vector
 
 CENTROID_NAMESPACE = uuid.UUID("c4a7e2d0-3b8f-4e61-9f0a-2d5b7c9e1a34")
-INSERT = """
-INSERT INTO preoccupation_centroids (centroid_id, label, centroid, kind, weight, member_count,
-                                     parent_ids)
-VALUES (%s, %s, %s::vector, %s, %s, %s, %s::jsonb)
-ON CONFLICT (centroid_id) DO NOTHING
-"""
-
-
 @dataclass(frozen=True)
 class Centroid:
     id: str
@@ -45,8 +37,7 @@ def centroid_id(kind: str, members: Sequence[str]) -> str:
 
 def active(conn: psycopg.Connection[Any]) -> list[Centroid]:
     rows = conn.execute(
-        "SELECT centroid_id::text, label, centroid::text, weight, member_count "
-        "FROM preoccupation_centroids WHERE status = 'active' ORDER BY created_at, centroid_id"
+        query("night_centroids_by_kind")
     ).fetchall()
     out = []
     for r in rows:
@@ -57,14 +48,15 @@ def active(conn: psycopg.Connection[Any]) -> list[Centroid]:
 
 
 def any_exist(conn: psycopg.Connection[Any]) -> bool:
-    row = conn.execute("SELECT EXISTS (SELECT 1 FROM preoccupation_centroids)").fetchone()
+    row = conn.execute(query("night_centroids_active")).fetchone()
     return bool(row and row[0])
 
 
 def insert(conn: psycopg.Connection[Any], cid: str, label: str, vector: Vec, kind: str,
            weight: float, members: int, parents: Sequence[str] = ()) -> None:
-    conn.execute(INSERT, (cid, label[:200], vector_text(vector), kind, weight, members,
-                          json.dumps(list(parents))))
+    conn.execute(query("night_centroids_insert"),
+                 (cid, label[:200], vector_text(vector), kind, weight, members,
+                  json.dumps(list(parents))))
 
 
 def bootstrap(

@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 
 from agent.config import Settings
+from agent.db.queries import query
 from agent.domain.tables import need
 from agent.providers.ports import LLM, Embedder
 from night_cycle.progress import Progress
@@ -31,31 +32,6 @@ class Turn:
     created_at: datetime
     turn_number: int | None
     message_type: str
-
-
-_COLUMNS = """d.entry_id::text, d.session_id::text, d.user_id::text,
-       coalesce(u.tier, d.user_tier, %(default_tier)s), d.role, d.content,
-       d.universal_embedding::text, d.perplexity_score, d.created_at, d.turn_number,
-       d.message_type"""
-
-# rows of this run: before the cutoff, and not yet in any holographic block
-CANDIDATES = f"""
-WITH sess AS (SELECT DISTINCT session_id FROM day_table WHERE created_at < %(cutoff)s),
-covered AS (
-    SELECT (jsonb_array_elements_text(b.flux_metrics->'entry_ids'))::uuid AS entry_id
-    FROM holographic_blocks b WHERE b.session_id IN (SELECT session_id FROM sess))
-SELECT {_COLUMNS}
-FROM day_table d LEFT JOIN users u ON u.user_id = d.user_id
-WHERE d.created_at < %(cutoff)s
-  AND NOT EXISTS (SELECT 1 FROM covered c WHERE c.entry_id = d.entry_id)
-ORDER BY d.session_id, d.created_at, d.turn_number, d.entry_id
-"""
-
-BY_IDS = f"""
-SELECT {_COLUMNS}
-FROM day_table d LEFT JOIN users u ON u.user_id = d.user_id
-WHERE d.entry_id = ANY(%(ids)s::uuid[])
-"""
 
 
 def _turn(r: Sequence[Any]) -> Turn:
@@ -122,7 +98,8 @@ class RunContext:
 
     def candidate_turns(self) -> list[Turn]:
         rows = self.conn.execute(
-            CANDIDATES, {"cutoff": self.cutoff, "default_tier": self.default_tier}
+            query("night_context_candidates"),
+            {"cutoff": self.cutoff, "default_tier": self.default_tier},
         ).fetchall()
         turns = [_turn(r) for r in rows]
         self._turns.update((t.entry_id, t) for t in turns)
@@ -134,7 +111,8 @@ class RunContext:
         missing = [i for i in wanted if i not in self._turns]
         for start in range(0, len(missing), 5000):
             rows = self.conn.execute(
-                BY_IDS, {"ids": missing[start:start + 5000], "default_tier": self.default_tier}
+                query("night_context_turns_by_ids"),
+                {"ids": missing[start:start + 5000], "default_tier": self.default_tier},
             ).fetchall()
             self._turns.update((t.entry_id, t) for t in map(_turn, rows))
         return [self._turns[i] for i in wanted if i in self._turns]

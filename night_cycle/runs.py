@@ -14,6 +14,8 @@ from typing import Any
 
 import psycopg
 
+from agent.db.queries import query
+
 
 @dataclass
 class Run:
@@ -37,36 +39,26 @@ def _row(r: Any) -> Run:
     return Run(int(r[0]), r[1], str(r[2]), int(r[3]), dict(r[4] or {}))
 
 
-SELECT = "SELECT run_id, started_at, status, stage, checkpoints FROM night_cycle_runs"
-
-
 def start(conn: psycopg.Connection[Any], checkpoints: dict[str, Any]) -> Run:
-    row = conn.execute(
-        "INSERT INTO night_cycle_runs (checkpoints) VALUES (%s::jsonb) "
-        "RETURNING run_id, started_at, status, stage, checkpoints",
-        (json.dumps(checkpoints),),
-    ).fetchone()
+    row = conn.execute(query("night_runs_start"), (json.dumps(checkpoints),)).fetchone()
     assert row is not None
     return _row(row)
 
 
 def unfinished(conn: psycopg.Connection[Any]) -> list[Run]:
     """Runs that never finished (crashed, killed, failed), newest first."""
-    rows = conn.execute(SELECT + " WHERE status <> 'done' ORDER BY run_id DESC").fetchall()
+    rows = conn.execute(query("night_runs_unfinished")).fetchall()
     return [_row(r) for r in rows]
 
 
 def last(conn: psycopg.Connection[Any]) -> Run | None:
-    row = conn.execute(SELECT + " ORDER BY run_id DESC LIMIT 1").fetchone()
+    row = conn.execute(query("night_runs_last")).fetchone()
     return None if row is None else _row(row)
 
 
 def update_checkpoints(conn: psycopg.Connection[Any], run: Run) -> None:
-    conn.execute(
-        "UPDATE night_cycle_runs SET checkpoints = %s::jsonb, stage = %s, status = 'running', "
-        "error = NULL WHERE run_id = %s",
-        (json.dumps(run.checkpoints, default=str), run.stage, run.run_id),
-    )
+    conn.execute(query("night_runs_checkpoints"),
+                 (json.dumps(run.checkpoints, default=str), run.stage, run.run_id))
 
 
 def checkpoint(
@@ -79,15 +71,8 @@ def checkpoint(
 
 
 def finish(conn: psycopg.Connection[Any], run: Run, summary: dict[str, Any]) -> None:
-    conn.execute(
-        "UPDATE night_cycle_runs SET status = 'done', finished_at = now(), summary = %s::jsonb, "
-        "error = NULL WHERE run_id = %s",
-        (json.dumps(summary, default=str), run.run_id),
-    )
+    conn.execute(query("night_runs_finish"), (json.dumps(summary, default=str), run.run_id))
 
 
 def fail(conn: psycopg.Connection[Any], run_id: int, error: str) -> None:
-    conn.execute(
-        "UPDATE night_cycle_runs SET status = 'failed', error = %s WHERE run_id = %s",
-        (error[:2000], run_id),
-    )
+    conn.execute(query("night_runs_fail"), (error[:2000], run_id))

@@ -27,19 +27,12 @@ import psycopg
 from agent.config import Settings
 from agent.cortex.lance import ARCHIVE, BLOCKS, CortexWriteError, LanceCortex, cortex_uri
 from agent.db import day_table
-from agent.db.queries import vector_text
+from agent.db.queries import query, vector_text
 from agent.domain.night_reconsolidation import reconsolidation_event, shift_description
 from agent.domain.tables import need
 from agent.providers.ports import Embedder
 
 logger = logging.getLogger(__name__)
-
-HEAL_HIPPOCAMPUS = """
-UPDATE holographic_blocks SET native_embedding = %s::halfvec, native_model = %s,
-       last_accessed = %s, vector_history = vector_history || %s::jsonb
-WHERE block_id = %s
-"""
-
 
 class LanceCortexStore:
     """agent.cortex.port.CortexStore backed by LanceDB."""
@@ -102,8 +95,9 @@ class LanceCortexStore:
             healed.append(row)
             if archived:
                 promoted.append(row["block_id"])
-            conn.execute(HEAL_HIPPOCAMPUS, (vector_text(new), self.native.model_id, now,
-                                            json.dumps([event]), row["block_id"]))
+            conn.execute(query("cortex_heal_hippocampus"),
+                         (vector_text(new), self.native.model_id, now, json.dumps([event]),
+                          row["block_id"]))
             out = {"block_id": row["block_id"], **event, "promoted_from_archive": archived}
             if event["event"] == "epiphany":
                 out["epiphany_entry_id"] = self._log_epiphany(

@@ -251,17 +251,15 @@ class Consolidator:
         return {"inputs": {"recall_log_ids": [rows[0][0], rows[-1][0]]},
                 "outputs": {"strengthened": changed}}
 
-    def _active(self, conn: psycopg.Connection[Any], where: str = "") -> list[tuple[Any, ...]]:
-        return conn.execute(
-            "SELECT memory_id, content, universal_embedding::text, memory_type, evidence_count,"
-            " created_at, importance FROM memories WHERE status = 'active' "
-            f"AND universal_embedding IS NOT NULL {where} "
-            "ORDER BY created_at DESC LIMIT %s", (MAX_MEMORIES,)
-        ).fetchall()[::-1]
+    def _active(self, conn: psycopg.Connection[Any], *, insights: bool = True
+                ) -> list[tuple[Any, ...]]:
+        """The newest active memories (oldest first); `insights`: with insights."""
+        return conn.execute(query("consolidation_active_memories"),
+                            {"insights": insights, "k": MAX_MEMORIES}).fetchall()[::-1]
 
     def merge(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Related memories → a NEW insight with `supersedes` links; sources stay."""
-        rows = self._active(conn, "AND memory_type <> 'insight'")
+        rows = self._active(conn, insights=False)
         if len(rows) < self.cfg.insight_min_sources:
             return None
         vectors = np.stack([_array(r[2]) for r in rows])

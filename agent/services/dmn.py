@@ -165,12 +165,7 @@ class Dmn:
         traits = conn.execute(query("dmn_identity_values")).fetchall()
         goals = conn.execute(query("dmn_goal_values")).fetchall()
         att = vector_text(attention) if attention is not None else None
-        mems = conn.execute(
-            "SELECT memory_id, content, importance, access_count, "
-            "coalesce(last_accessed, created_at), "
-            + ("1 - (universal_embedding <=> %s::vector)" if att else "0.0")
-            + " FROM memories WHERE status = 'active' ORDER BY importance DESC, created_at DESC"
-            " LIMIT 200", (att,) if att else ()).fetchall()
+        mems = conn.execute(query("dmn_surfaceable_memories"), {"attention": att}).fetchall()
         if not mems and not traits and not goals:
             return None
         max_access = max([int(m[3]) for m in mems] + [1])

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 
 from agent.config import Settings
-from agent.db import audit
+from agent.db import audit, catalog
 from agent.db.queries import query
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
@@ -38,13 +38,9 @@ def goals_text(conn: psycopg.Connection[Any]) -> str:
 
 
 def status_text(conn: psycopg.Connection[Any]) -> str:
-    procs = conn.execute(
-        query("introspect_processes")
-    ).fetchall()
-    counts = {
-        t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[index]
-        for t in ("day_table", "scratch_buffer", "memories", "gate_decisions", "recall_log")
-    }
+    procs = conn.execute(query("introspect_processes")).fetchall()
+    counts = catalog.row_counts(conn, ("day_table", "scratch_buffer", "memories",
+                                       "gate_decisions", "recall_log"))
     lines = [f"{n} pid {p}: {s}{'' if a else ' (stale)'}" for n, p, s, a in procs] or [
         "no worker processes (answering in-process)"
     ]

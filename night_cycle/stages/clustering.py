@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from agent.cortex.lance import ANTECHAMBER, BLOCKS, CLUSTERS
+from agent.db.queries import query
 from agent.domain.night_blocks import mean_unit
 from agent.domain.night_raptor import TreeNode, build_tree, fusion, mitosis
 from agent.domain.tables import need
@@ -80,9 +81,7 @@ def _tree(ctx: RunContext) -> dict[str, Any]:
 def _antechamber(ctx: RunContext) -> int:
     """This run's coherent-but-orthogonal blocks, added once each (never reset)."""
     rows = ctx.conn.execute(
-        "SELECT block_id::text, flux_metrics->'entry_ids', session_id::text, arc_start_time, "
-        "prose FROM holographic_blocks WHERE run_id = %s AND "
-        "(salience_scores->>'antechamber')::boolean ORDER BY block_id",
+        query("night_clustering_blocks"),
         (ctx.run.run_id,)).fetchall()
     cortex = ctx.cortex()
     ids = {str(uuid.uuid5(ENTRY_NAMESPACE, r[0])): r for r in rows}
@@ -147,8 +146,7 @@ def _fusion(ctx: RunContext) -> list[str]:
             centroids.insert(ctx.conn, f.id, label, f.centroid, "fused", 1.0, int(f.weight),
                              parents=list(f.parents))
             ctx.conn.execute(
-                "UPDATE preoccupation_centroids SET status = 'retired', retired_at = %s "
-                "WHERE centroid_id = ANY(%s::uuid[])", (ctx.now, list(f.parents)))
+                query("night_clustering_retire_parents"), (ctx.now, list(f.parents)))
     return [f.id for f in fused]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from agent.db.queries import query
 from agent.domain.night_flux import FluxConfig, choose_signal, detect_flux
 from night_cycle.context import RunContext, Turn
 from night_cycle.hooks import fault_hook
@@ -19,13 +20,6 @@ from night_cycle.stages import StageOutput
 
 NAME = "flux detection"
 TRANSACTIONAL = True
-
-UPDATE = """
-UPDATE day_table d SET surprise = u.surprise, flux_state = u.flux_state
-FROM unnest(%s::uuid[], %s::float8[], %s::text[]) AS u(entry_id, surprise, flux_state)
-WHERE d.entry_id = u.entry_id
-"""
-
 
 def stretches(ctx: RunContext, turns: list[Turn]) -> list[list[Turn]]:
     """One session's turns within one cycle, in order."""
@@ -68,8 +62,9 @@ def run(ctx: RunContext, _inputs: Any = None) -> StageOutput:
     if len(groups) > 1:
         fault_hook(1, "mid")
     for start in range(0, len(ids), 5000):
-        ctx.conn.execute(UPDATE, (ids[start:start + 5000], values[start:start + 5000],
-                                  states[start:start + 5000]))
+        ctx.conn.execute(query("night_flux_update"),
+                         (ids[start:start + 5000], values[start:start + 5000],
+                          states[start:start + 5000]))
     summary = {"turns": len(turns), "stretches": len(groups), "arcs": arcs,
                "signals": dict(signals), "states": dict(Counter(states))}
     return StageOutput(summary, {"stretches": out})

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from agent.cortex.lance import BLOCKS
+from agent.db.queries import query
 from agent.domain.tables import need
 from night_cycle.context import RunContext
 from night_cycle.hooks import fault_hook
@@ -32,19 +33,6 @@ from night_cycle.vectors import parse_vector
 NAME = "cortex migration"
 TRANSACTIONAL = True
 BATCH = 256
-
-PENDING = """
-SELECT b.block_id::text, b.prose, b.universal_embedding::text, b.native_embedding::text,
-       b.native_model, b.flux_metrics, b.salience_scores, b.coherence_gain, b.ties_merge_weight,
-       b.citations, b.preoccupation_centroid_id::text, b.parent_metablock_id::text,
-       b.continues_from::text, b.continued_by::text, b.session_continuity_flag,
-       b.arc_start_time, b.arc_end_time, b.created_at, b.last_accessed, b.vector_history,
-       b.session_id::text, b.user_id::text, coalesce(u.tier, b.user_tier, %s), b.run_id
-FROM holographic_blocks b LEFT JOIN users u ON u.user_id = b.user_id
-WHERE b.migrated_at IS NULL
-ORDER BY b.arc_start_time, b.block_id
-"""
-
 
 def reasons(ctx: RunContext, r: Any) -> list[str]:
     cfg, ret = ctx.cfg, ctx.retention
@@ -86,7 +74,7 @@ def cortex_row(ctx: RunContext, r: Any, now: datetime) -> dict[str, Any]:
 
 
 def run(ctx: RunContext, _inputs: Any = None) -> StageOutput:
-    rows = ctx.conn.execute(PENDING, (ctx.default_tier,)).fetchall()
+    rows = ctx.conn.execute(query("night_migration_pending"), (ctx.default_tier,)).fetchall()
     due = [(r, why) for r in rows if (why := reasons(ctx, r))]
     ctx.progress.stage(7, NAME, len(due))
     cortex = ctx.cortex()
@@ -103,8 +91,8 @@ def run(ctx: RunContext, _inputs: Any = None) -> StageOutput:
     archived = cortex.archive_untouched(cutoff, ctx.now)
     upkeep = cortex.maintain(int(need(ctx.cfg, "cortex_index_min_rows")))
     # the hippocampus learns of the migration last (row locks held only until the checkpoint)
-    ctx.conn.execute("UPDATE holographic_blocks SET migrated_at = %s "
-                     "WHERE block_id = ANY(%s::uuid[])", (ctx.now, [r[0] for r, _ in due]))
+    ctx.conn.execute(query("night_migration_mark_migrated"),
+                     (ctx.now, [r[0] for r, _ in due]))
     summary = {"migrated": len(due), "stayed_in_hippocampus": len(rows) - len(due),
                "by_reason": dict(by_reason), "archived": len(archived),
                "cortex": cortex.counts(), **upkeep}

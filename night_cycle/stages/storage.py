@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.db.queries import vector_text
+from agent.db.queries import query, vector_text
 from agent.domain.contextual import RECIPE_VERSION, block_text
 from agent.domain.lexical import tokens, tsvector_literal
 from agent.domain.tags import parse_memory_tags
@@ -32,26 +32,6 @@ from night_cycle.vectors import decode
 NAME = "storage"
 TRANSACTIONAL = True
 EDGE_NAMESPACE = uuid.UUID("7e2b4c91-0d3a-4f5e-8b6c-1a9d3e5f7c20")
-
-INSERT_BLOCK = """
-INSERT INTO holographic_blocks (
-    block_id, prose, native_embedding, native_model, universal_embedding, flux_metrics,
-    salience_scores, coherence_gain, ties_merge_weight, session_id, user_id, user_tier, run_id,
-    arc_start_time, arc_end_time, vector_history, session_continuity_flag, citations,
-    preoccupation_centroid_id, index_text, index_tsv, index_version)
-VALUES (%(block_id)s, %(prose)s::jsonb, %(native)s::halfvec, %(native_model)s,
-        %(universal)s::vector, %(flux)s::jsonb, %(salience)s::jsonb, %(coherence_gain)s,
-        %(ties)s, %(session_id)s, %(user_id)s, %(tier)s, %(run_id)s, %(start)s, %(end)s,
-        %(history)s::jsonb, %(flag)s, %(citations)s::jsonb, %(centroid)s, %(index_text)s,
-        %(index_tsv)s::tsvector, %(index_version)s)
-ON CONFLICT (block_id) DO NOTHING
-"""
-INSERT_EDGE = """
-INSERT INTO block_relationships (relationship_id, source_block_id, target_block_id,
-                                 relationship_type, strength)
-VALUES (%s, %s, %s, %s, %s) ON CONFLICT (relationship_id) DO NOTHING
-"""
-
 
 def _index_entry(prose: Any, start: Any, ctx: RunContext) -> dict[str, Any]:
     """The block's contextual index entry (its BM25 lexicon entry: revision 0007)."""
@@ -71,8 +51,7 @@ def _citations(ctx: RunContext, blocks: list[dict[str, Any]]) -> dict[str, list[
     for t in ctx.turns(list(entry_block)):
         cited[entry_block[t.entry_id]].update(parse_memory_tags(t.content))
     rows = ctx.conn.execute(
-        "SELECT entry_id::text, cited_id::text FROM memory_citations "
-        "WHERE entry_id = ANY(%s::uuid[])", (list(entry_block),)).fetchall()
+        query("night_storage_cited_blocks"), (list(entry_block),)).fetchall()
     for entry, target in rows:
         cited[entry_block[entry]].add(target)
     return {k: sorted(v - {k}) for k, v in cited.items()}
@@ -120,7 +99,7 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
     citations = _citations(ctx, blocks)
     all_cited = sorted({c for v in citations.values() for c in v})
     known = {r[0] for r in ctx.conn.execute(
-        "SELECT block_id::text FROM holographic_blocks WHERE block_id = ANY(%s::uuid[])",
+        query("night_storage_stored_blocks"),
         (all_cited,))} | {b["block_id"] for b in blocks}
     history = json.dumps([{"date": ctx.now.isoformat(), "event": "creation",
                            "model_version": blocks[0]["native_model"] if blocks else None}])
@@ -131,7 +110,7 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
         flux = dict(b["flux_metrics"], entry_ids=b["entry_ids"], turns=b["turns"],
                     cycle=b["cycle"], open_arc=b["open_arc"],
                     anterior_margin_turns=b["anterior"], posterior_margin_turns=b["posterior"])
-        cur = ctx.conn.execute(INSERT_BLOCK, {
+        cur = ctx.conn.execute(query("night_storage_insert_block"), {
             "block_id": b["block_id"], "prose": json.dumps(b["prose"]),
             "native": vector_text(decode(b["native"])), "native_model": b["native_model"],
             "universal": vector_text(decode(b["universal"])), "flux": json.dumps(flux),
@@ -147,23 +126,22 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
     for b in blocks:
         if b["continues_from"] or b["continued_by"]:
             ctx.conn.execute(
-                "UPDATE holographic_blocks SET continues_from = %s, continued_by = %s "
-                "WHERE block_id = %s", (b["continues_from"], b["continued_by"], b["block_id"]))
+                query("night_storage_block_chain"),
+                (b["continues_from"], b["continued_by"], b["block_id"]))
         if b["continues_from"]:
-            edges += ctx.conn.execute(INSERT_EDGE, (
+            edges += ctx.conn.execute(query("night_storage_insert_edge"), (
                 edge_id("continues", b["block_id"], b["continues_from"]), b["block_id"],
                 b["continues_from"], "continues", b.get("continuity_similarity"))).rowcount
         for target in citations[b["block_id"]]:
             if target in known:
-                edges += ctx.conn.execute(INSERT_EDGE, (
+                edges += ctx.conn.execute(query("night_storage_insert_edge"), (
                     edge_id("cites", b["block_id"], target), b["block_id"], target, "cites",
                     1.0)).rowcount
     by_id = {b["block_id"]: b for b in blocks}
     for meta in metas:
-        ctx.conn.execute(INSERT_BLOCK, _metablock(ctx, meta, by_id, history))
+        ctx.conn.execute(query("night_storage_insert_block"), _metablock(ctx, meta, by_id, history))
         ctx.conn.execute(
-            "UPDATE holographic_blocks SET parent_metablock_id = %s "
-            "WHERE block_id = ANY(%s::uuid[])",
+            query("night_storage_block_stored"),
             (meta["block_id"], meta["constituents"]))
         ctx.progress.advance()
     summary = {"blocks_written": written, "blocks_already_present": len(blocks) - written,

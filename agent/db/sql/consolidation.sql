@@ -164,3 +164,12 @@ VALUES (%s, %s, %s, 'promotion', %s, %s::jsonb) ON CONFLICT (name) DO NOTHING RE
 
 -- name: consolidation_proposal_exists
 SELECT 1 FROM proposals WHERE payload->>'memory_id' = %s;
+
+-- name: consolidation_active_memories
+-- the newest active memories with a vector (insights too, unless %(insights)s is false)
+SELECT memory_id, content, universal_embedding::text, memory_type, evidence_count,
+       created_at, importance
+FROM memories
+WHERE status = 'active' AND universal_embedding IS NOT NULL
+  AND (%(insights)s OR memory_type <> 'insight')
+ORDER BY created_at DESC LIMIT %(k)s;

@@ -56,3 +56,12 @@ SELECT coalesce(nullif(description, ''), name), weight FROM identity WHERE NOT i
 
 -- name: dmn_goal_texts
 SELECT coalesce(nullif(description, ''), name), weight FROM goals WHERE status = 'active';
+
+-- name: dmn_surfaceable_memories
+-- the most important active memories, each with its association to the attention vector
+-- (0.0 without one)
+SELECT memory_id, content, importance, access_count, coalesce(last_accessed, created_at),
+       coalesce(1 - (universal_embedding <=> %(attention)s::vector), 0.0)
+FROM memories WHERE status = 'active'
+ORDER BY importance DESC, created_at DESC
+LIMIT 200;
