@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import socket
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
@@ -61,16 +61,20 @@ class Heartbeat:
 
 class Beater:
     """A process's heartbeat: its process_heartbeats row, registered at `open`, then beaten
-    every [process] heartbeat_interval_s by a thread on a connection of its own (a long
-    transaction or a slow model never stalls it), and marked 'stopped' at `close`. After
-    an outage the thread reconnects at its next beat and registers the row again. The one
-    way every cogd process (`cogd up`, the workers, the night cycle) keeps its row."""
+    every [process] heartbeat_interval_s by a thread (a long transaction or a slow model
+    never stalls it), and marked 'stopped' at `close`. Each beat borrows a connection from
+    the process's pool (agent/db/pool.py); after an outage the next beat registers the row
+    again. The one way every cogd process (`cogd up`, the workers, the night cycle) keeps
+    its row."""
 
-    def __init__(self, connect: Callable[[], psycopg.Connection[Any]], name: str,
-                 process: ProcessSettings, info: Callable[[], dict[str, Any]]) -> None:
-        self.connect, self.name, self.process, self.info = connect, name, process, info
+    def __init__(self, checkout: Callable[[], AbstractContextManager[psycopg.Connection[Any]]],
+                 name: str, process: ProcessSettings, info: Callable[[], dict[str, Any]]
+                 ) -> None:
+        self.checkout, self.name, self.process, self.info = checkout, name, process, info
         self.state = "starting"
-        self._beat: Heartbeat | None = None
+        self.id: int | None = None
+        self._registered = False
+        self._failing = False
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"{name}-heartbeat",
                                         daemon=True)
@@ -78,42 +82,51 @@ class Beater:
     def open(self, state: str = "running") -> Beater:
         """Register the row now (it shows in v_processes at once) and start beating."""
         self.state = state
-        self._register()
+        with self.checkout() as conn:
+            self._register(conn)
         self._thread.start()
         return self
 
     def running(self) -> None:
         """The process finished starting: say so now rather than at the next beat."""
         self.state = "running"
-        self._safely(lambda beat: beat.beat(self.state, self.info()))
+        self._safely(self._beat)
 
-    def _register(self) -> Heartbeat:
-        beat = Heartbeat(self.connect(), self.name)
+    def _register(self, conn: psycopg.Connection[Any]) -> None:
+        beat = Heartbeat(conn, self.name)
         beat.register(self.process.prune_after_s, state=self.state)
-        self._beat = beat
-        return beat
+        self.id, self._registered = beat.id, True
 
-    def _safely(self, step: Callable[[Heartbeat], None]) -> None:
+    def _beat(self, conn: psycopg.Connection[Any]) -> None:
+        if not self._registered:
+            self._register(conn)
+        beat = Heartbeat(conn, self.name)
+        beat.id = self.id
+        beat.beat(self.state, self.info())
+
+    def _safely(self, step: Callable[[psycopg.Connection[Any]], None]) -> None:
         try:
-            step(self._beat or self._register())
+            with self.checkout() as conn:
+                step(conn)
+            self._failing = False
         except (psycopg.Error, CogdError) as exc:  # the process must not depend on it
-            if self._beat is not None:
-                logger.warning("%s: heartbeat failed (%s); reconnecting at the next beat",
+            if not self._failing:
+                logger.warning("%s: heartbeat failed (%s); trying again at the next beat",
                                self.name, " ".join(str(exc).split())[:200])
-                with contextlib.suppress(psycopg.Error):
-                    self._beat.conn.close()
-            self._beat = None
+            self._failing = True
+            self._registered = False  # the server may be a new one: register again
 
     def _run(self) -> None:
         while not self._done.wait(self.process.heartbeat_interval_s):
-            self._safely(lambda beat: beat.beat(self.state, self.info()))
+            self._safely(self._beat)
 
     def close(self) -> None:
         self._done.set()
         if self._thread.is_alive():
             self._thread.join(10)
-        self._safely(lambda beat: beat.stopped())
-        if self._beat is not None:
-            with contextlib.suppress(psycopg.Error):
-                self._beat.conn.close()
-            self._beat = None
+        if self._registered:
+            def stopped(conn: psycopg.Connection[Any]) -> None:
+                beat = Heartbeat(conn, self.name)
+                beat.id = self.id
+                beat.stopped()
+            self._safely(stopped)

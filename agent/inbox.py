@@ -13,12 +13,12 @@ LostClaim). A failure is answered through outbox with a clear error, under the s
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,22 +172,21 @@ def last_reply_metadata(conn: psycopg.Connection[Any], session_id: Any) -> dict[
     return None if row is None else (row[0] or {})
 
 
-# -- the loop's helpers with connections of their own -------------------------
+# -- the loop's helpers, on connections borrowed from the worker's pool --------
 
-Connect = Callable[[str], psycopg.Connection[Any]]  # app name suffix → autocommit connection
+Checkout = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
 
 
 class LeaseKeeper:
-    """Renews the claim its worker holds, every third of the lease, on a connection of its
-    own (one per worker, opened on first use) while the turn runs on the worker's;
+    """Renews the claim its worker holds, every third of the lease, on a connection it
+    borrows for each renewal (agent/db/pool.py) while the turn runs on the worker's own;
     `lost` is set when the held row is no longer this claim's."""
 
-    def __init__(self, connect: Connect, lease_s: float, name: str = "lease") -> None:
-        self.connect, self.lease_s = connect, lease_s
+    def __init__(self, checkout: Checkout, lease_s: float, name: str = "lease") -> None:
+        self.checkout, self.lease_s = checkout, lease_s
         self.lost = threading.Event()
         self._held: tuple[int, str] | None = None
         self._lock = threading.Lock()
-        self._conn: psycopg.Connection[Any] | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -211,13 +210,11 @@ class LeaseKeeper:
                 self._renew(*held)
             except (psycopg.Error, DatabaseError) as exc:  # the commit checks the claim again
                 logger.warning("loop: renewing the lease on inbox %s failed: %s", held[0], exc)
-                self._drop_connection()
 
     def _renew(self, inbox_id: int, claim: str) -> None:
-        if self._conn is None:
-            self._conn = self.connect("lease")
-        if renew(self._conn, inbox_id, claim, self.lease_s):
-            return
+        with self.checkout() as conn:
+            if renew(conn, inbox_id, claim, self.lease_s):
+                return
         with self._lock:
             still_held = self._held == (inbox_id, claim)
             if still_held:  # not a turn that just finished
@@ -226,28 +223,20 @@ class LeaseKeeper:
         if still_held:
             logger.warning("loop: inbox %s is no longer ours (%s)", inbox_id, claim)
 
-    def _drop_connection(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(psycopg.Error):
-                self._conn.close()
-            self._conn = None
-
     def close(self) -> None:
         self._stop.set()
         self._thread.join(5)
-        self._drop_connection()
 
 
 class PartialPublisher:
-    """Publishes a streamed reply as it grows, at most every PARTIAL_EVERY_S, on one
-    autocommit connection of its own kept for the worker's life (a reader sees the text
-    before the turn's transaction commits). `start(inbox_id)` before each streamed turn."""
+    """Publishes a streamed reply as it grows, at most every PARTIAL_EVERY_S, on a
+    connection borrowed for each update (autocommit: a reader sees the text before the
+    turn's transaction commits). `start(inbox_id)` before each streamed turn."""
 
-    def __init__(self, connect: Connect) -> None:
-        self.connect = connect
+    def __init__(self, checkout: Checkout) -> None:
+        self.checkout = checkout
         self.inbox_id: int | None = None
         self.last = 0.0
-        self.conn: psycopg.Connection[Any] | None = None
 
     def start(self, inbox_id: int) -> PartialPublisher:
         self.inbox_id, self.last = inbox_id, 0.0
@@ -261,16 +250,5 @@ class PartialPublisher:
         if not text.strip():
             return
         text, _ = storable_text(text)  # model text Postgres can store (NUL, lone surrogates)
-        try:
-            if self.conn is None or self.conn.closed:
-                self.conn = self.connect("stream")
-            publish_partial(self.conn, self.inbox_id, text)
-        except psycopg.OperationalError:
-            self.close()  # the next partial reconnects; the reply itself is what counts
-            raise
-
-    def close(self) -> None:
-        if self.conn is not None:
-            with contextlib.suppress(psycopg.Error):
-                self.conn.close()
-            self.conn = None
+        with self.checkout() as conn:
+            publish_partial(conn, self.inbox_id, text)

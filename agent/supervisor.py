@@ -32,6 +32,7 @@ import psycopg
 from agent.config import Settings
 from agent.db import locks
 from agent.db.connect import application_name, connect
+from agent.db.pool import side_pool
 from agent.errors import AlreadyRunning, CogdError
 from agent.heartbeat import Beater
 
@@ -121,7 +122,8 @@ class Supervisor:
         except AlreadyRunning:
             lock_conn.close()
             raise
-        beater = Beater(self._lock_connection, "up", proc_cfg, self.info).open()
+        pool = side_pool(self.settings, self.url, "up", role=False)
+        beater = Beater(pool.connection, "up", proc_cfg, self.info).open()
         try:
             for child in self.children:
                 self._spawn(child)
@@ -135,6 +137,7 @@ class Supervisor:
         finally:
             self._stop_children()
             beater.close()
+            pool.close()
             with contextlib.suppress(psycopg.Error):
                 lock_conn.close()
         return 1 if self.lost_lock else 0

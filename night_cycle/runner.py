@@ -30,6 +30,7 @@ from agent.config import Settings
 from agent.cortex.lance import CortexWriteError
 from agent.db import locks
 from agent.db.connect import app_role, application_name, connect
+from agent.db.pool import side_pool
 from agent.domain.tables import need
 from agent.errors import CogdError, InputError
 from agent.heartbeat import Beater
@@ -91,10 +92,9 @@ class NightCycle:
             # the row is beaten from its own connection: a stage may hold a transaction
             # for minutes; v_processes shows the night cycle and its stage
             info: dict[str, Any] = {"run_id": run.run_id}
-            beater = Beater(
-                lambda: connect(self.url, app=application_name(self.settings, LOCK_NAME),
-                                autocommit=True, role=app_role(self.settings)),
-                LOCK_NAME, self.settings.process, lambda: dict(info)).open()
+            pool = side_pool(self.settings, self.url, LOCK_NAME)
+            beater = Beater(pool.connection, LOCK_NAME, self.settings.process,
+                            lambda: dict(info)).open()
             try:
                 return self._execute(conn, run, resumed, only_stage, info)
             except BaseException as exc:
@@ -106,6 +106,7 @@ class NightCycle:
                 raise
             finally:
                 beater.close()
+                pool.close()
         finally:
             if not conn.closed:
                 conn.close()  # releases the advisory lock

@@ -80,7 +80,7 @@ def app_role(settings: Settings) -> str | None:
 _ROLE_WARNED: set[str] = set()
 
 
-def _set_role(conn: psycopg.Connection[Any], role: str) -> None:
+def set_role(conn: psycopg.Connection[Any], role: str) -> None:
     """SET ROLE for the session; where the role is missing or not ours to take, say so
     once and go on as the connecting user (a managed Postgres may lack the roles)."""
     try:
@@ -119,7 +119,7 @@ def connect(
             **kwargs,
         )
         if role:
-            _set_role(conn, role)
+            set_role(conn, role)
         return conn
     except psycopg.OperationalError as exc:
         reason = " ".join(str(exc).split()).rstrip(".?") or exc.__class__.__name__

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
 
-from agent.db.connect import connect
 from agent.errors import DatabaseError
 
 logger = logging.getLogger(__name__)
@@ -20,12 +21,12 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 
 
 class PgCallRecorder:
-    """Writes each CallRecord on its own autocommit connection (opened lazily)."""
+    """Writes each CallRecord on a connection borrowed from the process's pool (one
+    statement, autocommit); a record the database cannot take is logged as dropped."""
 
-    def __init__(self, url: str, role: str | None = None) -> None:
-        self.url = url
-        self.role = role  # [database] app_role of the worker that records
-        self._conn: psycopg.Connection[Any] | None = None
+    def __init__(self, checkout: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+                 ) -> None:
+        self.checkout = checkout
 
     def record(self, rec: Any) -> None:
         row = (
@@ -35,16 +36,9 @@ class PgCallRecorder:
         )
         for _ in range(2):
             try:
-                if self._conn is None or self._conn.closed:
-                    self._conn = connect(self.url, app="cogd-llm-calls", autocommit=True,
-                                         role=self.role)
-                self._conn.execute(INSERT, row)
+                with self.checkout() as conn:
+                    conn.execute(INSERT, row)
                 return
             except (psycopg.OperationalError, DatabaseError) as exc:
                 logger.warning("llm_calls: could not record a call (%s); retrying once", exc)
-                self._conn = None
         logger.warning("llm_calls: dropped the record of a %s call to %s", rec.kind, rec.provider)
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()

@@ -17,11 +17,13 @@ from types import FrameType
 from typing import Any, ClassVar
 
 import psycopg
+from psycopg_pool import ConnectionPool
 
 from agent.bus import Channel, Event, Kind, Listener
 from agent.config import Settings
 from agent.db import locks
 from agent.db.connect import app_role, application_name, connect
+from agent.db.pool import side_pool
 from agent.errors import AlreadyRunning, CogdError, DatabaseError
 from agent.heartbeat import Beater
 
@@ -46,6 +48,7 @@ class Worker:
         self.app = application_name(settings, self.name)
         self.conn: psycopg.Connection[Any] | None = None
         self.items_done = 0
+        self._pool: ConnectionPool | None = None
 
     # --- to override -------------------------------------------------------
     def setup(self) -> None:
@@ -70,10 +73,22 @@ class Worker:
         return {"items_done": self.items_done}
 
     # --- lifecycle ---------------------------------------------------------
-    def _connect(self, purpose: str | None = None) -> psycopg.Connection[Any]:
-        """The worker's autocommit connection, or one of its own for `purpose`."""
-        return connect(self.url, app=f"{self.app}-{purpose}" if purpose else self.app,
-                       autocommit=True, role=app_role(self.settings))
+    def _connect(self) -> psycopg.Connection[Any]:
+        """The worker's own autocommit connection (its main work, and LISTEN)."""
+        return connect(self.url, app=self.app, autocommit=True, role=app_role(self.settings))
+
+    @property
+    def pool(self) -> ConnectionPool:
+        """The worker's pool for side work: heartbeat, lease, partial replies, llm_calls
+        (agent/db/pool.py); opened on first use, closed when the worker stops."""
+        if self._pool is None:
+            self._pool = side_pool(self.settings, self.url, self.name)
+        return self._pool
+
+    def close_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def install_signal_handlers(self) -> None:
         def _stop(signum: int, frame: FrameType | None) -> None:
@@ -108,13 +123,14 @@ class Worker:
             finally:
                 self.teardown()
         finally:
+            self.close_pool()
             if not self.conn.closed:
                 self.conn.close()
 
     def run(self) -> int:
         self.conn = self._connect()
         self._lock()
-        beater = Beater(lambda: self._connect("beat"), self.name, self.settings.process,
+        beater = Beater(self.pool.connection, self.name, self.settings.process,
                         self.info).open(state="starting")
         try:
             self.setup()
@@ -169,5 +185,6 @@ class Worker:
         except Exception as exc:  # teardown must not mask the shutdown
             logger.warning("%s: teardown failed: %s", self.name, exc)
         beater.close()  # marks the row stopped
+        self.close_pool()
         if self.conn is not None and not self.conn.closed:
             self.conn.close()

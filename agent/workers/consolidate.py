@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from agent.bus import Channel, Event, Kind
-from agent.db.connect import app_role
 from agent.domain.tables import need
 from agent.workers.base import Worker
 
@@ -31,14 +30,11 @@ class ConsolidationWorker(Worker):
         from agent.db.llm_calls import PgCallRecorder
         from agent.services.consolidation import Consolidator
 
-        self.recorder = PgCallRecorder(self.url, app_role(self.settings))
+        self.recorder = PgCallRecorder(self.pool.connection)
         self.consolidator = Consolidator(self.settings, self.recorder)
         self.last_pass: float | None = None
         self.turns_since = 0
         self.last_report: dict[str, Any] = {}
-
-    def teardown(self) -> None:
-        self.recorder.close()
 
     def interval_s(self) -> float:
         c = self.settings.consolidation

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
 
 import psycopg
 
 from agent import inbox
 from agent.bus import Channel
-from agent.db.connect import app_role, connect
 from agent.errors import InputError
 from agent.workers.base import Worker
 
@@ -32,22 +30,15 @@ class LoopWorker(Worker):
         from agent.db.llm_calls import PgCallRecorder
         from agent.services.cognition import CognitiveLoop
 
-        self.recorder = PgCallRecorder(self.url, app_role(self.settings))
+        self.recorder = PgCallRecorder(self.pool.connection)
         self.loop = CognitiveLoop(self.settings, self.recorder)
         self.lease_s = float(self.settings.process.inbox_lease_s)
-        self.keeper = inbox.LeaseKeeper(self._side_connection, self.lease_s,
+        self.keeper = inbox.LeaseKeeper(self.pool.connection, self.lease_s,
                                         name=f"{self.app}-lease")
-        self.publisher = inbox.PartialPublisher(self._side_connection)
-
-    def _side_connection(self, purpose: str) -> psycopg.Connection[Any]:
-        """An autocommit connection of this worker's for the lease or the streamed text."""
-        return connect(self.url, app=f"{self.app}-{purpose}", autocommit=True,
-                       role=app_role(self.settings))
+        self.publisher = inbox.PartialPublisher(self.pool.connection)
 
     def teardown(self) -> None:
         self.keeper.close()
-        self.publisher.close()
-        self.recorder.close()
 
     def poll(self) -> None:
         while not self.stop.is_set() and self.process_one():

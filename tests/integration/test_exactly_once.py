@@ -117,7 +117,7 @@ def test_the_owner_renews_its_lease_and_notices_a_takeover(db_url: str, conn: An
         msg = protocol.claim(owner, "loop-a", 0.6)
         assert msg is not None
         claim = msg.claim
-        keeper = LeaseKeeper(lambda _: psycopg.connect(db_url, autocommit=True), 0.6)
+        keeper = LeaseKeeper(lambda: psycopg.connect(db_url, autocommit=True), 0.6)
         keeper.hold(inbox, claim)
         try:
             first = conn.execute("SELECT lease_until FROM inbox WHERE id = %s",
