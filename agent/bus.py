@@ -44,7 +44,7 @@ class Kind(StrEnum):
     RECONNECTED = "reconnected"  # synthetic (Listener): poll for what was missed
     STOP = "stop"  # operator requests
     RELOAD = "reload"
-    PING = "ping"  # bench.speed's round trip
+    PING = "ping"  # bench.speed's round trip: a ping on CONTROL, its pong on THOUGHT
     PONG = "pong"
 
 
@@ -53,10 +53,9 @@ KINDS: dict[Channel, frozenset[Kind]] = {
     Channel.INBOX: frozenset({Kind.INBOX}),
     Channel.OUTBOX: frozenset({Kind.OUTBOX, Kind.PARTIAL}),
     Channel.TURN: frozenset({Kind.TURN}),
-    Channel.THOUGHT: frozenset({Kind.THOUGHT}),
+    Channel.THOUGHT: frozenset({Kind.THOUGHT, Kind.PONG}),
     Channel.NIGHT_CYCLE: frozenset({Kind.RUN_DONE}),
-    Channel.CONTROL: frozenset({Kind.RECONNECTED, Kind.STOP, Kind.RELOAD, Kind.PING,
-                                Kind.PONG}),
+    Channel.CONTROL: frozenset({Kind.RECONNECTED, Kind.STOP, Kind.RELOAD, Kind.PING}),
 }
 
 

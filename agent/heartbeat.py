@@ -14,7 +14,6 @@ from typing import Any
 import psycopg
 
 from agent.config import ProcessSettings
-from agent.errors import CogdError
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +64,7 @@ class Beater:
     never stalls it), and marked 'stopped' at `close`. Each beat borrows a connection from
     the process's pool (agent/db/pool.py); after an outage the next beat registers the row
     again. The one way every cogd process (`cogd up`, the workers, the night cycle) keeps
-    its row."""
+    its row; a failing heartbeat is logged and never stops the process's work."""
 
     def __init__(self, checkout: Callable[[], AbstractContextManager[psycopg.Connection[Any]]],
                  name: str, process: ProcessSettings, info: Callable[[], dict[str, Any]]
@@ -76,14 +75,14 @@ class Beater:
         self._registered = False
         self._failing = False
         self._done = threading.Event()
+        self._lock = threading.Lock()  # one write at a time, in the order they were asked
         self._thread = threading.Thread(target=self._run, name=f"{name}-heartbeat",
                                         daemon=True)
 
     def open(self, state: str = "running") -> Beater:
         """Register the row now (it shows in v_processes at once) and start beating."""
         self.state = state
-        with self.checkout() as conn:
-            self._register(conn)
+        self._safely(self._register)
         self._thread.start()
         return self
 
@@ -100,33 +99,47 @@ class Beater:
     def _beat(self, conn: psycopg.Connection[Any]) -> None:
         if not self._registered:
             self._register(conn)
+            return
         beat = Heartbeat(conn, self.name)
         beat.id = self.id
-        beat.beat(self.state, self.info())
+        beat.beat(self.state, self._info())
+
+    def _info(self) -> dict[str, Any]:
+        try:
+            return self.info()
+        except Exception as exc:  # a process half set up: beat without its details
+            return {"info_error": f"{exc.__class__.__name__}: {exc}"[:200]}
 
     def _safely(self, step: Callable[[psycopg.Connection[Any]], None]) -> None:
-        try:
-            with self.checkout() as conn:
-                step(conn)
-            self._failing = False
-        except (psycopg.Error, CogdError) as exc:  # the process must not depend on it
-            if not self._failing:
-                logger.warning("%s: heartbeat failed (%s); trying again at the next beat",
-                               self.name, " ".join(str(exc).split())[:200])
-            self._failing = True
-            self._registered = False  # the server may be a new one: register again
+        with self._lock:
+            try:
+                with self.checkout() as conn:
+                    step(conn)
+                self._failing = False
+            except Exception as exc:  # the process must not depend on its heartbeat
+                if not self._failing:
+                    logger.warning("%s: heartbeat failed (%s); trying again at the next beat",
+                                   self.name, " ".join(str(exc).split())[:200])
+                self._failing = True
+                self._registered = False  # the server may be a new one: register again
 
     def _run(self) -> None:
         while not self._done.wait(self.process.heartbeat_interval_s):
-            self._safely(self._beat)
+            self._safely(lambda conn: None if self._done.is_set() else self._beat(conn))
 
     def close(self) -> None:
+        """Stop beating and mark the row 'stopped' (registering it first if an outage
+        lost it)."""
         self._done.set()
         if self._thread.is_alive():
             self._thread.join(10)
-        if self._registered:
-            def stopped(conn: psycopg.Connection[Any]) -> None:
-                beat = Heartbeat(conn, self.name)
-                beat.id = self.id
-                beat.stopped()
-            self._safely(stopped)
+        self.state = "stopped"
+
+        def stopped(conn: psycopg.Connection[Any]) -> None:
+            if not self._registered:
+                self._register(conn)  # an upsert on (host, pid, name): the same row
+            beat = Heartbeat(conn, self.name)
+            beat.id = self.id
+            beat.stopped()
+
+        self._safely(stopped)

@@ -107,13 +107,13 @@ def bench_notify(url: str, n: int = N_NOTIFY) -> dict[str, Any]:
             while not stop.is_set():
                 for e in ear.wait(0.2):
                     if e.type == Kind.PING:
-                        notify(back, Channel.CONTROL, Kind.PONG, e.id)
+                        notify(back, Channel.THOUGHT, Kind.PONG, e.id)
 
     thread = threading.Thread(target=echo, name="bench-echo", daemon=True)
     thread.start()
     ready.wait(10)
     ping_pong: list[float] = []
-    with conn() as sender, Listener(conn, [Channel.CONTROL]) as listener:
+    with conn() as sender, Listener(conn, [Channel.THOUGHT]) as listener:
         for i in range(n + 10):
             t0 = time.perf_counter()
             notify(sender, Channel.CONTROL, Kind.PING, i)

@@ -37,7 +37,7 @@ def centroid_id(kind: str, members: Sequence[str]) -> str:
 
 def active(conn: psycopg.Connection[Any]) -> list[Centroid]:
     rows = conn.execute(
-        query("night_centroids_by_kind")
+        query("night_centroids_active")
     ).fetchall()
     out = []
     for r in rows:
@@ -48,7 +48,7 @@ def active(conn: psycopg.Connection[Any]) -> list[Centroid]:
 
 
 def any_exist(conn: psycopg.Connection[Any]) -> bool:
-    row = conn.execute(query("night_centroids_active")).fetchone()
+    row = conn.execute(query("night_centroids_any")).fetchone()
     return bool(row and row[0])
 
 

@@ -86,30 +86,34 @@ class NightCycle:
         conn = connect(self.url, app=application_name(self.settings, LOCK_NAME), autocommit=True,
                        role=app_role(self.settings))
         try:
-            locks.take(conn, LOCK_NAME, see="`select * from v_night_cycle`")
-            run, resumed = self._open_run(conn, resume, only_stage)
-            only_stage = run.checkpoints.get("only_stage")  # a resumed --stage run stays one
-            # the row is beaten from its own connection: a stage may hold a transaction
-            # for minutes; v_processes shows the night cycle and its stage
-            info: dict[str, Any] = {"run_id": run.run_id}
-            pool = side_pool(self.settings, self.url, LOCK_NAME)
-            beater = Beater(pool.connection, LOCK_NAME, self.settings.process,
-                            lambda: dict(info)).open()
-            try:
-                return self._execute(conn, run, resumed, only_stage, info)
-            except BaseException as exc:
-                if not conn.closed and not isinstance(exc, KeyboardInterrupt | SystemExit):
-                    runs.fail(conn, run.run_id, f"{exc.__class__.__name__}: {exc}")
-                elif not conn.closed:
-                    runs.fail(conn, run.run_id, "interrupted; `cogd night-cycle --resume` "
-                              "continues it")
-                raise
-            finally:
-                beater.close()
-                pool.close()
+            with locks.singleton_lock(conn, LOCK_NAME, see="`select * from v_night_cycle`"):
+                return self._run_locked(conn, resume, only_stage)
         finally:
             if not conn.closed:
                 conn.close()  # releases the advisory lock
+
+    def _run_locked(self, conn: psycopg.Connection[Any], resume: bool,
+                    only_stage: int | None) -> dict[str, Any]:
+        run, resumed = self._open_run(conn, resume, only_stage)
+        only_stage = run.checkpoints.get("only_stage")  # a resumed --stage run stays one
+        # the row is beaten on connections of the run's pool: a stage may hold a
+        # transaction for minutes; v_processes shows the night cycle and its stage
+        info: dict[str, Any] = {"run_id": run.run_id}
+        pool = side_pool(self.settings, self.url, LOCK_NAME)
+        beater = Beater(pool.connection, LOCK_NAME, self.settings.process,
+                        lambda: dict(info)).open()
+        try:
+            return self._execute(conn, run, resumed, only_stage, info)
+        except BaseException as exc:
+            if not conn.closed and not isinstance(exc, KeyboardInterrupt | SystemExit):
+                runs.fail(conn, run.run_id, f"{exc.__class__.__name__}: {exc}")
+            elif not conn.closed:
+                runs.fail(conn, run.run_id, "interrupted; `cogd night-cycle --resume` "
+                          "continues it")
+            raise
+        finally:
+            beater.close()
+            pool.close()
 
     def _open_run(self, conn: psycopg.Connection[Any], resume: bool,
                   only_stage: int | None) -> tuple[runs.Run, bool]:

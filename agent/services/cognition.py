@@ -190,7 +190,11 @@ class CognitiveLoop:
                            inbox_id=inbox_id)],
             )
         turn = written[0]
-        assert turn is not None  # a duplicate (inbox_id, role) was returned above
+        if turn is None:  # another loop wrote it meanwhile (a takeover): continue from it
+            found = day_table.user_turn_of_inbox(conn, inbox_id) if inbox_id else None
+            if found is None:
+                raise LostClaim(f"inbox {inbox_id}: its user turn was written elsewhere")
+            return found
         return turn.entry_id, turn.content
 
     def answer(

@@ -8,6 +8,7 @@ Singletons take a Postgres advisory lock.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
@@ -116,12 +117,14 @@ class Worker:
         """Connect, take the singleton lock, set up, run one pass, release everything."""
         self.conn = self._connect()
         try:
-            self._lock()
-            self.setup()
-            try:
-                return self.once()
-            finally:
-                self.teardown()
+            held = (locks.singleton_lock(self.conn, self.name) if self.singleton
+                    else contextlib.nullcontext())
+            with held:
+                self.setup()
+                try:
+                    return self.once()
+                finally:
+                    self.teardown()
         finally:
             self.close_pool()
             if not self.conn.closed:

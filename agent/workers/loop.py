@@ -38,7 +38,9 @@ class LoopWorker(Worker):
         self.publisher = inbox.PartialPublisher(self.pool.connection)
 
     def teardown(self) -> None:
-        self.keeper.close()
+        keeper = getattr(self, "keeper", None)  # absent when setup failed before it
+        if keeper is not None:
+            keeper.close()
 
     def poll(self) -> None:
         while not self.stop.is_set() and self.process_one():

@@ -269,3 +269,28 @@ def test_revision_0011_detaches_duplicate_memories_and_says_so(empty_db_url: str
         audit = c.execute("SELECT action, target FROM audit_log WHERE actor = "
                           "'migration 0011'").fetchall()
         assert audit == [("duplicate_detached", f"memories:{copy}")]
+
+
+def test_a_user_turn_written_by_another_loop_meanwhile_is_continued_not_failed(
+        worker_pair: list[LoopWorker], conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between the check for an inbox message's user turn and the insert, a loop that
+    took the message over wrote it: the insert does nothing and the turn goes on from
+    the row the other loop wrote."""
+    from agent.db import day_table
+    from agent.services import cognition
+
+    first, second = worker_pair
+    sid = make_session(conn)
+    inbox = queue(conn, sid, "My bike is green.")
+    entry, _ = second.loop.write_user_turn(second.conn, sid, "My bike is green.", inbox)
+    looked = {"n": 0}
+    real = day_table.user_turn_of_inbox
+
+    def not_yet_then_real(c: Any, inbox_id: int) -> Any:
+        looked["n"] += 1
+        return None if looked["n"] == 1 else real(c, inbox_id)
+
+    monkeypatch.setattr(cognition.day_table, "user_turn_of_inbox", not_yet_then_real)
+    got, text = first.loop.write_user_turn(first.conn, sid, "My bike is green.", inbox)
+    assert (got, text) == (entry, "My bike is green.") and looked["n"] == 2
+    assert counts(conn, inbox) == (1, 0, 0)

@@ -3,6 +3,7 @@ as the app role, opened on demand, and a connection a restart broke is replaced.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from agent.config import Settings
@@ -57,3 +58,36 @@ def test_a_streamed_turn_uses_the_pool_not_a_connection_per_reply(
         worker.teardown()
         worker.close_pool()
         worker.conn.close()
+
+
+def test_a_heartbeat_outlives_an_info_that_raises_and_marks_its_row_stopped(
+        settings: Settings, db_url: str, conn: Any) -> None:
+    """A process half set up (its info() raising) keeps beating; close() marks the row
+    stopped even when an outage lost its registration."""
+    from agent.heartbeat import Beater
+
+    proc = settings.process.model_copy(update={"heartbeat_interval_s": 0.1})
+    pool = side_pool(settings, db_url, "beat-test")
+    calls = {"n": 0}
+
+    def info() -> dict[str, Any]:
+        calls["n"] += 1
+        raise AttributeError("last_report")  # set only at the end of setup()
+
+    beater = Beater(pool.connection, "beat-test", proc, info).open(state="starting")
+    try:
+        first = conn.execute("SELECT last_beat FROM process_heartbeats WHERE name = "
+                             "'beat-test'").fetchone()[0]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and calls["n"] < 3:
+            time.sleep(0.05)
+        row = conn.execute("SELECT last_beat, info FROM process_heartbeats WHERE name = "
+                           "'beat-test'").fetchone()
+        assert calls["n"] >= 3 and row[0] > first  # still beating
+        assert "AttributeError" in row[1]["info_error"]
+        beater._registered = False  # as after an outage
+    finally:
+        beater.close()
+        pool.close()
+    assert conn.execute("SELECT state, count(*) FROM process_heartbeats WHERE name = "
+                        "'beat-test' GROUP BY state").fetchall() == [("stopped", 1)]

@@ -55,11 +55,11 @@ FROM day_table d
 LEFT JOIN (SELECT DISTINCT (jsonb_array_elements_text(flux_metrics->'entry_ids'))::uuid
            AS entry_id FROM holographic_blocks) c ON c.entry_id = d.entry_id;
 
--- name: night_centroids_by_kind
+-- name: night_centroids_active
 SELECT centroid_id::text, label, centroid::text, weight, member_count FROM preoccupation_centroids
 WHERE status = 'active' ORDER BY created_at, centroid_id;
 
--- name: night_centroids_active
+-- name: night_centroids_any
 SELECT EXISTS (SELECT 1 FROM preoccupation_centroids);
 
 -- name: night_centroids_insert
