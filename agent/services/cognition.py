@@ -55,7 +55,7 @@ from agent.services.turns import TurnInput, TurnWriter
 logger = logging.getLogger(__name__)
 
 @dataclass
-class LoopConfig:
+class CognitionConfig:
     entry: EntryGateConfig
     exit: ExitGateConfig
     recall: RecallConfig
@@ -66,7 +66,7 @@ class LoopConfig:
     recent_recall_turns: int = 3
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> LoopConfig:
+    def from_settings(cls, settings: Settings) -> CognitionConfig:
         return cls(
             entry=EntryGateConfig.from_table(settings.entry_gate),
             exit=ExitGateConfig.from_table(settings.exit_gate),
@@ -120,7 +120,7 @@ class TurnResult:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-class CognitiveLoop:
+class Cognition:
     """Everything one turn needs, built once per process."""
 
     def __init__(
@@ -133,7 +133,7 @@ class CognitiveLoop:
         from agent.providers import factory
 
         self.settings = settings
-        self.cfg = LoopConfig.from_settings(settings)
+        self.cfg = CognitionConfig.from_settings(settings)
         self.universal = factory.build_universal_embedder(settings)
         self.native = factory.build_native_embedder(settings, recorder)
         self.system1 = factory.build_llm(settings, "system1", recorder)

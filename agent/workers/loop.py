@@ -28,10 +28,10 @@ class LoopWorker(Worker):
 
     def setup(self) -> None:
         from agent.db.llm_calls import PgCallRecorder
-        from agent.services.cognition import CognitiveLoop
+        from agent.services.cognition import Cognition
 
         self.recorder = PgCallRecorder(self.pool.connection)
-        self.loop = CognitiveLoop(self.settings, self.recorder)
+        self.cognition = Cognition(self.settings, self.recorder)
         self.lease_s = float(self.settings.process.inbox_lease_s)
         self.keeper = inbox.LeaseKeeper(self.pool.connection, self.lease_s,
                                         name=f"{self.app}-lease")
@@ -55,7 +55,7 @@ class LoopWorker(Worker):
             return False
         self.keeper.hold(msg.id, msg.claim)
         try:
-            self.loop.answer(self.conn, msg.session_id, msg.content, inbox_id=msg.id,
+            self.cognition.answer(self.conn, msg.session_id, msg.content, inbox_id=msg.id,
                              on_partial=self.publisher.start(msg.id) if msg.stream else None,
                              claim=msg.claim)
         except (psycopg.OperationalError, psycopg.InterfaceError):

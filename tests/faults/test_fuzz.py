@@ -223,10 +223,10 @@ def test_fuzz_input_cleaning_and_entry_gate(reliability: Reliability) -> None:
 def test_fuzz_user_turns_are_stored_or_refused(
     settings: Settings, conn: Any, reliability: Reliability
 ) -> None:
-    from agent.services.cognition import CognitiveLoop
+    from agent.services.cognition import Cognition
 
     settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
-    cog = CognitiveLoop(settings, rng=random.Random(7))
+    cog = Cognition(settings, rng=random.Random(7))
     sid = make_session(conn)
     tally = Tally()
 
@@ -667,9 +667,9 @@ SEED_KEYS = _seed_keys()
 def domain_configs(settings: Settings) -> None:
     """Build every config the workers build from the seed tables."""
     from agent.domain import consolidation, dmn, night_blocks, night_flux, night_salience
-    from agent.services.cognition import LoopConfig
+    from agent.services.cognition import CognitionConfig
 
-    LoopConfig.from_settings(settings)
+    CognitionConfig.from_settings(settings)
     consolidation.ConsolidationConfig.from_table(settings.consolidation)
     consolidation.SafetyConfig.from_table(settings.compulsion_safety)
     dmn.DmnConfig.from_table(settings.idle)

@@ -10,7 +10,7 @@ import pytest
 
 from agent.config import Settings
 from agent.services import introspect
-from agent.services.cognition import CognitiveLoop
+from agent.services.cognition import Cognition
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
@@ -29,7 +29,7 @@ def loop(settings: Settings, db_url: str) -> Any:
     worker = LoopWorker(settings, db_url)
     worker.conn = worker._connect()
     worker.setup()
-    worker.loop.rng = worker.loop.writer.rng = worker.loop.rollover.rng = NoFloor()
+    worker.cognition.rng = worker.cognition.writer.rng = worker.cognition.rollover.rng = NoFloor()
     yield worker
     worker.teardown()
     worker.conn.close()
@@ -132,7 +132,7 @@ def test_bad_input_gets_a_clear_outcome_and_nothing_is_lost(loop: LoopWorker,
                         (BAD["sql"],)).fetchone() == (1,)
     # NUL bytes: Postgres text cannot hold them; replaced and flagged, never dropped
     # (the REPL client replaces them before the inbox; here the loop gets them raw)
-    loop.loop.answer(conn, sid, BAD["nul"])
+    loop.cognition.answer(conn, sid, BAD["nul"])
     row = conn.execute("SELECT d.content, g.signals FROM day_table d JOIN gate_decisions g "
                        "USING (entry_id) WHERE d.content LIKE 'before%%'").fetchone()
     assert row[0] == "before\ufffdafter" and "nul_bytes_replaced" in row[1]["flags"]
@@ -161,7 +161,7 @@ def test_memory_tags_become_citations(settings: Settings, db_url: str, conn: Any
                                       stub_server: StubServer,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
-    cog = CognitiveLoop(settings, rng=NoFloor())
+    cog = Cognition(settings, rng=NoFloor())
     sid = make_session(conn)
     user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
     mid = introspect.remember(conn, cog, sid, user[0], "My gym locker code is 4512.")
@@ -193,7 +193,7 @@ def test_the_offline_default_model_answers_a_turn(settings: Settings, db_url: st
                                                   conn: Any) -> None:
     # no role overrides: system1/system2 are the local SmolLM2 model from the wheel
     assert settings.llm.roles["system1"] == "local"
-    cog = CognitiveLoop(settings, rng=NoFloor())
+    cog = Cognition(settings, rng=NoFloor())
     result = cog.answer(conn, make_session(conn), "Say hello in five words.")
     assert result.reply.strip() and not result.metadata["fallback"]
     assert result.metadata["model"]["system1"].startswith("SmolLM2-135M-Instruct")
@@ -203,7 +203,7 @@ def test_the_offline_default_model_answers_a_turn(settings: Settings, db_url: st
 
 def test_goal_boost_lifts_items_near_an_active_goal(loop: LoopWorker, conn: Any) -> None:
     sid = make_session(conn)
-    cog = loop.loop
+    cog = loop.cognition
     for text in ("I booked a pottery class for next Tuesday evening.",
                  "I booked a Rust programming workshop for next Tuesday evening."):
         cog.write_user_turn(conn, sid, text)
@@ -235,7 +235,7 @@ def test_when_exit_scoring_fails_the_scratch_buffer_keeps_the_content(
     def broken(text: str) -> float:
         raise RuntimeError("relevance model unavailable")
 
-    monkeypatch.setattr(loop.loop.rollover, "relevance", broken)
+    monkeypatch.setattr(loop.cognition.rollover, "relevance", broken)
     for line in ("The weather was grey and windy all afternoon today.",
                  "My neighbour repainted his fence a strange shade of green.",
                  "The train was twenty minutes late again this morning.",
@@ -258,7 +258,7 @@ def test_recall_is_scoped_to_the_user_it_talks_to(loop: LoopWorker, conn: Any) -
     secret = conn.execute("SELECT count(*) FROM day_table WHERE content LIKE '%4512%'"
                           ).fetchone()
     assert secret is not None and secret[0] >= 1
-    recaller = loop.loop.recaller
+    recaller = loop.cognition.recaller
 
     def found(session: Any, **kw: Any) -> list[str]:
         out = recaller.recall(conn, "what is my gym locker code?", log=False,
@@ -301,13 +301,13 @@ def test_two_rollovers_of_one_session_judge_each_turn_once(
     from agent.services.rollover import EXIT_GATE_LOCK
 
     # nothing rolls out while the script is said
-    loop.loop.cfg = dataclasses.replace(loop.loop.cfg, window_tokens=10**6)
+    loop.cognition.cfg = dataclasses.replace(loop.cognition.cfg, window_tokens=10**6)
     sid = make_session(conn)
     for line in SCRIPT:
         say(loop, conn, sid, line)
     assert conn.execute("SELECT count(*) FROM gate_decisions WHERE gate = 'exit'"
                         ).fetchone() == (0,)
-    rolled = loop.loop.rollover.rolled_out(conn, sid, 60)
+    rolled = loop.cognition.rollover.rolled_out(conn, sid, 60)
     assert len(rolled) >= 3
     first = rolled[0][0]
     outcomes: list[Any] = []
@@ -316,7 +316,7 @@ def test_two_rollovers_of_one_session_judge_each_turn_once(
         holder.execute("SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))",
                        (EXIT_GATE_LOCK, str(first)))
         worker = threading.Thread(
-            target=lambda: outcomes.extend(loop.loop.rollover.run(other, sid, 60)))
+            target=lambda: outcomes.extend(loop.cognition.rollover.run(other, sid, 60)))
         worker.start()
         worker.join(1.0)
         waited = worker.is_alive()
@@ -345,7 +345,7 @@ def test_a_turn_is_context_then_respond_then_commit_each_alone(
     say(loop, conn, sid, "Remember this: my gym locker code is 4512.")
     inbox = conn.execute("INSERT INTO inbox (session_id, content) VALUES (%s, %s) RETURNING id",
                          (sid, "What was my locker code again?")).fetchone()[0]
-    cog = loop.loop
+    cog = loop.cognition
     ctx = cog.context(loop.conn, sid, "What was my locker code again?", inbox_id=inbox)
     turns = conn.execute("SELECT role, count(*) FROM day_table WHERE inbox_id = %s GROUP BY role",
                          (inbox,)).fetchall()

@@ -12,7 +12,7 @@ import pytest
 
 from agent.config import Settings
 from agent.services import introspect
-from agent.services.cognition import CognitiveLoop
+from agent.services.cognition import Cognition
 from agent.services.consolidation import Consolidator, why
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
@@ -24,14 +24,14 @@ class NoFloor(random.Random):
 
 
 @pytest.fixture
-def cog(settings: Settings) -> CognitiveLoop:
+def cog(settings: Settings) -> Cognition:
     for role in ("system1", "system2", "consolidation"):
         settings.llm.roles[role] = "heuristic"
-    return CognitiveLoop(settings, rng=NoFloor())
+    return Cognition(settings, rng=NoFloor())
 
 
 @pytest.fixture
-def consolidator(settings: Settings, cog: CognitiveLoop) -> Consolidator:
+def consolidator(settings: Settings, cog: Cognition) -> Consolidator:
     return Consolidator(settings, rng=NoFloor())
 
 
@@ -39,7 +39,7 @@ INSIGHT = "Summer hiking in the Alps is a recurring favourite."
 
 
 @pytest.fixture
-def merging(settings: Settings, cog: CognitiveLoop, stub_server: StubServer,
+def merging(settings: Settings, cog: Cognition, stub_server: StubServer,
             monkeypatch: pytest.MonkeyPatch) -> Iterator[Consolidator]:
     """A consolidator whose consolidation role is a model (the stub server, which answers
     every call with INSIGHT): the heuristic fallback forms no insight."""
@@ -50,7 +50,7 @@ def merging(settings: Settings, cog: CognitiveLoop, stub_server: StubServer,
     consolidator.llm.close()
 
 
-def remember(conn: Any, cog: CognitiveLoop, text: str, sid: Any = None) -> Any:
+def remember(conn: Any, cog: Cognition, text: str, sid: Any = None) -> Any:
     sid = sid or make_session(conn)
     user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
     return introspect.remember(conn, cog, sid, user[0], text)
@@ -73,7 +73,7 @@ HIKING = ["I love hiking in the Alps every summer.",
 
 
 def test_merge_makes_an_insight_that_supersedes_intact_sources(
-    conn: Any, cog: CognitiveLoop, merging: Consolidator
+    conn: Any, cog: Cognition, merging: Consolidator
 ) -> None:
     consolidator = merging
     sources = [remember(conn, cog, t) for t in HIKING]
@@ -109,7 +109,7 @@ def test_merge_makes_an_insight_that_supersedes_intact_sources(
 
 
 def test_scratch_buffer_is_drained_through_the_exit_gate(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:
     sid = make_session(conn)
     for text in ("Remember this: the spare key is under the blue flowerpot.",
@@ -130,7 +130,7 @@ def test_scratch_buffer_is_drained_through_the_exit_gate(
 
 
 def test_decay_halves_unused_memories_once_and_archives_the_faded(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:
     ids = {name: remember(conn, cog, text) for name, text in (
         ("plain", "The hardware store on Elm street sells good paint."),
@@ -160,7 +160,7 @@ def test_decay_halves_unused_memories_once_and_archives_the_faded(
 
 
 def test_recalls_strengthen_memories_once(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:
     mid = remember(conn, cog, "My favourite climbing gym is called Boulder Barn.")
     consolidator.run_pass(conn)
@@ -176,7 +176,7 @@ def test_recalls_strengthen_memories_once(
 
 
 def test_contradictions_are_flagged_never_resolved(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:
     a = remember(conn, cog, "My sister lives in Lisbon.")
     b = remember(conn, cog, "My sister lives in Madrid.")
@@ -193,7 +193,7 @@ def test_contradictions_are_flagged_never_resolved(
 
 
 def test_promotion_goals_proposals_and_compulsion_safety(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:
     goal_src = remember(conn, cog, "I practise the cello every evening.")
     value_src = remember(conn, cog, "I always tell people the truth, even when it is hard.")
@@ -220,7 +220,7 @@ def test_promotion_goals_proposals_and_compulsion_safety(
 
 
 def test_intentions_are_carried_forward_and_become_overdue(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:
     first = make_session(conn, "pat")
     cog.answer(conn, first, "Remind me to renew my passport before the trip.")
@@ -234,7 +234,7 @@ def test_intentions_are_carried_forward_and_become_overdue(
 
 
 def test_gate_tuning_lowers_the_threshold_after_a_needed_drop(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:
     sid = make_session(conn)
     cog.write_user_turn(conn, sid, "The plumber's name is Ingrid Vasquez.")
@@ -253,7 +253,7 @@ def test_gate_tuning_lowers_the_threshold_after_a_needed_drop(
 
 
 def test_a_pass_asked_to_stop_ends_early_and_the_next_one_finishes(
-    conn: Any, cog: CognitiveLoop, merging: Consolidator
+    conn: Any, cog: Cognition, merging: Consolidator
 ) -> None:
     consolidator = merging
     for text in HIKING:
@@ -266,7 +266,7 @@ def test_a_pass_asked_to_stop_ends_early_and_the_next_one_finishes(
 
 
 def test_the_heuristic_fallback_forms_no_insight_and_the_sources_stay(
-    conn: Any, cog: CognitiveLoop, consolidator: Consolidator
+    conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:
     """Extraction is not an insight: with the heuristic profile nothing is merged, the
     sources stay active, and no text of the consolidation prompt reaches a memory."""
@@ -279,7 +279,7 @@ def test_the_heuristic_fallback_forms_no_insight_and_the_sources_stay(
 
 
 def test_a_failing_model_forms_no_insight_and_the_sources_stay(
-    conn: Any, cog: CognitiveLoop, merging: Consolidator, stub_server: StubServer
+    conn: Any, cog: Cognition, merging: Consolidator, stub_server: StubServer
 ) -> None:
     for text in HIKING:
         remember(conn, cog, text)
@@ -292,7 +292,7 @@ def test_a_failing_model_forms_no_insight_and_the_sources_stay(
 
 
 def test_a_rewrite_the_patterns_miss_is_held_when_the_model_says_so(
-    conn: Any, cog: CognitiveLoop, merging: Consolidator, stub_server: StubServer,
+    conn: Any, cog: Cognition, merging: Consolidator, stub_server: StubServer,
 ) -> None:
     """Indirect phrasing no pattern knows, screened by the consolidation model (a stub
     answering "yes"): no goal, its Layer 0 proposal flagged; the model is asked once."""
@@ -317,7 +317,7 @@ def test_a_rewrite_the_patterns_miss_is_held_when_the_model_says_so(
 
 
 def test_the_model_saying_no_leaves_an_ordinary_habit_promoted(
-    conn: Any, cog: CognitiveLoop, merging: Consolidator, stub_server: StubServer,
+    conn: Any, cog: Cognition, merging: Consolidator, stub_server: StubServer,
 ) -> None:
     src = remember(conn, cog, "I practise the cello every evening.")
     conn.execute("UPDATE memories SET evidence_count = 6, created_at = now() - interval "

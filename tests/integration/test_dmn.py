@@ -11,7 +11,7 @@ import pytest
 
 from agent.config import Settings
 from agent.services import introspect
-from agent.services.cognition import CognitiveLoop
+from agent.services.cognition import Cognition
 from agent.services.dmn import Dmn
 from agent.workers.idle import IdleWorker
 from tests.conftest import make_session
@@ -31,12 +31,12 @@ def fast(settings: Settings) -> Settings:
 
 
 @pytest.fixture
-def cog(fast: Settings) -> CognitiveLoop:
-    return CognitiveLoop(fast, rng=NoFloor())
+def cog(fast: Settings) -> Cognition:
+    return Cognition(fast, rng=NoFloor())
 
 
 def test_a_proactive_recall_reaches_the_next_prompt(fast: Settings, conn: Any,
-                                                    cog: CognitiveLoop) -> None:
+                                                    cog: Cognition) -> None:
     fast.idle["seconds_per_minute"] = 1.0  # the 10-"minute" cooldown lasts 10 s here
     old = make_session(conn, "kim")
     user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (old,)).fetchone()
@@ -59,7 +59,7 @@ def test_a_proactive_recall_reaches_the_next_prompt(fast: Settings, conn: Any,
 
 
 def test_winding_down_surfaces_open_intentions(fast: Settings, conn: Any,
-                                               cog: CognitiveLoop) -> None:
+                                               cog: Cognition) -> None:
     sid = make_session(conn, "lee")
     cog.answer(conn, sid, "Remind me to call the landlord about the heating.")
     conn.execute("INSERT INTO intentions (user_id, session_id, kind, content) SELECT user_id, "
@@ -71,7 +71,7 @@ def test_winding_down_surfaces_open_intentions(fast: Settings, conn: Any,
 
 
 def test_surfacing_respects_the_rumination_cap(fast: Settings, conn: Any,
-                                              cog: CognitiveLoop) -> None:
+                                              cog: Cognition) -> None:
     sid = make_session(conn, "ana")
     user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
     introspect.remember(conn, cog, sid, user[0], "I want to learn to play the cello well.")
@@ -87,7 +87,7 @@ def test_surfacing_respects_the_rumination_cap(fast: Settings, conn: Any,
 
 
 def test_gut_signal_is_zero_while_blank_then_moves(fast: Settings, conn: Any,
-                                                  cog: CognitiveLoop) -> None:
+                                                  cog: Cognition) -> None:
     dmn = Dmn(fast)
     assert dmn.tick(conn)["gut"]["delta_norm"] == 0.0
     sid = make_session(conn)
@@ -121,7 +121,7 @@ def test_the_idle_worker_ticks_on_a_fast_clock(fast: Settings, db_url: str, conn
 
 
 def test_imported_history_never_triggers_proactive_recall(fast: Settings, conn: Any,
-                                                          cog: CognitiveLoop) -> None:
+                                                          cog: Cognition) -> None:
     fast.idle["seconds_per_minute"] = 1.0
     first = make_session(conn, "old")
     user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",

@@ -89,7 +89,7 @@ def test_a_live_claim_is_kept_and_a_lost_one_writes_nothing(
     assert counts(conn, inbox) == (1, 1, 1)
     # the first loop wakes up and finishes its turn: nothing of it is written
     with pytest.raises(LostClaim):
-        first.loop.answer(first.conn, sid, "Remember that my bike lock code is 2231.",
+        first.cognition.answer(first.conn, sid, "Remember that my bike lock code is 2231.",
                           inbox_id=inbox, claim=claim)
     assert counts(conn, inbox) == (1, 1, 1)
     status = conn.execute("SELECT status, claimed_by <> %s FROM inbox WHERE id = %s",
@@ -106,7 +106,7 @@ def test_the_reply_is_written_once_even_without_a_claim_check(
     inbox = queue(conn, sid, "hello there")
     assert first.process_one() is True
     with pytest.raises(LostClaim, match="already has its reply"):
-        first.loop.answer(first.conn, sid, "hello there", inbox_id=inbox)
+        first.cognition.answer(first.conn, sid, "hello there", inbox_id=inbox)
     assert counts(conn, inbox) == (1, 1, 1)
 
 
@@ -282,7 +282,7 @@ def test_a_user_turn_written_by_another_loop_meanwhile_is_continued_not_failed(
     first, second = worker_pair
     sid = make_session(conn)
     inbox = queue(conn, sid, "My bike is green.")
-    entry, _ = second.loop.write_user_turn(second.conn, sid, "My bike is green.", inbox)
+    entry, _ = second.cognition.write_user_turn(second.conn, sid, "My bike is green.", inbox)
     looked = {"n": 0}
     real = day_table.user_turn_of_inbox
 
@@ -291,6 +291,6 @@ def test_a_user_turn_written_by_another_loop_meanwhile_is_continued_not_failed(
         return None if looked["n"] == 1 else real(c, inbox_id)
 
     monkeypatch.setattr(cognition.day_table, "user_turn_of_inbox", not_yet_then_real)
-    got, text = first.loop.write_user_turn(first.conn, sid, "My bike is green.", inbox)
+    got, text = first.cognition.write_user_turn(first.conn, sid, "My bike is green.", inbox)
     assert (got, text) == (entry, "My bike is green.") and looked["n"] == 2
     assert counts(conn, inbox) == (1, 0, 0)

@@ -18,7 +18,7 @@ from agent.config import Settings
 from agent.domain.gates import detects_identity_rewrite
 from agent.errors import ConfigError
 from agent.services import introspect
-from agent.services.cognition import CognitiveLoop
+from agent.services.cognition import Cognition
 from agent.services.consolidation import Consolidator
 from agent.services.dmn import Dmn
 from agent.services.identity import bootstrap_boundaries
@@ -131,7 +131,7 @@ def test_prompt_injection_never_reaches_layer0(
         settings.llm.roles[role] = "heuristic"
     settings.context["window_tokens"] = 60  # small: turns roll out through the exit gate
     settings.idle["seconds_per_minute"] = 0.01
-    cog = CognitiveLoop(settings, rng=NoFloor())
+    cog = Cognition(settings, rng=NoFloor())
     with conn.transaction():
         cog.bootstrap(conn)
     before = identity_rows(conn)
