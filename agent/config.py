@@ -8,19 +8,23 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+from collections.abc import ItemsView, Iterator, KeysView, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     AliasChoices,
     BaseModel,
+    BeforeValidator,
+    ConfigDict,
     Field,
     NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
     ValidationError,
+    create_model,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -119,6 +123,106 @@ class ProcessSettings(BaseModel):
     inbox_lease_s: PositiveFloat = 30.0
 
 
+class Section(BaseModel, Mapping[str, Any]):  # type: ignore[misc]
+    """A seed table of config/default.toml ([recall], [exit_gate], ...) as a typed model.
+
+    Its fields are the table's keys, each typed as its value in default.toml (a number
+    that is not negative there may not be negative; a list of numbers keeps its length:
+    bands and windows have positions) and required: default.toml is the one source of
+    values, a user file or a COGD_ env var only overrides. An unknown key is refused by
+    name. The domain reads a section like a table (`need(section, "key")`, agent/domain/
+    tables.py) into its frozen config dataclasses; assignment is validated the same way.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in type(self).model_fields:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key not in type(self).model_fields:
+            raise KeyError(key)
+        setattr(self, key, value)
+
+    def __contains__(self, key: object) -> bool:
+        return key in type(self).model_fields
+
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override]  # a mapping's keys
+        return iter(type(self).model_fields)
+
+    def __len__(self) -> int:
+        return len(type(self).model_fields)
+
+    def keys(self) -> KeysView[str]:
+        return type(self).model_fields.keys()
+
+    def items(self) -> ItemsView[str, Any]:
+        return ItemsView(self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    def update(self, values: Mapping[str, Any]) -> None:
+        for key, value in values.items():
+            self[key] = value
+
+
+def _field_type(table: str, key: str, default: Any) -> Any:
+    """The type of a key: its value's type in default.toml, checked and converted by
+    _coerce (env vars arrive as text) with the same messages as before."""
+    base: Any = (bool if isinstance(default, bool) else int if isinstance(default, int)
+                 else float if isinstance(default, float) else str
+                 if isinstance(default, str) else list if isinstance(default, list) else Any)
+    return Annotated[base, BeforeValidator(
+        lambda value, _k=f"{table}.{key}", _d=default: _coerce(_k, value, _d))]
+
+
+def _section_model(table: str, values: Mapping[str, Any]) -> type[Section]:
+    camel = "".join(part.title() for part in table.split("_"))
+    fields: dict[str, Any] = {key: (_field_type(table, key, value), ...)
+                              for key, value in values.items() if not isinstance(value, dict)}
+    return create_model(f"{camel}Section", __base__=Section, **fields)
+
+
+def _sections() -> dict[str, type[Section]]:
+    with default_config_path().open("rb") as fh:
+        defaults = tomllib.load(fh)
+    return {table: _section_model(table, defaults.get(table, {})) for table in SEED_TABLES}
+
+
+SEED_TABLES: tuple[str, ...] = (
+    "entry_gate", "exit_gate", "context", "recall", "identity", "goals", "consolidation",
+    "compulsion_safety", "intentions", "idle", "night_cycle", "retention", "monitors",
+)
+SECTIONS = _sections()  # one model per seed table, typed from config/default.toml
+
+if TYPE_CHECKING:  # the models are made from default.toml when cogd starts
+    EntryGateSection: TypeAlias = Section
+    ExitGateSection: TypeAlias = Section
+    ContextSection: TypeAlias = Section
+    RecallSection: TypeAlias = Section
+    IdentitySection: TypeAlias = Section
+    GoalsSection: TypeAlias = Section
+    ConsolidationSection: TypeAlias = Section
+    CompulsionSafetySection: TypeAlias = Section
+    IntentionsSection: TypeAlias = Section
+    IdleSection: TypeAlias = Section
+    NightCycleSection: TypeAlias = Section
+    RetentionSection: TypeAlias = Section
+    MonitorsSection: TypeAlias = Section
+else:
+    EntryGateSection, ExitGateSection, ContextSection, RecallSection = (
+        SECTIONS[t] for t in ("entry_gate", "exit_gate", "context", "recall"))
+    IdentitySection, GoalsSection, ConsolidationSection, CompulsionSafetySection = (
+        SECTIONS[t] for t in ("identity", "goals", "consolidation", "compulsion_safety"))
+    IntentionsSection, IdleSection, NightCycleSection, RetentionSection = (
+        SECTIONS[t] for t in ("intentions", "idle", "night_cycle", "retention"))
+    MonitorsSection = SECTIONS["monitors"]
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="COGD_",
@@ -141,20 +245,20 @@ class Settings(BaseSettings):
     reranker: RerankerSettings = Field(default_factory=RerankerSettings)
     bus: BusSettings = Field(default_factory=BusSettings)
     process: ProcessSettings = Field(default_factory=ProcessSettings)
-    # seed weights consumed by later subsystems; kept as plain tables until used
-    entry_gate: dict[str, Any] = Field(default_factory=dict)
-    exit_gate: dict[str, Any] = Field(default_factory=dict)
-    context: dict[str, Any] = Field(default_factory=dict)
-    recall: dict[str, Any] = Field(default_factory=dict)
-    identity: dict[str, Any] = Field(default_factory=dict)
-    goals: dict[str, Any] = Field(default_factory=dict)
-    consolidation: dict[str, Any] = Field(default_factory=dict)
-    compulsion_safety: dict[str, Any] = Field(default_factory=dict)
-    intentions: dict[str, Any] = Field(default_factory=dict)
-    idle: dict[str, Any] = Field(default_factory=dict)
-    night_cycle: dict[str, Any] = Field(default_factory=dict)
-    retention: dict[str, Any] = Field(default_factory=dict)
-    monitors: dict[str, Any] = Field(default_factory=dict)
+    # the seed tables: typed sections, every key from config/default.toml
+    entry_gate: EntryGateSection
+    exit_gate: ExitGateSection
+    context: ContextSection
+    recall: RecallSection
+    identity: IdentitySection
+    goals: GoalsSection
+    consolidation: ConsolidationSection
+    compulsion_safety: CompulsionSafetySection
+    intentions: IntentionsSection
+    idle: IdleSection
+    night_cycle: NightCycleSection
+    retention: RetentionSection
+    monitors: MonitorsSection
 
     @classmethod
     def settings_customise_sources(
@@ -196,22 +300,12 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"invalid configuration: {problems}") from None
+        raise ConfigError(_explain(exc)) from None
     except (OSError, ValueError) as exc:  # unreadable or malformed TOML
         where = os.environ.get("COGD_CONFIG") or str(default_config_path())
         raise ConfigError(f"could not read the configuration file {where}: {exc}") from None
     _validate(settings)
-    _check_seed_tables(settings)
     return settings
-
-
-SEED_TABLES: tuple[str, ...] = (
-    "entry_gate", "exit_gate", "context", "recall", "identity", "goals", "consolidation",
-    "compulsion_safety", "intentions", "idle", "night_cycle", "retention", "monitors",
-)
 
 
 @cache
@@ -271,26 +365,25 @@ def _coerce(key: str, value: Any, default: Any) -> Any:
     return value
 
 
-def _check_seed_tables(settings: Settings) -> None:
-    """The seed tables are plain dicts: give every key default.toml knows its type there."""
-    defaults = _seed_defaults()
-    for table in SEED_TABLES:
-        known = defaults.get(table, {})
-        values = getattr(settings, table)
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            raise ConfigError(
-                f"{table}.{unknown[0]}: unknown key: config/default.toml has no [{table}] "
-                f"{unknown[0]}, so it would have no effect (keys marked 'not read yet' there "
-                "are not used either)"
-                + (f"; also unknown: {', '.join(unknown[1:])}" if unknown[1:] else ""))
-        missing = sorted(set(known) - set(values))
-        if missing:  # a whole table replaced (an env var holding JSON): every key is needed
-            raise ConfigError(f"{table}.{missing[0]}: missing; [{table}] must keep every key "
-                              "of config/default.toml (set single keys instead)")
-        for key, value in list(values.items()):
-            if key in known and not isinstance(known[key], dict):
-                values[key] = _coerce(f"{table}.{key}", value, known[key])
+def _explain(exc: ValidationError) -> str:
+    """One line for what is wrong; a seed table's unknown or missing key by name."""
+    errors = exc.errors()
+    for kind in ("extra_forbidden", "missing"):
+        bad = [".".join(str(p) for p in e["loc"]) for e in errors if e["type"] == kind
+               and len(e["loc"]) == 2 and e["loc"][0] in SEED_TABLES]
+        if not bad:
+            continue
+        table, key = bad[0].split(".", 1)
+        also = f"; also {'unknown' if kind == 'extra_forbidden' else 'missing'}: " \
+            + ", ".join(bad[1:]) if bad[1:] else ""
+        if kind == "extra_forbidden":
+            return (f"{table}.{key}: unknown key: config/default.toml has no [{table}] {key}, "
+                    "so it would have no effect (keys marked 'not read yet' there are not "
+                    f"used either){also}")
+        return (f"{table}.{key}: missing; [{table}] must keep every key of "
+                f"config/default.toml (set single keys instead){also}")
+    problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
+    return f"invalid configuration: {problems}"
 
 
 def _validate(settings: Settings) -> None:

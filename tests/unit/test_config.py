@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from agent.config import load_settings
+from agent.config import default_config_path, load_settings
 from agent.errors import ConfigError
 
 
@@ -143,3 +144,28 @@ def test_an_unknown_key_in_a_seed_table_is_refused_by_name(
     monkeypatch.setenv("COGD_ENTRY_GATE__EXPLICIT_MARKR", "0.4")
     with pytest.raises(ConfigError, match=r"entry_gate\.explicit_markr: unknown key"):
         load_settings(data_dir=tmp_path)
+
+
+def test_each_seed_table_is_a_typed_section_made_from_default_toml(tmp_path: Path) -> None:
+    """Settings.recall is a pydantic model whose fields are [recall]'s keys, typed as
+    their values in default.toml, all required; assignment is checked the same way."""
+    from pydantic import BaseModel
+
+    from agent.config import SECTIONS, SEED_TABLES
+
+    defaults = tomllib.loads(default_config_path().read_text())
+    s = load_settings(data_dir=tmp_path)
+    for table in SEED_TABLES:
+        section = getattr(s, table)
+        assert isinstance(section, SECTIONS[table]) and isinstance(section, BaseModel)
+        fields = type(section).model_fields
+        assert set(fields) == set(defaults[table])
+        assert all(f.is_required() for f in fields.values())
+        assert dict(section) == defaults[table]
+    assert type(s.recall).__name__ == "RecallSection"
+    s.recall["rrf_k"] = "61"  # validated on assignment: text becomes the default's type
+    assert s.recall.rrf_k == 61 and isinstance(s.recall["rrf_k"], int)
+    with pytest.raises(ConfigError, match=r"recall\.rrf_k: expected a number >= 0"):
+        s.recall["rrf_k"] = -1
+    with pytest.raises(KeyError):
+        s.recall["rrf_kk"] = 1
