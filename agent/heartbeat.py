@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from agent.config import ProcessSettings
+from agent.db.queries import query
 
 logger = logging.getLogger(__name__)
 
@@ -29,16 +30,11 @@ class Heartbeat:
     def register(self, prune_after_s: float, state: str = "running") -> None:
         # stale rows of processes that died without saying so
         self.conn.execute(
-            "DELETE FROM process_heartbeats WHERE last_beat < now() - make_interval(secs => %s)",
+            query("heartbeat_prune"),
             (prune_after_s,),
         )
         row = self.conn.execute(
-            """
-            INSERT INTO process_heartbeats (name, pid, host, state)
-            VALUES (%s, %s, %s, %s)
-            ON CONFLICT (host, pid, name) DO UPDATE
-               SET started_at = now(), last_beat = now(), state = EXCLUDED.state
-            RETURNING id""",
+            query("heartbeat_register"),
             (self.name, self.pid, self.host, state),
         ).fetchone()
         assert row is not None
@@ -46,14 +42,13 @@ class Heartbeat:
 
     def beat(self, state: str = "running", info: dict[str, Any] | None = None) -> None:
         self.conn.execute(
-            "UPDATE process_heartbeats SET last_beat = now(), state = %s, "
-            "info = coalesce(%s::jsonb, info) WHERE id = %s",
+            query("heartbeat_beat"),
             (state, None if info is None else json.dumps(info), self.id),
         )
 
     def stopped(self) -> None:
         self.conn.execute(
-            "UPDATE process_heartbeats SET last_beat = now(), state = 'stopped' WHERE id = %s",
+            query("heartbeat_stopped"),
             (self.id,),
         )
 

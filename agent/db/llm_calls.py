@@ -9,16 +9,10 @@ from typing import Any
 
 import psycopg
 
+from agent.db.queries import query
 from agent.errors import DatabaseError
 
 logger = logging.getLogger(__name__)
-
-INSERT = """
-INSERT INTO llm_calls (provider, model, role, kind, tokens_in, tokens_out, latency_ms, ok,
-                       error, attempts)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-"""
-
 
 class PgCallRecorder:
     """Writes each CallRecord on a connection borrowed from the process's pool (one
@@ -37,7 +31,7 @@ class PgCallRecorder:
         for _ in range(2):
             try:
                 with self.checkout() as conn:
-                    conn.execute(INSERT, row)
+                    conn.execute(query("llm_calls_insert"), row)
                 return
             except (psycopg.OperationalError, DatabaseError) as exc:
                 logger.warning("llm_calls: could not record a call (%s); retrying once", exc)

@@ -16,12 +16,8 @@ from typing import Any
 
 import psycopg
 
+from agent.db.queries import query
 from agent.errors import AlreadyRunning
-
-HOLDER = """
-SELECT pid, host, started_at FROM process_heartbeats
-WHERE name = %s AND state <> 'stopped' ORDER BY last_beat DESC LIMIT 1
-"""
 
 
 def advisory_key(name: str) -> int:
@@ -32,12 +28,12 @@ def take(conn: psycopg.Connection[Any], name: str, *, command: str | None = None
          see: str = "`cogd status`") -> None:
     """Take the lock `name` on `conn`, or raise AlreadyRunning naming its holder.
     `command`: the command a user runs (default `cogd <name>`); `see`: where to look."""
-    got = conn.execute("SELECT pg_try_advisory_lock(%s)", (advisory_key(name),)).fetchone()
+    got = conn.execute(query("lock_try"), (advisory_key(name),)).fetchone()
     if got and got[0]:
         return
     where = ""
     with contextlib.suppress(psycopg.Error):
-        row = conn.execute(HOLDER, (name,)).fetchone()
+        row = conn.execute(query("lock_holder"), (name,)).fetchone()
         if row:
             where = f" (pid {row[0]} on {row[1]}, since {row[2]:%Y-%m-%d %H:%M:%S})"
     raise AlreadyRunning(
@@ -56,4 +52,4 @@ def singleton_lock(conn: psycopg.Connection[Any], name: str, *, command: str | N
     finally:
         if not conn.closed:
             with contextlib.suppress(psycopg.Error):
-                conn.execute("SELECT pg_advisory_unlock(%s)", (advisory_key(name),))
+                conn.execute(query("lock_release"), (advisory_key(name),))
