@@ -49,6 +49,7 @@ class Worker:
         self.app = application_name(settings, self.name)
         self.conn: psycopg.Connection[Any] | None = None
         self.items_done = 0
+        self.signalled: int | None = None  # the signal that asked this worker to stop
         self._pool: ConnectionPool | None = None
 
     # --- to override -------------------------------------------------------
@@ -93,7 +94,10 @@ class Worker:
 
     def install_signal_handlers(self) -> None:
         def _stop(signum: int, frame: FrameType | None) -> None:
-            logger.info("%s: signal %s, finishing the item in hand", self.name, signum)
+            # only set the flag: a handler that logs can be re-entered by a second signal
+            # mid-import (a lazy import in the log handler) and raise into the work, and
+            # never set the flag; the loop says which signal stopped it
+            self.signalled = self.signalled or signum
             self.stop.set()
 
         signal.signal(signal.SIGINT, _stop)
@@ -183,6 +187,9 @@ class Worker:
                 logger.warning("%s: still unreachable: %s", self.name, again)
 
     def _close(self, beater: Beater) -> None:
+        if self.signalled:
+            logger.info("%s: signal %s, stopping after the item in hand", self.name,
+                        self.signalled)
         try:
             self.teardown()
         except Exception as exc:  # teardown must not mask the shutdown

@@ -65,3 +65,24 @@ def test_consolidation_counts_turns_not_the_listeners_reconnect_event() -> None:
     worker.handle([Event(Channel.CONTROL, Kind.RECONNECTED, "1"),
                    Event(Channel.TURN, Kind.TURN, "a"), Event(Channel.TURN, Kind.TURN, "b")])
     assert worker.turns_since == 2
+
+
+def test_a_second_signal_during_the_first_only_sets_the_stop_flag() -> None:
+    """The handler logs nothing (a log call re-entered by a second SIGTERM mid-import
+    raised into the work and never set the flag); the loop says which signal it was."""
+    import os
+    import signal as sig
+
+    from agent.config import load_settings
+    from agent.workers.idle import IdleWorker
+
+    worker = IdleWorker(load_settings(), "postgresql://unused")
+    before = sig.getsignal(sig.SIGTERM)
+    try:
+        worker.install_signal_handlers()
+        os.kill(os.getpid(), sig.SIGTERM)
+        os.kill(os.getpid(), sig.SIGTERM)
+        assert worker.stop.is_set() and worker.signalled == sig.SIGTERM
+    finally:
+        sig.signal(sig.SIGTERM, before)
+        sig.signal(sig.SIGINT, sig.default_int_handler)
