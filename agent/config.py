@@ -188,9 +188,14 @@ def _section_model(table: str, values: Mapping[str, Any]) -> type[Section]:
     return create_model(f"{camel}Section", __base__=Section, **fields)
 
 
-def _sections() -> dict[str, type[Section]]:
+@cache
+def _seed_defaults() -> dict[str, Any]:
     with default_config_path().open("rb") as fh:
-        defaults = tomllib.load(fh)
+        return tomllib.load(fh)
+
+
+def _sections() -> dict[str, type[Section]]:
+    defaults = _seed_defaults()  # read once, shared with the fuzz tests' env keys
     return {table: _section_model(table, defaults.get(table, {})) for table in SEED_TABLES}
 
 
@@ -306,12 +311,6 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError(f"could not read the configuration file {where}: {exc}") from None
     _validate(settings)
     return settings
-
-
-@cache
-def _seed_defaults() -> dict[str, Any]:
-    with default_config_path().open("rb") as fh:
-        return tomllib.load(fh)
 
 
 def _coerce(key: str, value: Any, default: Any) -> Any:

@@ -46,11 +46,13 @@ def record_entry_gate(conn: psycopg.Connection[Any], entry_id: Any, session_id: 
 
 
 def scratch(conn: psycopg.Connection[Any], entry_id: Any, session_id: Any, user_id: Any,
-            content: str, signals: dict[str, Any]) -> None:
-    """The turn held in scratch_buffer (the entry gate's 'scratch')."""
-    conn.execute(query("scratch_insert"), {
+            content: str, signals: dict[str, Any]) -> int | None:
+    """The turn held in scratch_buffer (the entry gate's 'scratch', or the exit gate's
+    'buffer'); its scratch id."""
+    row = conn.execute(query("scratch_insert"), {
         "entry_id": entry_id, "session_id": session_id, "user_id": user_id,
-        "content": content, "signals": json.dumps(signals)})
+        "content": content, "signals": json.dumps(signals)}).fetchone()
+    return None if row is None else int(row[0])
 
 
 def user_turn_of_inbox(conn: psycopg.Connection[Any], inbox_id: int) -> tuple[Any, str] | None:

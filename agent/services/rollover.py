@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from agent.db import day_table
 from agent.db.queries import query
 from agent.domain.gates import (
     EntryGateConfig,
@@ -142,12 +143,8 @@ class Rollover:
             conn.execute(query("rollover_reinforce"),
                          {"gain": REINFORCE_GAIN, "memory_id": memory_id})
         elif decision.action == "buffer" and scratch_id is None:
-            row = conn.execute(
-                query("rollover_scratch_insert"),
-                (entry_id, session_id, user_id, content,
-                 json.dumps({"exit_gate": "buffer", **decision.signals})),
-            ).fetchone()
-            scratch_id = row[0] if row else None
+            scratch_id = day_table.scratch(conn, entry_id, session_id, user_id, content,
+                                           {"exit_gate": "buffer", **decision.signals})
         if scratch_id is not None and decision.action != "buffer":
             status = "persisted" if memory_id is not None else "dropped"
             conn.execute(
@@ -191,12 +188,8 @@ class Rollover:
         ).fetchone()
         scratch_id = exists[0] if exists else None
         if scratch_id is None:
-            row = conn.execute(
-                query("rollover_scratch_insert"),
-                (entry_id, session_id, user_id, content,
-                 json.dumps({"exit_gate_error": str(exc)[:500]})),
-            ).fetchone()
-            scratch_id = row[0] if row else None
+            scratch_id = day_table.scratch(conn, entry_id, session_id, user_id, content,
+                                           {"exit_gate_error": str(exc)[:500]})
         conn.execute(
             query("rollover_insert_exit"),
             (entry_id, scratch_id, session_id, "scratch", None,

@@ -65,10 +65,6 @@ SELECT id FROM scratch_buffer WHERE entry_id = %s AND status = 'pending';
 -- name: rollover_lock_turn
 SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s));
 
--- name: rollover_scratch_insert
-INSERT INTO scratch_buffer (entry_id, session_id, user_id, content, signals)
-VALUES (%s, %s, %s, %s, %s::jsonb) RETURNING id;
-
 -- name: rollover_existing_memory
 -- revision 0011: one memory of a kind per turn; a turn persisted already keeps its memory
 SELECT memory_id FROM memories WHERE source_entry_id = %(entry_id)s AND memory_type = %(type)s;
