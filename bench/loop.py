@@ -39,8 +39,12 @@ import numpy.typing as npt
 from bench.common import machine, percentile, scratch_database, write_results
 
 SCALES_FULL = (10_000, 100_000)
+REAL_MAX = 10_000  # memories with real embeddings; past them, derived vectors (derived_vectors)
+EF_VALUES = (40, 64, 100)  # hnsw.ef_search values whose index recall is measured
+OTHER_USERS = 20  # every 10th memory belongs to one of these: the user filter skips them
 SCALES_QUICK = (10_000,)
 LOAD_CHUNK = 2048  # sentences embedded and copied per round
+DERIVED_SIGMA = 0.0247  # per-dimension noise of derived vectors: cosine ~0.9 at 384 dimensions
 PIPELINE_QUERIES = ("recall_dense_day_table", "recall_dense_memories", "recall_dense_blocks",
                     "recall_bm25_day_table", "recall_bm25_memories", "recall_bm25_blocks")
 BUSY_CORES = 0.25  # other processes using more than this during a phase: run it again
@@ -296,67 +300,126 @@ def hnsw_indexes(conn: Any, table: str) -> list[tuple[str, str]]:
     return [(str(r[0]), str(r[1])) for r in rows]
 
 
-def load_memories(conn: Any, embedder: Any, texts: list[str], cache: Path | None) -> dict[str, Any]:
-    """Append `texts` to memories with real embeddings. The HNSW indexes of memories are
-    dropped during the load and rebuilt with their migration definitions afterwards
-    (a bulk build is faster than row-by-row inserts); then VACUUM ANALYZE."""
+def _drop_indexes(conn: Any, table: str, which: Callable[[str], bool]) -> list[tuple[str, str,
+                                                                              bool]]:
+    """Drop `table`'s indexes whose definition `which` accepts; (name, definition, is the
+    primary key) to rebuild them with."""
+    rows = conn.execute(
+        "SELECT i.indexname, i.indexdef, coalesce(c.contype = 'p', false) FROM pg_indexes i "
+        "LEFT JOIN pg_constraint c ON c.conname = i.indexname AND c.contype = 'p' "
+        "WHERE i.tablename = %s ORDER BY i.indexname", (table,)).fetchall()
+    out = [(str(n), str(d), bool(pk)) for n, d, pk in rows if which(str(d))]
+    for name, _, pk in out:
+        conn.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"' if pk
+                     else f'DROP INDEX "{name}"')
+    return out
+
+
+def _rebuild_indexes(conn: Any, table: str, defs: list[tuple[str, str, bool]]) -> None:
+    for name, definition, pk in defs:
+        conn.execute(definition)
+        if pk:
+            conn.execute(f'ALTER TABLE {table} ADD CONSTRAINT "{name}" PRIMARY KEY '
+                         f'USING INDEX "{name}"')
+
+
+def derived_vectors(base: npt.NDArray[np.float32], first: int, n: int,
+                    seed: int) -> npt.NDArray[np.float32]:
+    """Vectors of rows first..first+n-1 past the embedded set: the real embedding of
+    sentence (row mod len(base)) plus Gaussian noise of sigma DERIVED_SIGMA per dimension
+    (cosine ~0.9 to it for 384 dimensions), normalised. Labelled as such in the report."""
+    rng = np.random.default_rng(seed + first)
+    rows = base[np.arange(first, first + n) % len(base)]
+    noisy = rows + rng.normal(0.0, DERIVED_SIGMA, rows.shape).astype(np.float32)
+    return (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+
+
+def load_memories(conn: Any, embedder: Any, texts: list[str], first: int, cache: Path | None,
+                  real: list[npt.NDArray[np.float32]], real_max: int,
+                  owners: list[str]) -> dict[str, Any]:
+    """Append `texts` (rows first.. of the run) to memories: every 10th row to one of
+    owners[1:] (other users, whom recall's user filter must skip), the rest to owners[0]. Rows below
+    `real_max` get real embeddings (computed, or read from `cache`), and are kept in `real`;
+    rows past it get derived vectors (`derived_vectors`) and no native vector. The
+    lexicon trigger fills lexical_postings row by row, as in production. The HNSW indexes
+    of memories and the indexes of lexical_postings are dropped during the load and rebuilt
+    from their migration definitions afterwards (a bulk build is faster than row-by-row
+    inserts); then VACUUM ANALYZE."""
     from agent.db.queries import vector_text
     from agent.domain import lexical
     from agent.domain.contextual import RECIPE_VERSION
 
-    defs = hnsw_indexes(conn, "memories")
-    for name, _ in defs:
-        conn.execute(f'DROP INDEX "{name}"')
+    hnsw = _drop_indexes(conn, "memories", lambda d: "USING hnsw" in d)
+    postings = _drop_indexes(conn, "lexical_postings", lambda d: True)
     embed_s = copy_s = 0.0
     model_id = embedder.model_id
     copy_sql = ("COPY memories (content, memory_type, universal_embedding, native_embedding, "
-                "native_model, importance, index_text, index_tsv, index_version) FROM STDIN")
+                "native_model, importance, index_text, index_tsv, index_version, user_id) "
+                "FROM STDIN")
     rng = random.Random(len(texts))
+    n_real = max(0, min(len(texts), real_max - first))
     cached = None
-    if cache is not None and cache.exists():
+    if n_real and cache is not None and cache.exists():
         cached = np.load(cache)
-        if cached.shape != (len(texts), embedder.dim):
+        if cached.shape != (n_real, embedder.dim):
             cached = None
     fresh: list[npt.NDArray[np.float32]] = []
+    base: npt.NDArray[np.float32] | None = None
     for lo in range(0, len(texts), LOAD_CHUNK):
         chunk = texts[lo : lo + LOAD_CHUNK]
         start = time.perf_counter()
-        if cached is not None:
-            vectors = cached[lo : lo + LOAD_CHUNK]
+        if lo < n_real:
+            vectors = (cached[lo : lo + LOAD_CHUNK] if cached is not None
+                       else embedder.embed_documents(chunk[: n_real - lo]))
+            if cached is None:
+                fresh.append(vectors)
+            real.append(vectors)
+            embed_s += time.perf_counter() - start
+            derived = len(chunk) - len(vectors)
         else:
-            vectors = embedder.embed_documents(chunk)
-            fresh.append(vectors)
-        embed_s += time.perf_counter() - start
+            derived = len(chunk)
+            vectors = np.empty((0, embedder.dim), dtype=np.float32)
+        if derived:
+            if base is None:
+                base = np.vstack(real)
+            vectors = np.vstack([vectors, derived_vectors(
+                base, first + lo + len(chunk) - derived, derived, len(texts))])
         start = time.perf_counter()
         with conn.cursor() as cur, cur.copy(copy_sql) as copy:
-            for text, vec in zip(chunk, vectors, strict=True):
+            for i, (text, vec) in enumerate(zip(chunk, vectors, strict=True)):
                 vt = vector_text(vec)  # same text for the halfvec column (same model)
-                # the contextual index entry of a memory with no source turn is its text;
-                # the lexicon trigger fills lexical_postings row by row, as in production
-                copy.write_row((text, "fact", vt, vt, model_id, round(rng.uniform(0.1, 0.9), 2),
-                                text, lexical.tsvector_literal(lexical.tokens(text)),
-                                RECIPE_VERSION))
+                row = first + lo + i
+                is_real = row < real_max
+                uid = (owners[0] if row % 10 != 9
+                       else owners[1 + (row // 10) % (len(owners) - 1)])
+                # the contextual index entry of a memory with no source turn is its text
+                copy.write_row((text, "fact", vt, vt if is_real else None,
+                                model_id if is_real else None,
+                                round(rng.uniform(0.1, 0.9), 2), text,
+                                lexical.tsvector_literal(lexical.tokens(text)),
+                                RECIPE_VERSION, uid))
         copy_s += time.perf_counter() - start
         done = lo + len(chunk)
-        if done % (LOAD_CHUNK * 10) < LOAD_CHUNK or done == len(texts):
-            rate = "cached" if cached is not None else f"{done / max(embed_s, 1e-9):.0f}/s"
-            print(f"  loaded {done}/{len(texts)} (embeddings {rate})", flush=True)
-    if cache is not None and cached is None:
+        if done % (LOAD_CHUNK * 25) < LOAD_CHUNK or done == len(texts):
+            print(f"  loaded {done}/{len(texts)}", flush=True)
+    if cache is not None and fresh:
         cache.parent.mkdir(parents=True, exist_ok=True)
         np.save(cache, np.vstack(fresh))
     start = time.perf_counter()
-    conn.execute("SET maintenance_work_mem = '1GB'")
-    for _, definition in defs:
-        conn.execute(definition)
+    conn.execute("SET maintenance_work_mem = '4GB'")
+    _rebuild_indexes(conn, "lexical_postings", postings)
+    postings_s = time.perf_counter() - start
+    start = time.perf_counter()
+    _rebuild_indexes(conn, "memories", hnsw)
     index_s = time.perf_counter() - start
     start = time.perf_counter()
     conn.execute("VACUUM ANALYZE")
     analyze_s = time.perf_counter() - start
-    return {"added": len(texts), "embeddings_from_cache": cached is not None,
-            "embed_s": round(embed_s, 1),
-            "embed_per_s": round(len(texts) / embed_s, 1), "copy_s": round(copy_s, 1),
+    return {"added": len(texts), "embedded": n_real, "derived": len(texts) - n_real,
+            "embeddings_from_cache": cached is not None, "embed_s": round(embed_s, 1),
+            "copy_s": round(copy_s, 1), "postings_index_rebuild_s": round(postings_s, 1),
             "hnsw_rebuild_s": round(index_s, 1), "vacuum_analyze_s": round(analyze_s, 1),
-            "hnsw_indexes": [name for name, _ in defs]}
+            "hnsw_indexes": [name for name, _, _ in hnsw]}
 
 
 def bench_turn_writes(conn: Any, writer: Any, timers: list[TimedEmbedder], turns: list[
@@ -390,19 +453,19 @@ def bench_turn_writes(conn: Any, writer: Any, timers: list[TimedEmbedder], turns
 
 
 def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
-                 queries: list[tuple[str, str]]) -> dict[str, Any]:
+                 queries: list[tuple[str, str]], user_id: Any) -> dict[str, Any]:
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
 
     for _, text in queries[:5]:  # warm-up, not counted
-        recaller.recall(conn, text, k=10, log=False)
+        recaller.recall(conn, text, k=10, log=False, user_id=user_id)
     latency: list[float] = []
     embed: list[float] = []
     verdicts: Counter[str] = Counter()
     by_kind: dict[str, Counter[str]] = {}
     for kind, text in queries:
         before = timer.ms
-        outcome = recaller.recall(conn, text, k=10, log=False)
+        outcome = recaller.recall(conn, text, k=10, log=False, user_id=user_id)
         latency.append(outcome.latency_ms)
         embed.append(timer.ms - before)
         verdicts[outcome.result.verdict] += 1
@@ -421,6 +484,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
             bare_sql.append((end - mid) * 1000.0)
     # where the time goes: each named query of the pipeline alone, the pool size it uses
     pool = 10 * max(1, int(recaller.cfg.rerank_candidate_multiplier))
+    depth, uid = max(pool, int(recaller.cfg.bm25_term_depth)), str(user_id)
     per_query: dict[str, list[float]] = {name: [] for name in PIPELINE_QUERIES}
     rows_found: dict[str, list[int]] = {name: [] for name in PIPELINE_QUERIES}
     for _, text in queries:
@@ -432,24 +496,27 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                     continue
                 params: dict[str, Any] = {
                     "terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75,
-                    "k": pool, "user_id": None, "since": None, "until": None}
+                    "depth": depth, "k": pool, "user_id": uid, "since": None, "until": None}
             else:
-                params = {"query": qvec, "k": pool, "user_id": None}
+                params = {"query": qvec, "k": pool, "user_id": uid}
             start = time.perf_counter()
             got = conn.execute(query(name), params).fetchall()
             per_query[name].append((time.perf_counter() - start) * 1000.0)
             rows_found[name].append(len(got))
-    matches = []  # postings BM25 reads per query on memories (its cost grows with these)
+    matches = []  # postings of the query's terms on memories (revision 0007 read them all)
+    read = []  # postings read now: at most the depth per term (revision 0012)
     for _, text in queries:
         terms = lexical.terms(text)
         if terms:
-            row = conn.execute("SELECT count(*) FROM lexical_postings WHERE kind = 'memory' "
-                               "AND term = ANY(%s)", (terms,)).fetchone()
+            row = conn.execute("SELECT coalesce(sum(df), 0), coalesce(sum(least(df, %s)), 0) "
+                               "FROM lexical_terms WHERE kind = 'memory' AND term = ANY(%s)",
+                               (depth, terms)).fetchone()
             matches.append(int(row[0]) if row else 0)
+            read.append(int(row[1]) if row else 0)
     sample = vector_text(inner.embed_query(queries[0][1]))
     plan = "\n".join(str(r[0]) for r in conn.execute("EXPLAIN " + BARE_SQL, (sample,)))
     plan_dense = "\n".join(str(r[0]) for r in conn.execute(
-        "EXPLAIN " + query("recall_dense_memories"), {"query": sample, "k": pool, "user_id": None}))
+        "EXPLAIN " + query("recall_dense_memories"), {"query": sample, "k": pool, "user_id": uid}))
     return {
         "queries": len(latency), "warmup_queries": 5,
         "pipeline_ms": stats(latency), "pipeline_embed_ms": stats(embed),
@@ -463,9 +530,63 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
         "sql_rows_mean": {name: round(statistics.mean(v), 1)
                           for name, v in rows_found.items() if v},
         "sparse_memories_matches_mean": round(statistics.mean(matches), 1) if matches else 0,
+        "sparse_memories_read_mean": round(statistics.mean(read), 1) if read else 0,
+        "bm25_term_depth": depth,
         "bare_uses_hnsw": "ix_memories_universal_embedding_hnsw" in plan,
         "dense_memories_uses_hnsw": "ix_memories_universal_embedding_hnsw" in plan_dense,
     }
+
+
+def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_id: Any,
+                 ef_values: Sequence[int], depth: int, pool: int) -> dict[str, Any]:
+    """How much of exact search the indexes find, per query, for the bench user:
+    - HNSW: recall@10 of recall_dense_memories' ordering (the index, at each ef_search)
+      against the exact top 10 (the same ORDER BY, + 0 keeping the planner off the index),
+      with the HNSW query's latency;
+    - BM25: overlap of recall_bm25_memories' top `pool` at the configured depth with the
+      same query reading every posting (depth unbounded), and its top 10 with the exact
+      top 10."""
+    from agent.db.queries import query, vector_text
+    from agent.domain import lexical
+
+    uid = str(user_id)
+    hnsw_sql = ("SELECT memory_id FROM memories WHERE universal_embedding IS NOT NULL AND "
+                "(user_id IS NULL OR user_id = %(u)s::uuid) "
+                "ORDER BY universal_embedding <=> %(q)s::vector LIMIT 10")
+    exact_sql = hnsw_sql.replace("ORDER BY universal_embedding <=> %(q)s::vector",
+                                 "ORDER BY (universal_embedding <=> %(q)s::vector) + 0")
+    vectors = [vector_text(embedder.embed_query(text)) for _, text in queries]
+    exact = [{r[0] for r in conn.execute(exact_sql, {"q": v, "u": uid})} for v in vectors]
+    out: dict[str, Any] = {"queries": len(queries), "hnsw": []}
+    for ef in ef_values:
+        conn.execute(f"SET hnsw.ef_search = {int(ef)}")
+        found, ms = [], []
+        for v, truth in zip(vectors, exact, strict=True):
+            start = time.perf_counter()
+            got = {r[0] for r in conn.execute(hnsw_sql, {"q": v, "u": uid})}
+            ms.append((time.perf_counter() - start) * 1000.0)
+            found.append(len(got & truth) / max(1, len(truth)))
+        out["hnsw"].append({"ef_search": ef, "recall_at_10": round(statistics.mean(found), 4),
+                            "min_recall_at_10": round(min(found), 2), "ms": stats(ms)})
+    conn.execute("RESET hnsw.ef_search")
+    top_pool, top_10 = [], []
+    for _, text in queries:
+        terms = lexical.terms(text)
+        if not terms:
+            continue
+        params = {"terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75,
+                  "k": pool, "user_id": uid, "since": None, "until": None}
+        cut = [r[0] for r in conn.execute(query("recall_bm25_memories"),
+                                          {**params, "depth": depth})]
+        whole = [r[0] for r in conn.execute(query("recall_bm25_memories"),
+                                            {**params, "depth": 10**9})]
+        if whole:
+            top_pool.append(len(set(cut) & set(whole)) / len(whole))
+            top_10.append(len(set(cut[:10]) & set(whole[:10])) / len(whole[:10]))
+    out["bm25"] = {"depth": depth, "pool": pool, "queries": len(top_pool),
+                   "overlap_at_pool": round(statistics.mean(top_pool), 4) if top_pool else None,
+                   "overlap_at_10": round(statistics.mean(top_10), 4) if top_10 else None}
+    return out
 
 
 def table_counts(conn: Any) -> dict[str, int]:
@@ -519,14 +640,16 @@ def measured(watch: CpuWatch, settle_s: float, retries: int,
 
 
 def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
-        retries: int) -> dict[str, Any]:
+        retries: int, scales: Sequence[int] | None = None, real_max: int = REAL_MAX,
+        ef_values: Sequence[int] = EF_VALUES, recall_queries: int = 30) -> dict[str, Any]:
     from agent.db.connect import connect
     from agent.providers import factory
     from agent.providers.rerank import reranker_status
     from agent.services.recall import build_recaller
+    from agent.services.sessions import ensure_user
     from agent.services.turns import TurnWriter
 
-    scales = SCALES_QUICK if quick else SCALES_FULL
+    scales = tuple(scales or (SCALES_QUICK if quick else SCALES_FULL))
     n_turns = 100 if quick else 200
     n_queries = 50 if quick else 200
     started = time.perf_counter()
@@ -549,15 +672,26 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         data["recall_config"] = {"top_k": recaller.cfg.top_k,
                                  "rerank_candidate_multiplier":
                                      recaller.cfg.rerank_candidate_multiplier,
-                                 "lexical_weight": recaller.cfg.lexical_weight}
+                                 "lexical_weight": recaller.cfg.lexical_weight,
+                                 "bm25_term_depth": recaller.cfg.bm25_term_depth,
+                                 "hnsw_ef_search": recaller.cfg.hnsw_ef_search}
         watch = CpuWatch(Path(settings.data_dir) / "pg")
         with connect(url, app="cogd-bench", autocommit=True) as conn:
             data["server"] = server_info(conn)
+            with conn.transaction():
+                user_id = ensure_user(conn, "bench")
+                owners = [str(user_id)] + [str(ensure_user(conn, f"bench-other-{o}"))
+                                           for o in range(OTHER_USERS)]
             loaded = 0
+            real: list[npt.NDArray[np.float32]] = []
+            data["real_embedded_max"] = real_max
             for scale in scales:
                 print(f"memories -> {scale}", flush=True)
-                cache_file = None if cache is None else cache / f"loop-{seed}-{loaded}-{scale}.npy"
-                load = load_memories(conn, loader, texts[loaded:scale], cache_file)
+                n_real = max(0, min(scale, real_max) - loaded)
+                cache_file = (None if cache is None or not n_real
+                              else cache / f"loop-{seed}-{loaded}-{loaded + n_real}.npy")
+                load = load_memories(conn, loader, texts[loaded:scale], loaded, cache_file,
+                                     real, real_max, owners)
                 loaded = scale
                 before = table_counts(conn)
                 print(f"turn writes at {scale}", flush=True)
@@ -566,11 +700,14 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
                     bench_turn_writes, conn, writer, [universal, native], turns, scale))
                 print(f"recall at {scale}", flush=True)
                 recall, r_other = measured(watch, settle_s, retries, functools.partial(
-                    bench_recall, conn, recaller, recall_timer, queries))
+                    bench_recall, conn, recaller, recall_timer, queries, user_id))
+                print(f"index recall against exact search at {scale}", flush=True)
+                exactness = index_recall(conn, loader, queries[:recall_queries], user_id,
+                                         ef_values, recall["bm25_term_depth"], recall["pool"])
                 entry = {"memories": scale, "load": load, "tables_before_writes": before,
                          "tables_during_recall": table_counts(conn), "turn_write": writes,
-                         "recall": recall, "other_cpu": {"turn_write": w_other,
-                                                         "recall": r_other}}
+                         "recall": recall, "index_recall": exactness,
+                         "other_cpu": {"turn_write": w_other, "recall": r_other}}
                 data["scales"].append(entry)
                 print(summary_line(entry), flush=True)
     data["wall_s"] = round(time.perf_counter() - started, 1)
@@ -617,15 +754,23 @@ def markdown(data: dict[str, Any]) -> str:
             f"{r['ratio_p50']} / {r['ratio_p95']} |")
     for s in data["scales"]:
         w, r, ld, o = s["turn_write"], s["recall"], s["load"], s["other_cpu"]
-        embedded = ("read from the cache" if ld["embeddings_from_cache"]
-                    else f"{ld['embed_s']} s, {ld['embed_per_s']}/s")
+        embedded = (f"{ld['embedded']:,} read from the cache" if ld["embeddings_from_cache"]
+                    else f"{ld['embedded']:,} embedded in {ld['embed_s']} s")
+        if ld["derived"]:
+            embedded += (f"; **{ld['derived']:,} derived vectors**: the real embedding of "
+                         f"sentence (row mod {data['real_embedded_max']:,}) plus Gaussian "
+                         f"noise, sigma {DERIVED_SIGMA} per dimension (cosine ~0.9), no "
+                         f"native vector")
         lines += [
             "",
             f"## {s['memories']:,} memories",
             "",
             f"Load: {ld['added']:,} memories added (embedding {embedded}; COPY "
-            f"{ld['copy_s']} s; HNSW rebuild of {', '.join(ld['hnsw_indexes'])} "
-            f"{ld['hnsw_rebuild_s']} s; VACUUM ANALYZE {ld['vacuum_analyze_s']} s).",
+            f"{ld['copy_s']} s with the lexicon trigger; lexical_postings' indexes rebuilt in "
+            f"{ld.get('postings_index_rebuild_s', '?')} s; HNSW rebuild of "
+            f"{', '.join(ld['hnsw_indexes'])} {ld['hnsw_rebuild_s']} s; VACUUM ANALYZE "
+            f"{ld['vacuum_analyze_s']} s). Every 10th memory belongs to one of "
+            f"{OTHER_USERS} other users; recall asks as the bench user.",
             "",
             f"Other processes on this shared machine used {o['turn_write']['other_cores']} "
             f"cores on average during the kept turn-write run and "
@@ -655,11 +800,34 @@ def markdown(data: dict[str, Any]) -> str:
             f"Turn-write gate decisions: {w['decisions']}; embedding share of write time "
             f"{w['embed_share']:.0%}. Recall verdicts: {r['verdicts']} (by query kind: "
             f"{r['verdicts_by_kind']}); embedding share of recall time "
-            f"{r['pipeline_embed_share']:.0%}. recall_bm25_memories: "
-            f"{r['sparse_memories_matches_mean']} postings of the query's terms read per "
-            f"query on average (all scored before the LIMIT). HNSW index used: bare query "
-            f"{r['bare_uses_hnsw']}, recall_dense_memories {r['dense_memories_uses_hnsw']}.",
+            f"{r['pipeline_embed_share']:.0%}. recall_bm25_memories: the query's terms "
+            f"have {r['sparse_memories_matches_mean']} postings on average (every user's); "
+            f"at most {r.get('bm25_term_depth', '?')} per term are read, "
+            f"{r.get('sparse_memories_read_mean', '?')} on average. HNSW index used: bare "
+            f"query {r['bare_uses_hnsw']}, recall_dense_memories "
+            f"{r['dense_memories_uses_hnsw']}.",
         ]
+        ix = s.get("index_recall")
+        if ix:
+            bm = ix["bm25"]
+            lines += [
+                "",
+                f"Index against exact search ({ix['queries']} queries, the bench user's "
+                f"rows): HNSW top 10 of memories against the exact top 10; the recall "
+                f"pipeline runs at hnsw.ef_search {data['recall_config'].get('hnsw_ef_search')}.",
+                "",
+                "| hnsw.ef_search | recall@10 mean | min | HNSW query p50 / p95 ms |",
+                "| --- | --- | --- | --- |",
+            ]
+            lines += [f"| {h['ef_search']} | {h['recall_at_10']} | {h['min_recall_at_10']} | "
+                      f"{h['ms']['p50']} / {h['ms']['p95']} |" for h in ix["hnsw"]]
+            lines += [
+                "",
+                f"BM25 at depth {bm['depth']} against every posting read ({bm['queries']} "
+                f"queries): top {bm['pool']} overlap {bm['overlap_at_pool']}, top 10 "
+                f"overlap {bm['overlap_at_10']} (ties in score are cut arbitrarily, so "
+                f"identical scores can count as misses).",
+            ]
     lines.append("")
     return "\n".join(lines)
 
@@ -679,9 +847,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retries", type=int, default=2,
                         help=f"run a phase again when other processes used more than "
                              f"{BUSY_CORES} cores during it, at most this many times")
+    parser.add_argument("--scales", type=lambda v: [int(x) for x in v.split(",")],
+                        default=None, help="memory counts to measure at, e.g. "
+                        "10000,100000,1000000 (default: 10k and 100k; --quick: 10k)")
+    parser.add_argument("--real", type=int, default=REAL_MAX,
+                        help="memories with real embeddings; past them, vectors are derived "
+                             "from these with noise (labelled in the report)")
+    parser.add_argument("--ef", type=lambda v: [int(x) for x in v.split(",")],
+                        default=list(EF_VALUES),
+                        help="hnsw.ef_search values whose index recall is measured")
     args = parser.parse_args(argv)
-    data = run(args.quick, args.seed, args.keep, args.cache, args.settle_s, args.retries)
-    write_results("loop", data, markdown(data), quick=args.quick, indent=2)
+    data = run(args.quick, args.seed, args.keep, args.cache, args.settle_s, args.retries,
+               args.scales, args.real, args.ef)
+    name = "loop" if args.scales is None else "loop-" + "-".join(
+        f"{n // 1_000_000}m" if n % 1_000_000 == 0 else f"{n // 1000}k" for n in args.scales)
+    write_results(name, data, markdown(data), quick=args.quick, indent=2)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pgvector.sqlalchemy import HALFVEC, Vector
 from sqlalchemy import (
+    REAL,
     BigInteger,
     Boolean,
     CheckConstraint,
@@ -693,10 +694,26 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("dated", DateTime(timezone=True)),
         Column("tf", Integer, nullable=False),
         Column("doc_len", Integer, nullable=False),
+        # the BM25 term-frequency part at write time: the top-k read order (revision 0012)
+        Column("impact", REAL, nullable=False),
         PrimaryKeyConstraint("kind", "term", "doc_id", name="pk_lexical_postings"),
         CheckConstraint("kind IN ('day_table', 'memory', 'block')",
                         name="ck_lexical_postings_kind"),
         Index("ix_lexical_postings_doc", "kind", "doc_id"),
+        Index("ix_lexical_postings_top", "kind", "term", "user_id", text("impact DESC"),
+              postgresql_include=["doc_id", "tf", "doc_len", "dated"]),
+    )
+    # each term's document frequency, kept by the same triggers (revision 0012)
+    Table(
+        "lexical_terms",
+        md,
+        Column("kind", Text, nullable=False),
+        Column("term", Text, nullable=False),
+        Column("df", BigInteger, nullable=False),
+        PrimaryKeyConstraint("kind", "term", name="pk_lexical_terms"),
+        CheckConstraint("kind IN ('day_table', 'memory', 'block')",
+                        name="ck_lexical_terms_kind"),
+        CheckConstraint("df >= 0", name="ck_lexical_terms_df"),
     )
     Table(
         "lexical_stats",

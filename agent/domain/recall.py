@@ -54,6 +54,8 @@ class RecallConfig:
     heuristic_fallback: bool
     bm25_k1: float
     bm25_b: float
+    bm25_term_depth: int
+    hnsw_ef_search: int
     recency_half_life_days: float
     weight_recency: float
     weight_importance: float

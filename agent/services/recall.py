@@ -104,8 +104,7 @@ class Recaller:
         sync collects every list. Then the judged similarities (and goal similarities)
         of all database candidates, again in one round trip.
         """
-        if user_id is not None:
-            _relaxed_hnsw(conn)
+        _hnsw_settings(conn, int(self.cfg.hnsw_ef_search))
         ctx = context or domain.QueryContext()
         judge = verdict_text or text
         pool = k * max(1, int(self.cfg.rerank_candidate_multiplier))
@@ -115,6 +114,7 @@ class Recaller:
                   else {"since": ctx.window.start, "until": ctx.window.end})
         bm25 = {"terms": search_terms, "weights": [1.0] * len(search_terms),
                 "k1": float(self.cfg.bm25_k1), "b": float(self.cfg.bm25_b), "k": pool,
+                "depth": max(pool, int(self.cfg.bm25_term_depth)),
                 "user_id": uid, "since": None, "until": None}
         lists: list[tuple[str, str, Any]] = []  # (list, row kind, cursor)
         with _pipeline(conn):
@@ -387,7 +387,7 @@ def build_cortex(settings: Settings, universal: Embedder, native: Embedder | Non
     return CortexWhenPresent(settings, universal, native)
 
 
-_RELAXED: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+_RELAXED: weakref.WeakKeyDictionary[psycopg.Connection[Any], int] = weakref.WeakKeyDictionary()
 
 
 def _pipeline(conn: psycopg.Connection[Any]) -> Any:
@@ -398,18 +398,19 @@ def _pipeline(conn: psycopg.Connection[Any]) -> Any:
     return contextlib.nullcontext()
 
 
-def _relaxed_hnsw(conn: psycopg.Connection[Any]) -> None:
+def _hnsw_settings(conn: psycopg.Connection[Any], ef_search: int) -> None:
     """pgvector >= 0.8: keep scanning the HNSW index until enough rows pass a filter
-    (the user scope); an older pgvector without the setting filters what it finds.
-    A session setting: set once per autocommit connection (the workers'); inside a
-    caller's transaction it is set each time, since a rollback would undo it."""
-    if conn in _RELAXED:
+    (the user scope; an older pgvector filters what it finds), and search `ef_search`
+    candidates (recall.hnsw_ef_search, chosen by bench.loop's index recall against
+    exact search). Session settings: set once per autocommit connection (the workers');
+    inside a caller's transaction they are set each time, since a rollback would undo them."""
+    if _RELAXED.get(conn) == ef_search:
         return
     try:
         with conn.transaction():  # a savepoint when the caller holds a transaction
-            conn.execute(query("recall_iterative_scan"))
+            conn.execute(query("recall_hnsw_settings"), {"ef_search": ef_search})
     except psycopg.errors.Error as exc:
-        logger.debug("hnsw.iterative_scan unavailable: %s", exc)
+        logger.debug("hnsw settings unavailable: %s", exc)
         return
     if conn.autocommit:
-        _RELAXED.add(conn)
+        _RELAXED[conn] = ef_search

@@ -101,13 +101,58 @@ def test_bm25_scores_match_a_reference_implementation(settings: Settings, import
             expected[doc] = score
     rows = imported.execute(query("recall_bm25_day_table"), {
         "terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75, "k": 20,
-        "user_id": None, "since": None, "until": None}).fetchall()
+        "depth": 1000, "user_id": None, "since": None, "until": None}).fetchall()
     got = {r[0]: float(r[7]) for r in rows}
     assert got.keys() == expected.keys()
     for doc, score in expected.items():
         assert abs(got[doc] - score) < 1e-9
     best = max(expected, key=lambda d: expected[d])
     assert rows[0][0] == best and "crack" in rows[0][3]
+
+
+def test_bm25_reads_at_most_depth_postings_per_term_best_impact_first(imported: Any) -> None:
+    """Revision 0012: a term's list is read best impact first and cut at the depth; the
+    documents kept are those the cut lists reach, scored from what was read."""
+    from agent.db.queries import query
+
+    terms = [t for t, df in imported.execute(
+        "SELECT term, df FROM lexical_terms WHERE kind = 'day_table' AND df >= 2 "
+        "ORDER BY df DESC, term LIMIT 3").fetchall()]
+    assert len(terms) == 3
+    params = {"terms": terms, "weights": [1.0] * 3, "k1": 1.2, "b": 0.75, "k": 50,
+              "user_id": None, "since": None, "until": None}
+    whole = imported.execute(query("recall_bm25_day_table"), {**params, "depth": 1000}
+                             ).fetchall()
+    cut = imported.execute(query("recall_bm25_day_table"), {**params, "depth": 1}
+                           ).fetchall()
+    tops = {r[0] for r in imported.execute(  # each term's best postings (ties included)
+        "SELECT doc_id FROM lexical_postings p WHERE kind = 'day_table' AND term = ANY(%s) "
+        "AND impact = (SELECT max(impact) FROM lexical_postings q "
+        "              WHERE q.kind = p.kind AND q.term = p.term)", (terms,)).fetchall()}
+    assert len(whole) > len(cut) and 1 <= len(cut) <= 3 and {r[0] for r in cut} <= tops
+    # the impact order is BM25's own term-frequency part: the best posting of a term
+    # has the highest tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)) at write time
+    for term in terms:
+        best = imported.execute(
+            "SELECT max(impact), max(tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * doc_len / "
+            "(SELECT total_len::float8 / n_docs FROM lexical_stats WHERE kind = 'day_table'))))"
+            " FROM lexical_postings WHERE kind = 'day_table' AND term = %s", (term,)).fetchone()
+        assert best[0] > 0 and abs(best[0] - best[1]) < 0.5
+
+
+def test_document_frequencies_follow_inserts_and_deletes(imported: Any) -> None:
+    def drift() -> list[Any]:
+        return imported.execute(
+            "SELECT t.term, t.df, count(p.doc_id) FROM lexical_terms t "
+            "LEFT JOIN lexical_postings p ON p.kind = t.kind AND p.term = t.term "
+            "WHERE t.kind = 'day_table' GROUP BY t.term, t.df "
+            "HAVING t.df <> count(p.doc_id)").fetchall()
+
+    assert imported.execute("SELECT count(*) FROM lexical_terms WHERE kind = 'day_table'"
+                            ).fetchone()[0] > 0
+    assert drift() == []
+    imported.execute("DELETE FROM day_table WHERE external_id IN ('s2-4', 's1-0')")
+    assert drift() == []
 
 
 def test_deleting_a_turn_removes_its_postings(imported: Any) -> None:

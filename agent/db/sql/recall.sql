@@ -59,27 +59,49 @@ ORDER BY universal_embedding <=> %(query)s::vector
 LIMIT %(k)s;
 
 -- name: recall_bm25_day_table
--- Okapi BM25 over day_table's contextual index entries: only the postings of the
--- query's terms are read; IDF ln(1 + (N - df + 0.5) / (df + 0.5)) with df counted over
--- every user's postings and N, avgdl from lexical_stats; %(weights)s weighs each query
--- term; %(since)s / %(until)s (NULL: no bound) keep documents dated in that window.
-WITH q AS (SELECT term, max(w) AS w
-           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w) GROUP BY term),
+-- Okapi BM25 over day_table's contextual index entries, read top-k first (revision 0012):
+-- for each query term at most %(depth)s postings, best impact first, from
+-- ix_lexical_postings_top (the asking user's, and those of no user; NULL user: everyone's),
+-- so the cost grows with the depth, not with the term's document frequency. Each read
+-- posting is scored with the configured k1, b, today's avgdl and the term's IDF
+-- ln(1 + (N - df + 0.5) / (df + 0.5)) (df from lexical_terms, over every user); a term
+-- whose list was cut at the depth adds nothing to documents below the cut. %(weights)s
+-- weighs each query term; %(since)s / %(until)s (NULL: no bound) keep documents dated in
+-- that window (read from the index, so a narrow window reads deeper into the list).
+WITH q AS (SELECT t.term, max(t.w) AS w, max(lt.df) AS df
+           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w)
+           JOIN lexical_terms lt ON lt.kind = 'day_table' AND lt.term = t.term AND lt.df > 0
+           GROUP BY t.term),
 st AS (SELECT greatest(n_docs, 1)::float8 AS n,
               greatest(total_len::float8 / greatest(n_docs, 1), 1.0) AS avgdl
        FROM lexical_stats WHERE kind = 'day_table'),
-p AS (SELECT p.doc_id, p.user_id, p.dated, p.tf, p.doc_len, q.w,
-             count(*) OVER (PARTITION BY p.term) AS df
-      FROM lexical_postings p JOIN q ON p.kind = 'day_table' AND p.term = q.term),
+p AS (SELECT q.w, q.df, x.doc_id, x.tf, x.doc_len
+      FROM q CROSS JOIN LATERAL (
+          (SELECT doc_id, tf, doc_len FROM lexical_postings
+           WHERE kind = 'day_table' AND term = q.term AND %(user_id)s::uuid IS NOT NULL
+             AND user_id = %(user_id)s::uuid
+             AND (%(since)s::timestamptz IS NULL OR dated >= %(since)s::timestamptz)
+             AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
+           ORDER BY impact DESC LIMIT %(depth)s)
+          UNION ALL
+          (SELECT doc_id, tf, doc_len FROM lexical_postings
+           WHERE kind = 'day_table' AND term = q.term AND user_id IS NULL
+             AND (%(since)s::timestamptz IS NULL OR dated >= %(since)s::timestamptz)
+             AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
+           ORDER BY impact DESC LIMIT %(depth)s)
+          UNION ALL
+          (SELECT doc_id, tf, doc_len FROM lexical_postings
+           WHERE kind = 'day_table' AND term = q.term AND %(user_id)s::uuid IS NULL
+             AND user_id IS NOT NULL
+             AND (%(since)s::timestamptz IS NULL OR dated >= %(since)s::timestamptz)
+             AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
+           ORDER BY impact DESC LIMIT %(depth)s)) x),
 s AS (SELECT p.doc_id,
              sum(p.w * ln(1 + (st.n - p.df + 0.5) / (p.df + 0.5))
                  * p.tf * (%(k1)s::float8 + 1)
                  / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8
                                              + %(b)s::float8 * p.doc_len / st.avgdl))) AS score
       FROM p, st
-      WHERE (%(user_id)s::uuid IS NULL OR p.user_id IS NULL OR p.user_id = %(user_id)s::uuid)
-        AND (%(since)s::timestamptz IS NULL OR p.dated >= %(since)s::timestamptz)
-        AND (%(until)s::timestamptz IS NULL OR p.dated < %(until)s::timestamptz)
       GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
 SELECT d.entry_id, d.session_id, d.role, d.content, d.created_at, d.external_id,
        d.token_count, s.score, d.speaker
@@ -87,27 +109,49 @@ FROM s JOIN day_table d ON d.entry_id = s.doc_id
 ORDER BY s.score DESC, d.created_at DESC;
 
 -- name: recall_bm25_memories
--- Okapi BM25 over memories's contextual index entries: only the postings of the
--- query's terms are read; IDF ln(1 + (N - df + 0.5) / (df + 0.5)) with df counted over
--- every user's postings and N, avgdl from lexical_stats; %(weights)s weighs each query
--- term; %(since)s / %(until)s (NULL: no bound) keep documents dated in that window.
-WITH q AS (SELECT term, max(w) AS w
-           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w) GROUP BY term),
+-- Okapi BM25 over memories's contextual index entries, read top-k first (revision 0012):
+-- for each query term at most %(depth)s postings, best impact first, from
+-- ix_lexical_postings_top (the asking user's, and those of no user; NULL user: everyone's),
+-- so the cost grows with the depth, not with the term's document frequency. Each read
+-- posting is scored with the configured k1, b, today's avgdl and the term's IDF
+-- ln(1 + (N - df + 0.5) / (df + 0.5)) (df from lexical_terms, over every user); a term
+-- whose list was cut at the depth adds nothing to documents below the cut. %(weights)s
+-- weighs each query term; %(since)s / %(until)s (NULL: no bound) keep documents dated in
+-- that window (read from the index, so a narrow window reads deeper into the list).
+WITH q AS (SELECT t.term, max(t.w) AS w, max(lt.df) AS df
+           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w)
+           JOIN lexical_terms lt ON lt.kind = 'memory' AND lt.term = t.term AND lt.df > 0
+           GROUP BY t.term),
 st AS (SELECT greatest(n_docs, 1)::float8 AS n,
               greatest(total_len::float8 / greatest(n_docs, 1), 1.0) AS avgdl
        FROM lexical_stats WHERE kind = 'memory'),
-p AS (SELECT p.doc_id, p.user_id, p.dated, p.tf, p.doc_len, q.w,
-             count(*) OVER (PARTITION BY p.term) AS df
-      FROM lexical_postings p JOIN q ON p.kind = 'memory' AND p.term = q.term),
+p AS (SELECT q.w, q.df, x.doc_id, x.tf, x.doc_len
+      FROM q CROSS JOIN LATERAL (
+          (SELECT doc_id, tf, doc_len FROM lexical_postings
+           WHERE kind = 'memory' AND term = q.term AND %(user_id)s::uuid IS NOT NULL
+             AND user_id = %(user_id)s::uuid
+             AND (%(since)s::timestamptz IS NULL OR dated >= %(since)s::timestamptz)
+             AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
+           ORDER BY impact DESC LIMIT %(depth)s)
+          UNION ALL
+          (SELECT doc_id, tf, doc_len FROM lexical_postings
+           WHERE kind = 'memory' AND term = q.term AND user_id IS NULL
+             AND (%(since)s::timestamptz IS NULL OR dated >= %(since)s::timestamptz)
+             AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
+           ORDER BY impact DESC LIMIT %(depth)s)
+          UNION ALL
+          (SELECT doc_id, tf, doc_len FROM lexical_postings
+           WHERE kind = 'memory' AND term = q.term AND %(user_id)s::uuid IS NULL
+             AND user_id IS NOT NULL
+             AND (%(since)s::timestamptz IS NULL OR dated >= %(since)s::timestamptz)
+             AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
+           ORDER BY impact DESC LIMIT %(depth)s)) x),
 s AS (SELECT p.doc_id,
              sum(p.w * ln(1 + (st.n - p.df + 0.5) / (p.df + 0.5))
                  * p.tf * (%(k1)s::float8 + 1)
                  / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8
                                              + %(b)s::float8 * p.doc_len / st.avgdl))) AS score
       FROM p, st
-      WHERE (%(user_id)s::uuid IS NULL OR p.user_id IS NULL OR p.user_id = %(user_id)s::uuid)
-        AND (%(since)s::timestamptz IS NULL OR p.dated >= %(since)s::timestamptz)
-        AND (%(until)s::timestamptz IS NULL OR p.dated < %(until)s::timestamptz)
       GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
 SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance,
        m.source_entry_id, m.status, s.score, d.external_id, d.speaker, d.role
@@ -116,27 +160,49 @@ LEFT JOIN day_table d ON d.entry_id = m.source_entry_id
 ORDER BY s.score DESC, m.created_at DESC;
 
 -- name: recall_bm25_blocks
--- Okapi BM25 over holographic_blocks's contextual index entries: only the postings of the
--- query's terms are read; IDF ln(1 + (N - df + 0.5) / (df + 0.5)) with df counted over
--- every user's postings and N, avgdl from lexical_stats; %(weights)s weighs each query
--- term; %(since)s / %(until)s (NULL: no bound) keep documents dated in that window.
-WITH q AS (SELECT term, max(w) AS w
-           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w) GROUP BY term),
+-- Okapi BM25 over holographic_blocks's contextual index entries, read top-k first (revision 0012):
+-- for each query term at most %(depth)s postings, best impact first, from
+-- ix_lexical_postings_top (the asking user's, and those of no user; NULL user: everyone's),
+-- so the cost grows with the depth, not with the term's document frequency. Each read
+-- posting is scored with the configured k1, b, today's avgdl and the term's IDF
+-- ln(1 + (N - df + 0.5) / (df + 0.5)) (df from lexical_terms, over every user); a term
+-- whose list was cut at the depth adds nothing to documents below the cut. %(weights)s
+-- weighs each query term; %(since)s / %(until)s (NULL: no bound) keep documents dated in
+-- that window (read from the index, so a narrow window reads deeper into the list).
+WITH q AS (SELECT t.term, max(t.w) AS w, max(lt.df) AS df
+           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w)
+           JOIN lexical_terms lt ON lt.kind = 'block' AND lt.term = t.term AND lt.df > 0
+           GROUP BY t.term),
 st AS (SELECT greatest(n_docs, 1)::float8 AS n,
               greatest(total_len::float8 / greatest(n_docs, 1), 1.0) AS avgdl
        FROM lexical_stats WHERE kind = 'block'),
-p AS (SELECT p.doc_id, p.user_id, p.dated, p.tf, p.doc_len, q.w,
-             count(*) OVER (PARTITION BY p.term) AS df
-      FROM lexical_postings p JOIN q ON p.kind = 'block' AND p.term = q.term),
+p AS (SELECT q.w, q.df, x.doc_id, x.tf, x.doc_len
+      FROM q CROSS JOIN LATERAL (
+          (SELECT doc_id, tf, doc_len FROM lexical_postings
+           WHERE kind = 'block' AND term = q.term AND %(user_id)s::uuid IS NOT NULL
+             AND user_id = %(user_id)s::uuid
+             AND (%(since)s::timestamptz IS NULL OR dated >= %(since)s::timestamptz)
+             AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
+           ORDER BY impact DESC LIMIT %(depth)s)
+          UNION ALL
+          (SELECT doc_id, tf, doc_len FROM lexical_postings
+           WHERE kind = 'block' AND term = q.term AND user_id IS NULL
+             AND (%(since)s::timestamptz IS NULL OR dated >= %(since)s::timestamptz)
+             AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
+           ORDER BY impact DESC LIMIT %(depth)s)
+          UNION ALL
+          (SELECT doc_id, tf, doc_len FROM lexical_postings
+           WHERE kind = 'block' AND term = q.term AND %(user_id)s::uuid IS NULL
+             AND user_id IS NOT NULL
+             AND (%(since)s::timestamptz IS NULL OR dated >= %(since)s::timestamptz)
+             AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
+           ORDER BY impact DESC LIMIT %(depth)s)) x),
 s AS (SELECT p.doc_id,
              sum(p.w * ln(1 + (st.n - p.df + 0.5) / (p.df + 0.5))
                  * p.tf * (%(k1)s::float8 + 1)
                  / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8
                                              + %(b)s::float8 * p.doc_len / st.avgdl))) AS score
       FROM p, st
-      WHERE (%(user_id)s::uuid IS NULL OR p.user_id IS NULL OR p.user_id = %(user_id)s::uuid)
-        AND (%(since)s::timestamptz IS NULL OR p.dated >= %(since)s::timestamptz)
-        AND (%(until)s::timestamptz IS NULL OR p.dated < %(until)s::timestamptz)
       GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
 SELECT b.block_id, b.session_id, b.prose, b.arc_start_time, b.coherence_gain, s.score,
        ARRAY(SELECT jsonb_array_elements_text(b.flux_metrics -> 'entry_ids')) AS entry_ids,
@@ -182,7 +248,7 @@ FROM memories WHERE memory_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL
 -- name: term_doc_freq
 -- Document frequency of each query term in day_table's lexicon, and the number of
 -- indexed turns: the IDF weights of the verdict's term coverage.
-SELECT t, (SELECT count(*) FROM lexical_postings p WHERE p.kind = 'day_table' AND p.term = t),
+SELECT t, coalesce((SELECT df FROM lexical_terms WHERE kind = 'day_table' AND term = t), 0),
        (SELECT n_docs FROM lexical_stats WHERE kind = 'day_table')
 FROM unnest(%(terms)s::text[]) AS t;
 
@@ -195,8 +261,11 @@ FROM day_table WHERE entry_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL
 SELECT memory_id, 1 - (universal_embedding <=> %(goal)s::vector)
 FROM memories WHERE memory_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL;
 
--- name: recall_iterative_scan
-SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false);
+-- name: recall_hnsw_settings
+-- pgvector >= 0.8: keep scanning the HNSW index until enough rows pass the user filter
+-- (relaxed order: the caller re-sorts), and the configured search breadth.
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false),
+       set_config('hnsw.ef_search', %(ef_search)s::text, false);
 
 -- name: recall_log_insert
 INSERT INTO recall_log (session_id, entry_id, query, verdict, items, latency_ms)
