@@ -341,7 +341,8 @@ def load_memories(conn: Any, embedder: Any, texts: list[str], first: int, cache:
     owners[1:] (other users, whom recall's user filter must skip), the rest to owners[0]. Rows below
     `real_max` get real embeddings (computed, or read from `cache`), and are kept in `real`;
     rows past it get derived vectors (`derived_vectors`) and no native vector. The
-    lexicon trigger fills lexical_postings row by row, as in production. The HNSW indexes
+    lexicon triggers fill lexical_postings once per COPY chunk (statement-level, as in
+    production). The HNSW indexes
     of memories and the indexes of lexical_postings are dropped during the load and rebuilt
     from their migration definitions afterwards (a bulk build is faster than row-by-row
     inserts); then VACUUM ANALYZE."""
@@ -548,6 +549,7 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
       top 10."""
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
+    from agent.services.recall import _RELAXED
 
     uid = str(user_id)
     hnsw_sql = ("SELECT memory_id, universal_embedding <=> %(q)s::vector FROM memories "
@@ -577,6 +579,7 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
                             "distance_recall_at_10": round(statistics.mean(close), 4),
                             "ms": stats(ms)})
     conn.execute("RESET hnsw.ef_search")
+    _RELAXED.pop(conn, None)  # the recaller sets its configured value again
     top_pool: list[float] = []
     top_10: list[float] = []
     score_pool: list[float] = []

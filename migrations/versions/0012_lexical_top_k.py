@@ -24,7 +24,8 @@ The lexicon triggers become statement-level (transition tables): a COPY or a mul
 INSERT / DELETE updates each term's row once per statement, not once per document (row by
 row, a frequent term's upserts inside one big transaction walked an ever longer chain of
 that transaction's own row versions: a 90k-row bulk load slowed from 49 s to minutes).
-An UPDATE re-indexes only rows whose index_tsv, user_id or date changed. Each trigger
+An UPDATE stays row-level (transition tables are not allowed on a trigger of some
+columns) and fires only for rows whose index_tsv, user_id or date changed. Each trigger
 updates lexical_stats first: that row lock orders every writer of a kind before it
 touches lexical_terms' rows, so two transactions writing documents with the same terms in
 different orders wait for each other instead of deadlocking.
@@ -50,10 +51,11 @@ K1, B = 1.2, 0.75  # the ordering key's constants (Lucene's defaults)
 
 
 def _trigger_functions(kind: str, table: str, pk: str, dated: str) -> list[str]:
-    """One statement-level function per operation, each reading its transition tables:
-    a COPY or a multi-row INSERT / DELETE touches each term's row once per statement, not
-    once per document (a row-level upsert of a frequent term inside one big transaction
-    walks an ever longer chain of its own row versions)."""
+    """One function per operation. INSERT and DELETE are statement-level and read their
+    transition tables: a COPY or a multi-row INSERT / DELETE touches each term's row once
+    per statement, not once per document (a row-level upsert of a frequent term inside one
+    big transaction walks an ever longer chain of its own row versions). UPDATE is
+    row-level, only for rows whose indexed fields changed."""
     doc_len = "(SELECT coalesce(sum(coalesce(array_length(positions, 1), 1)), 0) FROM unnest({t}))"
     remove = f"""
         UPDATE lexical_stats SET n_docs = n_docs - g.n, total_len = total_len - g.len
@@ -81,9 +83,6 @@ def _trigger_functions(kind: str, table: str, pk: str, dated: str) -> list[str]:
         SELECT '{kind}', u.lexeme, count(*) FROM came a, unnest(a.index_tsv) u
         GROUP BY u.lexeme ORDER BY u.lexeme
         ON CONFLICT (kind, term) DO UPDATE SET df = lexical_terms.df + excluded.df;"""
-    changed = (f"SELECT o.{pk} FROM old_rows o JOIN new_rows n USING ({pk}) WHERE "
-               f"(o.index_tsv, o.user_id, o.{dated}) IS DISTINCT FROM "
-               f"(n.index_tsv, n.user_id, n.{dated})")
 
     def function(op: str, body: str) -> str:
         return f"""
@@ -108,15 +107,19 @@ END $$"""
         RETURN NULL;
     END IF;
 """ + _with("gone", "SELECT * FROM old_rows WHERE index_tsv IS NOT NULL", remove)),
-        function("update", f"""
-    IF NOT EXISTS ({changed}) THEN
-        RETURN NULL;
-    END IF;
-""" + _with("gone", f"SELECT * FROM old_rows WHERE index_tsv IS NOT NULL AND {pk} IN ({changed})",
-            remove)
-            + _with("came", f"SELECT * FROM new_rows WHERE index_tsv IS NOT NULL AND {pk} IN ({changed})",
-                    add)),
+        # UPDATE stays row-level: Postgres allows transition tables only on triggers of
+        # every column, and an UPDATE of other columns (importance, a reindex mark) must
+        # not copy whole rows, vectors included, to find that nothing indexed changed
+        function("update", _with("gone", _row("OLD", pk, dated), remove)
+                 + _with("came", _row("NEW", pk, dated), add)),
     ]
+
+
+def _row(record: str, pk: str, dated: str) -> str:
+    """The indexed fields of the trigger's OLD or NEW row, as a one-row (or empty) source."""
+    return (f"SELECT {record}.{pk} AS {pk}, {record}.index_tsv AS index_tsv, "
+            f"{record}.user_id AS user_id, {record}.{dated} AS {dated} "
+            f"WHERE {record}.index_tsv IS NOT NULL")
 
 
 def _with(name: str, source: str, statements: str) -> str:
@@ -169,9 +172,11 @@ def upgrade() -> None:
         op.execute(f"""CREATE TRIGGER {table}_lexicon_delete AFTER DELETE ON {table}
             REFERENCING OLD TABLE AS old_rows
             FOR EACH STATEMENT EXECUTE FUNCTION cogd_lexicon_{table}_delete()""")
-        op.execute(f"""CREATE TRIGGER {table}_lexicon_update AFTER UPDATE ON {table}
-            REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-            FOR EACH STATEMENT EXECUTE FUNCTION cogd_lexicon_{table}_update()""")
+        op.execute(f"""CREATE TRIGGER {table}_lexicon_update
+            AFTER UPDATE OF index_tsv, user_id, {dated} ON {table} FOR EACH ROW
+            WHEN ((OLD.index_tsv, OLD.user_id, OLD.{dated})
+                  IS DISTINCT FROM (NEW.index_tsv, NEW.user_id, NEW.{dated}))
+            EXECUTE FUNCTION cogd_lexicon_{table}_update()""")
     op.execute("SELECT cogd_apply_grants()")
 
 

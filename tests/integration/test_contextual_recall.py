@@ -155,6 +155,49 @@ def test_document_frequencies_follow_inserts_and_deletes(imported: Any) -> None:
     assert drift() == []
 
 
+def test_an_update_reindexes_only_what_changed(imported: Any) -> None:
+    """The row-level UPDATE trigger: index_tsv to NULL and back, a new owner or date, and
+    an update of another column, each leaving postings, df and stats in step."""
+    def state() -> tuple[Any, ...]:
+        stats = imported.execute("SELECT n_docs, total_len FROM lexical_stats "
+                                 "WHERE kind = 'day_table'").fetchone()
+        counted = imported.execute(
+            "SELECT count(DISTINCT doc_id), count(*) FROM lexical_postings "
+            "WHERE kind = 'day_table'").fetchone()
+        drift = imported.execute(
+            "SELECT count(*) FROM lexical_terms t WHERE t.kind = 'day_table' AND t.df <> "
+            "(SELECT count(*) FROM lexical_postings p WHERE p.kind = 'day_table' "
+            " AND p.term = t.term)").fetchone()[0]
+        return tuple(stats) + tuple(counted) + (drift,)
+
+    start = state()
+    assert start[0] == start[2] and start[4] == 0
+    row = imported.execute("SELECT entry_id, index_tsv::text FROM day_table "
+                           "WHERE external_id = 's1-1'").fetchone()
+    imported.execute("UPDATE day_table SET index_tsv = NULL WHERE entry_id = %s", (row[0],))
+    gone = state()
+    assert gone[0] == start[0] - 1 and gone[2] == start[2] - 1 and gone[4] == 0
+    imported.execute("UPDATE day_table SET index_tsv = %s::tsvector WHERE entry_id = %s",
+                     (row[1], row[0]))
+    assert state() == start
+    other = imported.execute("INSERT INTO users (handle) VALUES ('other') RETURNING user_id"
+                             ).fetchone()[0]
+    imported.execute("UPDATE day_table SET user_id = %s, created_at = created_at - "
+                     "interval '1 day' WHERE entry_id = %s", (other, row[0]))
+    moved = imported.execute("SELECT DISTINCT user_id, dated FROM lexical_postings "
+                             "WHERE doc_id = %s", (row[0],)).fetchall()
+    stamped = imported.execute("SELECT created_at FROM day_table WHERE entry_id = %s",
+                               (row[0],)).fetchone()[0]
+    assert moved == [(other, stamped)] and state() == start
+    before = imported.execute("SELECT xmin::text FROM lexical_postings WHERE doc_id = %s "
+                              "ORDER BY term", (row[0],)).fetchall()
+    imported.execute("UPDATE day_table SET token_count = token_count + 1 WHERE entry_id = %s",
+                     (row[0],))  # not an indexed field: the postings are not rewritten
+    assert imported.execute("SELECT xmin::text FROM lexical_postings WHERE doc_id = %s "
+                            "ORDER BY term", (row[0],)).fetchall() == before
+    assert state() == start
+
+
 def test_deleting_a_turn_removes_its_postings(imported: Any) -> None:
     before = imported.execute("SELECT count(*) FROM lexical_postings").fetchone()[0]
     gone = imported.execute("DELETE FROM day_table WHERE external_id = 's2-4' "
