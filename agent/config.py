@@ -396,6 +396,11 @@ def _validate(settings: Settings) -> None:
         dim = getattr(emb, dim_name)
         if not 1 <= dim <= 4000:
             raise ConfigError(f"embedding.{dim_name}={dim} must be between 1 and 4000")
+    ef_search = settings.recall["hnsw_ef_search"]
+    if not 1 <= ef_search <= 1000:  # pgvector's range; recall would otherwise skip the setting
+        raise ConfigError(f"recall.hnsw_ef_search={ef_search} must be between 1 and 1000")
+    if settings.recall["bm25_term_depth"] < 1:
+        raise ConfigError("recall.bm25_term_depth must be at least 1 (postings read per term)")
     for name, profile in settings.llm.profiles.items():
         if profile.provider not in LLM_PROVIDERS:
             raise ConfigError(

@@ -169,3 +169,17 @@ def test_each_seed_table_is_a_typed_section_made_from_default_toml(tmp_path: Pat
         s.recall["rrf_k"] = -1
     with pytest.raises(KeyError):
         s.recall["rrf_kk"] = 1
+
+
+@pytest.mark.parametrize(("env", "value", "message"), [
+    ("COGD_RECALL__HNSW_EF_SEARCH", "0", r"recall\.hnsw_ef_search=0 must be between 1 and 1000"),
+    ("COGD_RECALL__HNSW_EF_SEARCH", "5000",
+     r"recall\.hnsw_ef_search=5000 must be between 1 and 1000"),
+    ("COGD_RECALL__BM25_TERM_DEPTH", "0", r"recall\.bm25_term_depth must be at least 1"),
+])
+def test_recall_index_settings_out_of_range_are_clear_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(env, value)
+    with pytest.raises(ConfigError, match=message):
+        load_settings(data_dir=tmp_path)
