@@ -33,7 +33,9 @@ def ensure_session(
     session: str | None = None,
     channel: str = "cli",
 ) -> Any:
-    """A session by uuid or external key; a new one when `session` is None."""
+    """A session of `user_id` by uuid or external key; a new one when `session` is None.
+    A session that belongs to another user is refused (InputError), never shared: its
+    turns would be recalled for that user."""
     if session:
         try:
             sid = uuid.UUID(session)
@@ -44,17 +46,21 @@ def ensure_session(
                 query("sessions_session_exists"), (sid,)
             ).fetchone()
             if row:
-                return row[0]
+                return _own(row, session, user_id)
         row = conn.execute(
             query("sessions_session_upsert_external"),
             (user_id, channel, session),
         ).fetchone()
-    else:
-        row = conn.execute(
-            query("sessions_session_insert"),
-            (user_id, channel),
-        ).fetchone()
+        assert row is not None
+        return _own(row, session, user_id)
+    row = conn.execute(query("sessions_session_insert"), (user_id, channel)).fetchone()
     assert row is not None
+    return row[0]
+
+
+def _own(row: Any, session: str, user_id: Any) -> Any:
+    if str(row[1]) != str(user_id):
+        raise InputError(f"session {session!r} belongs to another user")
     return row[0]
 
 
