@@ -102,9 +102,10 @@ def _register() -> None:
         return
     for command in getattr(models, "COMMANDS", ()):
         cli.add_command(command)
-    from agent.commands import bench, chat, memory
+    from agent.commands import assist, bench, chat, mcp, memory
 
-    for command in (*chat.COMMANDS, *memory.COMMANDS, *bench.COMMANDS):
+    for command in (*chat.COMMANDS, *memory.COMMANDS, *mcp.COMMANDS, *assist.COMMANDS,
+                    *bench.COMMANDS):
         cli.add_command(command)
 
 

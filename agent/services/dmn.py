@@ -107,9 +107,15 @@ class Dmn:
         return {"thought_id": str(row[0]), "kind": kind, "theme": theme, "content": content}
 
     def _recall_for(self, conn: psycopg.Connection[Any], entry: Any, session: Any, text: str,
-                    fired: list[str], now: datetime) -> list[dict[str, Any]]:
+                    fired: list[str], now: datetime, detector: str = "keyword-heuristic",
+                    ) -> list[dict[str, Any]]:
+        """Strong matches for `text` not already in this session, not surfaced within the
+        topic cooldown, at most max_injected: each stored as a proactive_recall thought.
+        `entry`: the turn that triggered it (None: a prompt not yet in day_table, from
+        `cogd hook`)."""
+        turn = [] if entry is None else [f"day_table:{entry}"]
         out = self.recaller.recall(conn, text, k=self.cfg.search_results, log=False,
-                                   recent_ids={f"day_table:{entry}"}, session_id=session)
+                                   recent_ids=set(turn), session_id=session)
         made: list[dict[str, Any]] = []
         same_session = {str(r[0]) for r in conn.execute(
             query("dmn_session_entries"), (session,))}
@@ -123,13 +129,17 @@ class Dmn:
             contents.add(text_key)
             if item.kind == "day_table" and item.id.split(":", 1)[1] in same_session:
                 continue  # already in this conversation
+            if item.source_ids and set(item.source_ids) <= same_session:
+                continue  # a memory made from this conversation's own turns
             if self._cooling(conn, item.id, now):
                 continue
-            made.append(self._thought(
+            thought = self._thought(
                 conn, "proactive_recall", f"Earlier: {' '.join(item.content.split())[:400]}",
-                fired[0], [item.id, f"day_table:{entry}", {"trigger_detector":
-                                                           "keyword-heuristic"}],
-                session, now))
+                fired[0], [item.id, *turn, {"trigger_detector": detector}],
+                session, now)
+            made.append({**thought, "item": item.id, "speaker": item.speaker,
+                         "said_at": None if item.created_at is None
+                         else item.created_at.isoformat()})
         return made
 
     def _open_intentions(self, conn: psycopg.Connection[Any], session: Any, user: Any,

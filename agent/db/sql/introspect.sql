@@ -17,3 +17,32 @@ RETURNING memory_id;
 
 -- name: introspect_source_turn
 SELECT created_at, role, left(content, 200) FROM day_table WHERE entry_id = %s;
+
+-- name: introspect_memory_containing_for_user
+-- introspect_memory_containing, among one user's memories (and those of no user).
+SELECT memory_id FROM memories WHERE strpos(lower(content), lower(%(text)s)) > 0
+  AND (user_id IS NULL OR user_id = %(user_id)s)
+ORDER BY status = 'active' DESC, created_at DESC LIMIT 1;
+
+-- name: introspect_memory_visible
+-- Whether a memory is the user's (or of no user): what the memory API may explain.
+SELECT memory_id FROM memories WHERE memory_id = %(memory_id)s
+  AND (user_id IS NULL OR user_id = %(user_id)s);
+
+-- name: introspect_open_intentions
+-- A user's open intentions (plans, promises, reminders, unfinished work), due first.
+SELECT intention_id, kind, content, due_at, urgency, carried_count, created_at
+FROM intentions WHERE user_id = %s AND status = 'open'
+ORDER BY due_at NULLS LAST, urgency DESC, created_at DESC LIMIT %s;
+
+-- name: introspect_latest_brief
+-- The morning brief of the latest finished night cycle run (its path on disk).
+SELECT run_id, finished_at, summary ->> 'brief' FROM night_cycle_runs
+WHERE status = 'done' AND summary ? 'brief' ORDER BY finished_at DESC LIMIT 1;
+
+-- name: introspect_counts_for_user
+-- How much memory one user has: turns, memories by status, open intentions.
+SELECT (SELECT count(*) FROM day_table WHERE user_id = %(user_id)s),
+       (SELECT count(*) FROM memories WHERE user_id = %(user_id)s AND status = 'active'),
+       (SELECT count(*) FROM memories WHERE user_id = %(user_id)s AND status <> 'active'),
+       (SELECT count(*) FROM intentions WHERE user_id = %(user_id)s AND status = 'open');

@@ -1,0 +1,162 @@
+"""Commands for other assistants (issue 16, seed 002): `cogd watch` remembers what is said
+in Claude Code sessions; `cogd hook` prints what the memory holds for a prompt."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agent.commands.context import json_option, settings_from
+from agent.errors import CogdError, InputError
+
+log = logging.getLogger("agent.watch")
+
+USER_OPTION = click.option(
+    "--user", default=lambda: getpass.getuser(), envvar="COGD_USER", show_envvar=True,
+    help="Whose memory: the watched sessions belong to this user, the hook recalls "
+    "their memories [default: your login name].")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@USER_OPTION
+@click.option("--once", is_flag=True, help="Import what is there now and exit.")
+@click.option("--interval", "interval_s", default=2.0, show_default=True,
+              type=click.FloatRange(0.1, 3600), help="Seconds between polls.")
+@json_option
+def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
+          as_json: bool) -> int:
+    """Tail Claude Code session transcripts and remember each new turn.
+
+    PATHS: transcript files, or directories searched for *.jsonl [default: Claude Code's
+    ~/.claude/projects, or $CLAUDE_CONFIG_DIR/projects]. Every user and assistant message
+    with text goes through the live write path (as `cogd import`), in session
+    `claude:<sessionId>` of --user; tool calls, tool results and meta lines are skipped.
+    Idempotent on each line's uuid, and each file's read offset is kept in the database,
+    so stopping and starting again (or --once from cron) never adds a turn twice.
+    Runs until Ctrl-C / SIGTERM; --once reads once and exits.
+    """
+    from agent.commands.memory import _ready_url
+    from agent.db.connect import connect
+    from agent.services.transcripts import TranscriptWatcher, WatchReport, default_claude_dir
+    from agent.services.turns import TurnWriter
+
+    targets = list(paths) or [default_claude_dir()]
+    missing = [str(p) for p in targets if not p.exists()]
+    if missing:
+        raise InputError(f"no such file or directory: {', '.join(missing)}")
+    settings = settings_from()
+    url = _ready_url(settings)
+    writer = TurnWriter.from_settings(settings)
+    stop = threading.Event()
+    if not once:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+    total = WatchReport()
+    with connect(url, app="cogd-watch", autocommit=True) as conn:
+        watcher = TranscriptWatcher(conn, writer, user, targets)
+        if not once:
+            log.info("watching %s for %s (every %.1f s)",
+                     ", ".join(str(p) for p in watcher.paths), user, interval_s)
+        while True:
+            report = watcher.poll()
+            total.add(report)
+            if report.imported.inserted or report.errors:
+                log.info("imported %d turns (%d already there, %d bad lines)",
+                         report.imported.inserted, report.imported.duplicates,
+                         len(report.errors))
+                for err in report.errors[:5]:
+                    log.warning("skipped %s", err)
+            if once or stop.wait(interval_s):
+                break
+    data = total.as_dict()
+    if as_json:
+        click.echo(json.dumps(data))
+    elif once:
+        click.echo(f"imported {data['inserted']} turns from {data['files']} files, "
+                   f"{data['duplicates']} already present, {data['skipped']} lines not a "
+                   f"message, {data['errors']} bad lines")
+    return 0
+
+
+@click.command()
+@USER_OPTION
+@click.option("--prompt", default=None, help="The prompt (default: read stdin: Claude "
+              "Code's hook JSON, or plain text).")
+@click.option("--session", default=None, help="The assistant's session id (default: the "
+              "hook JSON's session_id).")
+@click.option("--timeout", "timeout_s", default=10.0, show_default=True,
+              type=click.FloatRange(0.5, 600),
+              help="Print nothing rather than answer later than this.")
+@json_option
+def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
+         as_json: bool) -> int:
+    """Print what the memory holds for a prompt (Claude Code's UserPromptSubmit hook).
+
+    Strong matches only, not from the prompt's own session, each item at most once per
+    [idle] topic_cooldown_minutes (10), at most [idle] max_injected_thoughts (3); a
+    prompt nothing strong matches prints nothing. The hook never blocks the prompt:
+    an error prints one line on stderr and exits 1 (Claude Code shows it and goes on),
+    never 2 (which would block the prompt). See the README for the settings.json lines.
+    """
+    result: dict[str, Any] = {}
+    settings = settings_from()  # click's context is per thread: read it here
+
+    def work() -> None:
+        try:
+            result["items"] = _hook_items(settings, user, prompt, session)
+        except BaseException as exc:  # reported by the main thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=work, daemon=True)
+    started = time.monotonic()
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        click.echo(f"cogd hook: no answer within {timeout_s:g} s; printed nothing", err=True)
+        return 0
+    exc = result.get("error")
+    if exc is not None:
+        reason = str(exc) if isinstance(exc, CogdError) else (
+            f"internal error: {exc.__class__.__name__}: {exc}")
+        click.echo(f"cogd hook: {reason}", err=True)
+        return 1
+    items = result["items"]
+    if as_json:
+        click.echo(json.dumps({"items": items, "ms": round((time.monotonic() - started)
+                                                           * 1000, 1)}))
+    else:
+        from agent.services.hook import render
+
+        text = render(items)
+        if text:
+            click.echo(text)
+    return 0
+
+
+def _hook_items(settings: Any, user: str, prompt: str | None,
+                session: str | None) -> list[dict[str, Any]]:
+    from agent.commands.memory import _ready_url
+    from agent.db.connect import connect
+    from agent.services.dmn import Dmn
+    from agent.services.hook import hook_input, prompt_recall
+
+    if prompt is None:
+        prompt, given = hook_input(sys.stdin.read())
+        session = session or given
+    url = _ready_url(settings)
+    dmn = Dmn(settings)
+    with connect(url, app="cogd-hook", autocommit=True) as conn:
+        return prompt_recall(conn, dmn, user, prompt, session)
+
+
+COMMANDS = (watch, hook)

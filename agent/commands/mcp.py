@@ -1,0 +1,180 @@
+"""`cogd mcp`: cogd's memory as a Model Context Protocol server (the official `mcp` SDK).
+
+stdio by default (an assistant starts it as a subprocess), streamable HTTP with --http
+(endpoint /mcp, on 127.0.0.1 only: there is no authentication on it yet). Every tool
+works on one user's memories: --user (COGD_USER, default: your login name), or the
+tool's `user` argument. The tools call agent/services/memory_api.py.
+"""
+
+from __future__ import annotations
+
+import getpass
+import ipaddress
+import logging
+from typing import Annotated, Any
+
+import click
+from pydantic import Field
+
+from agent.commands.context import settings_from
+from agent.errors import CogdError, InputError
+
+log = logging.getLogger("agent.mcp")
+
+INSTRUCTIONS = (
+    "cogd is a long-term memory. Call `recall` before answering anything that may depend on "
+    "what the user said in earlier conversations (people, plans, preferences, dates); each "
+    "item has a verdict (strong_match / weak_match / no_match): rely on strong matches, "
+    "say so when there is none. Call `remember` when the user asks you to remember "
+    "something or states a lasting fact about themselves. `why` shows where a memory "
+    "comes from."
+)
+USER_ARG = ("Whose memories (a user handle); default: the user the server was started for "
+            "(cogd mcp --user)")
+# the tools' argument types live here, at module level: the SDK reads the (string)
+# annotations against this module's globals to build each tool's JSON schema
+User = Annotated[str | None, Field(description=USER_ARG)]
+
+
+def build_server(api: Any) -> Any:
+    """The MCP server over a MemoryAPI: tools and resources; cogd's own errors become
+    tool errors the client sees (isError), never a traceback."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = MCPServer("cogd", instructions=INSTRUCTIONS, version=_version())
+
+    def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except CogdError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception as exc:  # logged here; the client gets one line, no traceback
+            log.exception("mcp tool %s failed", getattr(fn, "__name__", fn))
+            raise ToolError(f"internal error: {exc.__class__.__name__}: {exc}") from None
+
+    @server.tool()
+    def recall(query: Annotated[str, Field(description="What to look for, in words")],
+               user: User = None,
+               k: Annotated[int | None, Field(description="How many items (1-50); "
+                                               "default: config recall.top_k")] = None,
+               verify: Annotated[bool, Field(description="The stricter threshold, for a "
+                                             "claim a reply will rely on")] = False,
+               ) -> dict[str, Any]:
+        """What memory returns for a query: items with verdict (strong_match / weak_match
+        / no_match), score, date, speaker and sources (turn ids and external ids), best
+        first, and an overall verdict."""
+        return call(api.recall, query, user=user, k=k, verify=verify)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def remember(text: Annotated[str, Field(description="What to keep, as a sentence")],
+                 user: User = None) -> dict[str, Any]:
+        """Keep a fact or note as an explicit memory of the user (written as a turn
+        first, then as a memory of importance 0.8). Returns its memory id."""
+        return call(api.remember, text, user=user)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def why(target: Annotated[str, Field(description="A memory id, or text whose "
+                                         "best-matching memory to explain")],
+            user: User = None) -> dict[str, Any]:
+        """Where a memory comes from: the memories it supersedes or summarises, down to
+        the conversation turns it was made from."""
+        return call(api.why, target, user=user)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def status(user: User = None) -> dict[str, Any]:
+        """The daemon's processes (alive or stale), table sizes, and how many turns,
+        memories and open intentions the user has."""
+        return call(api.status, user=user)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def goals() -> dict[str, Any]:
+        """The agent's active goals (Layer 1) and their weights."""
+        return call(api.goals)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def identity() -> dict[str, Any]:
+        """The agent's identity (Layer 0): the hash its prompt carries and the weighted
+        traits and boundaries behind it."""
+        return call(api.identity)  # type: ignore[no-any-return]
+
+    @server.resource("cogd://identity", mime_type="text/plain",
+                     description="The identity hash the agent's prompt carries (Layer 0).")
+    def identity_resource() -> str:
+        return str(call(api.identity)["hash"])
+
+    @server.resource("cogd://brief/latest", mime_type="text/markdown",
+                     description="The latest morning brief of the night cycle (markdown).")
+    def brief_resource() -> str:
+        got = call(api.brief)
+        return str(got["text"] or got["note"])
+
+    @server.resource("cogd://intentions", mime_type="application/json",
+                     description="The default user's open intentions: plans, promises, "
+                                 "reminders, unfinished work.")
+    def intentions_resource() -> dict[str, Any]:
+        return call(api.intentions)  # type: ignore[no-any-return]
+
+    return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cogd")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "0"
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("mcp")
+@click.option("--user", default=lambda: getpass.getuser(), envvar="COGD_USER",
+              show_envvar=True, help="The user whose memories the tools use when a call "
+              "names none [default: your login name].")
+@click.option("--http", "http", is_flag=True,
+              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="With --http: the address to listen on (loopback only: the MCP "
+              "endpoint has no authentication).")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535),
+              help="With --http: the port.")
+def mcp(user: str, http: bool, host: str, port: int) -> int:
+    """Serve cogd's memory over MCP (Model Context Protocol) for Claude Code, Cursor and
+    other assistants: tools recall, remember, why, status, goals, identity; resources
+    cogd://identity, cogd://brief/latest, cogd://intentions.
+
+    stdio by default: the assistant starts `cogd mcp` itself (README: the config lines).
+    Logs go to stderr; stdout carries the protocol only.
+    """
+    from agent.commands.memory import _ready_url
+    from agent.services.memory_api import MemoryAPI
+
+    if http and not _loopback(host):
+        raise InputError(f"--host {host}: the MCP endpoint has no authentication yet, so "
+                         "it listens on a loopback address only (127.0.0.1, ::1)")
+    settings = settings_from()
+    url = _ready_url(settings)
+    api = MemoryAPI(settings, url, user)
+    try:
+        server = build_server(api)
+        if http:
+            log.info("cogd mcp: streamable HTTP on http://%s:%d/mcp (user %s)", host, port,
+                     api.default_user)
+            server.run("streamable-http", host=host, port=port)
+        else:
+            server.run()
+    finally:
+        api.close()
+    return 0
+
+
+COMMANDS = (mcp,)

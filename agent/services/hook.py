@@ -1,0 +1,86 @@
+"""`cogd hook`: proactive recall for a prompt another assistant is about to answer
+(seed 002: Claude Code's `UserPromptSubmit` hook prints what the memory holds).
+
+The same rules as the idle DMN's proactive recall (agent/services/dmn.py `_recall_for`):
+strong matches only, not from the prompt's own session (its turns and memories made
+from them), not surfaced within `[idle] topic_cooldown_minutes`, at most `[idle]
+max_injected_thoughts`; each surfaced item is stored as a `proactive_recall` thought
+(theme `prompt_submit`), which is what the cooldown reads. The session is the one
+`cogd watch` imports the transcript into (`claude:<session_id>`), owned by the user.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from agent.errors import InputError
+from agent.services.dmn import Dmn
+from agent.services.sessions import ensure_session, ensure_user
+from agent.services.transcripts import claude_session
+
+MAX_PROMPT_CHARS = 20_000  # cogd choice: recall reads the start of a longer prompt
+
+
+def hook_input(raw: str) -> tuple[str, str | None]:
+    """(prompt, session id) from a hook's stdin: Claude Code's JSON object
+    ({"prompt", "session_id", ...}), or plain text (the prompt itself)."""
+    text = raw.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise InputError("the hook input starts with '{' but is not JSON") from None
+        prompt = data.get("prompt") if isinstance(data, dict) else None
+        if not isinstance(prompt, str):
+            raise InputError("the hook input has no 'prompt' string")
+        session = data.get("session_id")
+        return prompt.strip(), session if isinstance(session, str) and session else None
+    return text, None
+
+
+def prompt_recall(conn: psycopg.Connection[Any], dmn: Dmn, user: str, prompt: str,
+                  session: str | None, now: datetime | None = None) -> list[dict[str, Any]]:
+    """What to show for `prompt`, each item also stored as a thought (one transaction)."""
+    prompt = prompt[:MAX_PROMPT_CHARS]
+    if not prompt.strip():
+        return []
+    with conn.transaction():
+        uid = ensure_user(conn, user)
+        # no session id (plain text on stdin): one session per user for such prompts
+        sid = ensure_session(conn, uid, claude_session(session) if session else f"hook:{uid}",
+                             channel="import")
+        return dmn._recall_for(conn, None, sid, prompt, ["prompt_submit"],
+                               now or datetime.now(UTC), detector="prompt_submit")
+
+
+def render(items: list[dict[str, Any]], now: datetime | None = None) -> str:
+    """The block the assistant's context receives: nothing at all when nothing matched."""
+    if not items:
+        return ""
+    now = now or datetime.now(UTC)
+    lines = ["[cogd memory: from earlier conversations]"]
+    for i in items:
+        when = ""
+        if i.get("said_at"):
+            said = datetime.fromisoformat(i["said_at"])
+            when = f"{said:%Y-%m-%d} ({_age(now - said)})"
+        who = f"{i['speaker']}: " if i.get("speaker") else ""
+        text = i["content"].removeprefix("Earlier: ")
+        lines.append(f"- {when + ', ' if when else ''}{who}{text}")
+    lines.append("[/cogd memory]")
+    return "\n".join(lines)
+
+
+def _age(delta: Any) -> str:
+    days = delta.days
+    if days < 1:
+        return "today"
+    if days < 2:
+        return "yesterday"
+    if days < 60:
+        return f"{days} days ago"
+    return f"{days // 30} months ago"

@@ -1,0 +1,212 @@
+"""What cogd offers other programs: remember, recall, why, status, goals, identity, open
+intentions and the latest morning brief, each scoped to one user.
+
+The MCP server (`cogd mcp`, agent/commands/mcp.py) calls this; the HTTP API of issue 16
+will too. One object per process: the embedding model loads once, one connection (as
+the app role) is shared under a lock, since an MCP server may run tool calls on threads.
+
+A user is named by handle, as `cogd chat --user` does; an unknown handle is created
+(like the REPL's first turn) rather than searched as "no user", which recall would read
+as everyone's memories. An explicit memory is written as a day_table turn first, in a
+session of this process for that user (channel `mcp`), then kept as a memory:
+introspect.remember, the REPL's /remember.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from agent.config import Settings
+from agent.db import catalog
+from agent.db.connect import connect
+from agent.db.queries import query
+from agent.domain.prompt import IdentityConfig, identity_hash
+from agent.errors import InputError
+from agent.services import introspect
+from agent.services.consolidation import held_by
+from agent.services.consolidation import why as why_chain
+from agent.services.identity import load_goals, load_traits
+from agent.services.recall import build_recaller
+from agent.services.sessions import ensure_session, ensure_user
+from agent.services.turns import TurnWriter
+
+MAX_TEXT_CHARS = 20_000  # one remember: a note, not a document (import a document's turns)
+MAX_K = 50
+
+
+class MemoryAPI:
+    def __init__(self, settings: Settings, url: str, default_user: str,
+                 channel: str = "mcp", app: str = "cogd-mcp") -> None:
+        if not default_user.strip():
+            raise InputError("the default user handle is empty (--user / COGD_USER)")
+        self.settings = settings
+        self.default_user = default_user.strip()
+        self.channel = channel
+        self.recaller = build_recaller(settings)
+        self.writer = TurnWriter.from_settings(settings)
+        self.conn = connect(url, app=app, autocommit=True)
+        self._lock = threading.Lock()
+        self._sessions: dict[Any, Any] = {}  # user_id -> this process's session for them
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- scoping -------------------------------------------------------------
+
+    def _user(self, handle: str | None) -> tuple[str, Any]:
+        name = (handle if handle is not None else self.default_user).strip()
+        if not name:
+            raise InputError("the user handle is empty")
+        return name, ensure_user(self.conn, name)
+
+    def _session(self, user_id: Any) -> Any:
+        if user_id not in self._sessions:
+            self._sessions[user_id] = ensure_session(self.conn, user_id, None, self.channel)
+        return self._sessions[user_id]
+
+    # -- tools ---------------------------------------------------------------
+
+    def remember(self, text: str, user: str | None = None) -> dict[str, Any]:
+        """Keep `text` as an explicit memory of the user (a turn first, then a memory)."""
+        text = _text(text, "text")
+        with self._lock:
+            handle, uid = self._user(user)
+            sid = self._session(uid)
+            mid = introspect.remember(self.conn, SimpleNamespace(writer=self.writer), sid,
+                                      uid, text)
+        return {"memory_id": str(mid), "user": handle}
+
+    def recall(self, query_text: str, user: str | None = None, k: int | None = None,
+               verify: bool = False) -> dict[str, Any]:
+        """What memory returns for the query, among the user's memories (and those of no
+        user): items with verdict, score, date, speaker and sources."""
+        query_text = _text(query_text, "query")
+        if k is not None and not 1 <= k <= MAX_K:
+            raise InputError(f"k must be between 1 and {MAX_K}, got {k}")
+        with self._lock:
+            handle, uid = self._user(user)
+            out = self.recaller.recall(self.conn, query_text, k=k, verify=verify, user_id=uid)
+        return {"user": handle, **introspect.recall_payload(out)}
+
+    def why(self, target: str, user: str | None = None) -> dict[str, Any]:
+        """Where a memory comes from: a memory id, or text (the user's best-matching
+        memory); the chain of superseded sources down to the turns."""
+        target = _text(target, "target")
+        with self._lock:
+            handle, uid = self._user(user)
+            mid: Any = _uuid(target.removeprefix("memory:"))
+            if mid is None:
+                out = self.recaller.recall(self.conn, target, log=False, user_id=uid)
+                mems = [i for i in out.result.items if i.kind == "memory"]
+                if mems:
+                    mid = mems[0].id.split(":", 1)[1]
+                else:
+                    row = self.conn.execute(query("introspect_memory_containing_for_user"),
+                                            {"text": target, "user_id": uid}).fetchone()
+                    if row is None:
+                        raise InputError(f"no memory of {handle!r} matches {target!r}")
+                    mid = row[0]
+            if self.conn.execute(query("introspect_memory_visible"),
+                                 {"memory_id": mid, "user_id": uid}).fetchone() is None:
+                raise InputError(f"no memory {mid} for user {handle!r}")
+            nodes = why_chain(self.conn, mid)
+            if nodes and nodes[0]["status"] != "active":
+                nodes[0]["held_by"] = held_by(self.conn, nodes[0]["memory_id"])
+        return {"user": handle, "memory_id": str(mid), "chain": _plain(nodes)}
+
+    def status(self, user: str | None = None) -> dict[str, Any]:
+        """The daemon's processes, table sizes, and how much the user has."""
+        with self._lock:
+            handle, uid = self._user(user)
+            procs = self.conn.execute(query("introspect_processes")).fetchall()
+            counts = catalog.row_counts(self.conn, ("day_table", "memories",
+                                                    "holographic_blocks", "scratch_buffer"))
+            mine = self.conn.execute(query("introspect_counts_for_user"),
+                                     {"user_id": uid}).fetchone()
+        assert mine is not None
+        return {
+            "processes": [{"name": n, "pid": p, "state": s, "alive": bool(a)}
+                          for n, p, s, a in procs],
+            "tables": counts,
+            "user": {"handle": handle, "turns": mine[0], "active_memories": mine[1],
+                     "other_memories": mine[2], "open_intentions": mine[3]},
+        }
+
+    def goals(self) -> dict[str, Any]:
+        """Layer 1: the agent's active goals and their weights."""
+        with self._lock:
+            goals = load_goals(self.conn)
+        return {"goals": [{"name": g.name, "weight": round(g.weight, 4),
+                           "description": g.description} for g in goals]}
+
+    def identity(self) -> dict[str, Any]:
+        """Layer 0: the identity hash the prompt carries, and its weighted traits."""
+        cfg = IdentityConfig.from_tables(self.settings.identity, self.settings.context,
+                                         self.settings.goals)
+        with self._lock:
+            traits = load_traits(self.conn)
+            goals = load_goals(self.conn)
+        return {"hash": identity_hash(traits, goals, cfg) if traits else "",
+                "traits": [{"name": t.name, "weight": round(t.weight, 4),
+                            "description": t.description, "boundary": t.is_boundary}
+                           for t in traits]}
+
+    def intentions(self, user: str | None = None, limit: int = 50) -> dict[str, Any]:
+        """The user's open intentions: plans, promises, reminders, unfinished work."""
+        with self._lock:
+            handle, uid = self._user(user)
+            rows = self.conn.execute(query("introspect_open_intentions"),
+                                     (uid, limit)).fetchall()
+        return {"user": handle, "intentions": [
+            {"id": str(r[0]), "kind": r[1], "content": r[2], "due_at": _iso(r[3]),
+             "urgency": r[4], "carried": r[5], "created_at": _iso(r[6])} for r in rows]}
+
+    def brief(self) -> dict[str, Any]:
+        """The latest morning brief (markdown), or why there is none."""
+        with self._lock:
+            row = self.conn.execute(query("introspect_latest_brief")).fetchone()
+        if row is None:
+            return {"run_id": None, "text": "", "note": "no night cycle has finished yet "
+                    "(`cogd night-cycle` runs one; cron: 0 3 * * *)"}
+        path = Path(row[2])
+        if not path.is_file():
+            return {"run_id": row[0], "text": "", "note": f"the brief file {path} is gone"}
+        return {"run_id": row[0], "finished_at": _iso(row[1]), "path": str(path),
+                "text": path.read_text(encoding="utf-8", errors="replace")}
+
+
+def _text(value: str, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{name} is empty")
+    if len(value) > MAX_TEXT_CHARS:
+        raise InputError(f"{name} is {len(value)} characters; at most {MAX_TEXT_CHARS}")
+    return value.strip()
+
+
+def _uuid(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: datetimes as ISO text, uuids as text, recursively."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value

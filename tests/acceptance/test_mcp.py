@@ -1,0 +1,180 @@
+"""`cogd mcp` driven by the MCP SDK's own client (issue 16): over stdio, as Claude Code
+or Cursor start it, and over streamable HTTP; a real Postgres behind it."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psycopg
+from mcp import Client, StdioServerParameters
+
+from tests.acceptance.test_cli import COGD, assert_clean_error, run
+from tests.acceptance.test_memory_cli import env_for
+
+TOOLS = {"recall", "remember", "why", "status", "goals", "identity"}
+
+
+def stdio(env: dict[str, str], *args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=COGD, args=["mcp", *args], env=env)
+
+
+def drive(target: Any, body: Callable[[Client], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        async with Client(target) as client:
+            return await body(client)
+    return anyio.run(main)
+
+
+def test_tools_over_stdio_remember_recall_why_and_resources(db_url: str, tmp_path: Path) -> None:
+    env = env_for(db_url, tmp_path)
+
+    async def body(c: Client) -> dict[str, Any]:
+        out: dict[str, Any] = {"tools": {t.name for t in (await c.list_tools()).tools},
+                               "instructions": c.instructions}
+        got = await c.call_tool("remember", {"text": "My bike lock code is 7391."})
+        out["remember"] = got.structured_content
+        other = await c.call_tool("remember", {"text": "The dentist moved to Elm Street."})
+        out["other"] = other.structured_content
+        out["recall"] = (await c.call_tool("recall", {"query": "What is my bike lock code?",
+                                                      "k": 3})).structured_content
+        out["why"] = (await c.call_tool(
+            "why", {"target": out["remember"]["memory_id"]})).structured_content
+        out["status"] = (await c.call_tool("status", {})).structured_content
+        out["identity"] = (await c.call_tool("identity", {})).structured_content
+        out["goals"] = (await c.call_tool("goals", {})).structured_content
+        out["resources"] = {str(r.uri) for r in (await c.list_resources()).resources}
+        out["intentions"] = (await c.read_resource("cogd://intentions")).contents[0]
+        out["brief"] = (await c.read_resource("cogd://brief/latest")).contents[0]
+        out["identity_res"] = (await c.read_resource("cogd://identity")).contents[0]
+        return out
+
+    out = drive(stdio(env, "--user", "bob"), body)
+    assert out["tools"] == TOOLS
+    assert "recall" in (out["instructions"] or "")
+    mid = out["remember"]["memory_id"]
+    assert out["remember"]["user"] == "bob"
+    rec = out["recall"]
+    assert rec["user"] == "bob" and rec["verdict"] == "strong_match"
+    top = rec["items"][0]
+    assert "7391" in top["content"] and top["verdict"] == "strong_match"
+    assert top["created_at"] and top["sources"]["day_table"]  # date and source turn
+    assert len(rec["items"]) <= 3
+    chain = out["why"]["chain"]
+    assert chain[0]["memory_id"] == mid and "7391" in chain[0]["turn"]["content"]
+    assert out["status"]["user"] == {"handle": "bob", "turns": 2, "active_memories": 2,
+                                     "other_memories": 0, "open_intentions": 0}
+    assert out["status"]["tables"]["memories"] == 2
+    assert out["goals"] == {"goals": []}
+    assert set(out["identity"]) == {"hash", "traits"}
+    assert out["resources"] == {"cogd://identity", "cogd://brief/latest", "cogd://intentions"}
+    assert json.loads(out["intentions"].text) == {"user": "bob", "intentions": []}
+    assert "no night cycle has finished yet" in out["brief"].text
+    assert out["identity_res"].text == out["identity"]["hash"]
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            "SELECT m.content, u.handle, s.channel FROM memories m JOIN users u USING (user_id)"
+            " JOIN sessions s USING (session_id) ORDER BY m.created_at").fetchall()
+    assert rows == [("My bike lock code is 7391.", "bob", "mcp"),
+                    ("The dentist moved to Elm Street.", "bob", "mcp")]
+
+
+def test_one_users_memories_are_not_another_users(db_url: str, tmp_path: Path) -> None:
+    env = env_for(db_url, tmp_path)
+
+    async def body(c: Client) -> dict[str, Any]:
+        mine = (await c.call_tool("remember", {"text": "My safe combination is 4-8-15."})
+                ).structured_content
+        bob = await c.call_tool("recall", {"query": "What is my safe combination?"})
+        carol = await c.call_tool("recall", {"query": "What is my safe combination?",
+                                             "user": "carol"})
+        why_carol = await c.call_tool("why", {"target": mine["memory_id"], "user": "carol"})
+        why_text = await c.call_tool("why", {"target": "safe combination", "user": "carol"})
+        status = await c.call_tool("status", {"user": "carol"})
+        return {"bob": bob.structured_content, "carol": carol.structured_content,
+                "why_carol": why_carol, "why_text": why_text,
+                "status": status.structured_content}
+
+    out = drive(stdio(env, "--user", "bob"), body)
+    assert any("4-8-15" in i["content"] for i in out["bob"]["items"])
+    assert out["carol"]["user"] == "carol"
+    assert not any("4-8-15" in i["content"] for i in out["carol"]["items"])
+    assert out["carol"]["verdict"] == "no_match"
+    assert out["why_carol"].is_error and "no memory" in out["why_carol"].content[0].text
+    assert out["why_text"].is_error and "carol" in out["why_text"].content[0].text
+    assert out["status"]["user"]["turns"] == 0
+
+
+def test_bad_arguments_are_tool_errors_with_a_reason(db_url: str, tmp_path: Path) -> None:
+    env = env_for(db_url, tmp_path)
+
+    async def body(c: Client) -> list[Any]:
+        return [await c.call_tool("recall", {"query": "   "}),
+                await c.call_tool("recall", {"query": "bike", "k": 0}),
+                await c.call_tool("remember", {"text": "x" * 20_001}),
+                await c.call_tool("why", {"target": "7c1e9a52-0000-4000-8000-000000000000"}),
+                await c.call_tool("recall", {"query": "bike", "user": ""}),
+                await c.call_tool("recall", {}),
+                await c.call_tool("status", {})]
+
+    *bad, ok = drive(stdio(env, "--user", "bob"), body)
+    texts = [r.content[0].text for r in bad]
+    assert all(r.is_error for r in bad), texts
+    assert "query is empty" in texts[0]
+    assert "k must be between 1 and 50" in texts[1]
+    assert "at most 20000" in texts[2]
+    assert "no memory 7c1e9a52" in texts[3]
+    assert "user handle is empty" in texts[4]
+    assert "query" in texts[5]  # the SDK's own validation names the missing argument
+    assert not any("Traceback" in t for t in texts)
+    assert not ok.is_error  # the server is still serving after the errors
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_streamable_http_serves_the_same_tools(db_url: str, tmp_path: Path) -> None:
+    env = env_for(db_url, tmp_path)
+    port = _free_port()
+    log = (tmp_path / "mcp.log").open("w")
+    proc = subprocess.Popen([COGD, "mcp", "--http", "--port", str(port), "--user", "dana"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, (tmp_path / "mcp.log").read_text()[-2000:]
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "cogd mcp --http did not start"
+                time.sleep(0.2)
+
+        async def body(c: Client) -> dict[str, Any]:
+            await c.call_tool("remember", {"text": "Dana's flight to Oslo leaves at 6:40."})
+            tools = {t.name for t in (await c.list_tools()).tools}
+            got = await c.call_tool("recall", {"query": "When does the flight to Oslo leave?"})
+            return {"tools": tools, "recall": got.structured_content}
+
+        out = drive(f"http://127.0.0.1:{port}/mcp", body)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        log.close()
+    assert out["tools"] == TOOLS
+    assert out["recall"]["user"] == "dana"
+    assert "6:40" in out["recall"]["items"][0]["content"]
+
+
+def test_http_refuses_a_non_loopback_address(db_url: str, tmp_path: Path) -> None:
+    proc = run("mcp", "--http", "--host", "0.0.0.0", env=env_for(db_url, tmp_path))
+    assert_clean_error(proc, "loopback address only")
