@@ -393,4 +393,76 @@ def goals_reset(name: str | None) -> int:
     return 0
 
 
-COMMANDS = (import_, recall, reindex, why, proposals, approve, reject, goals)
+@click.command("export")
+@click.option("--user", "handle", required=True, metavar="HANDLE", envvar="COGD_USER",
+              show_envvar=True, help="Whose conversation (a user handle).")
+@click.option("--output", default="-", show_default=True, envvar="COGD_EXPORT_OUTPUT",
+              show_envvar=True,
+              type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              help="The JSONL file, written whole or not at all (a temp file renamed over "
+              "it), mode 0600; '-': stdout.")
+@json_option
+def export(handle: str, output: Path, as_json: bool) -> int:
+    """Write one user's conversation as JSONL that `cogd import` reads back.
+
+    Every day_table turn of the user's (the turn's user, else its session's), oldest
+    first, one import-format line each: {"session", "speaker", "role", "content",
+    "timestamp", "external_id", "user"}. `session` is the session's key (its external id,
+    else its uuid); `external_id` is the turn's own, else "cogd:<entry_id>", so importing
+    the file again, here or elsewhere, adds nothing; timestamps are UTC ISO 8601.
+
+    Exported: dialogue, and explicit /remember turns (the user's own words; they come back
+    as ordinary dialogue: the import format has no message type). Left out: internal
+    monologue and epiphanies, the agent's own notes, which an import would turn into
+    things said. Memories, insights and the cortex are not exported: consolidation and
+    the night cycle derive them again from the imported turns.
+
+    With --output FILE, --json prints {"user", "turns", "sessions", "path", "skipped"}
+    (else one line). With --output - the JSONL is stdout and no summary is printed. A
+    turn `cogd import` would refuse (a key over its length limit) is left out and named
+    on stderr, so the file always imports with no bad line.
+    """
+    import contextlib
+    import os
+
+    from agent.db.connect import connect
+    from agent.services.exporter import ExportReport, atomic_file, exporting
+
+    settings = settings_from()
+    to_stdout = str(output) == "-"
+    url = _ready_url(settings)
+    show = not as_json and sys.stderr.isatty()
+    try:
+        with connect(url, app="cogd-export", autocommit=True) as conn, \
+                exporting(conn, handle) as exporter:
+            report = ExportReport(exporter.handle, path=None if to_stdout else str(output))
+            total = exporter.count() if show else 0
+            with contextlib.ExitStack() as stack:
+                out: IO[str] = (sys.stdout if to_stdout
+                                else stack.enter_context(atomic_file(output)))
+                if show:
+                    bar = stack.enter_context(
+                        click.progressbar(length=total, label="exporting", file=sys.stderr))
+                    exporter.write(out, report, progress=bar.update)
+                else:
+                    exporter.write(out, report)
+        if to_stdout:
+            sys.stdout.flush()
+    except BrokenPipeError:  # `cogd export --user u | head`: the reader left; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    for skipped in report.skipped[:20]:
+        click.echo(f"cogd: skipped {skipped}", err=True)
+    if len(report.skipped) > 20:
+        click.echo(f"cogd: ... and {len(report.skipped) - 20} more turns skipped", err=True)
+    if to_stdout:
+        return 0
+    if as_json:
+        click.echo(json.dumps(report.as_dict()))
+    else:
+        click.echo(f"exported {report.turns} turns in {report.sessions} sessions of "
+                   f"{report.user} to {output}")
+    return 0
+
+
+COMMANDS = (import_, recall, reindex, why, proposals, approve, reject, goals, export)

@@ -193,7 +193,7 @@ class Importer:
             # lines imported before are counted without embedding them again
             seen = {r[0] for r in self.conn.execute(
                 query("importer_known_external_ids"),
-                ([line.external_id for line in batch],),
+                {"ids": [line.external_id for line in batch]},
             )}
             fresh = [line for line in batch if line.external_id not in seen]
             report.duplicates += len(batch) - len(fresh)
