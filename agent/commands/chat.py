@@ -73,17 +73,7 @@ class ChatClient:
 
     def ensure_loop(self, say: Any) -> None:
         """Run the loop in this process when no loop worker is alive."""
-        from agent.db import catalog
-
-        if catalog.running(self.conn, "loop"):
-            return
-        from agent.workers.loop import LoopWorker
-
-        say("no loop process is running: answering in-process (start `cogd up` to share one)")
-        worker = LoopWorker(self.settings, self.url)
-        thread = threading.Thread(target=worker.run, name="in-process-loop", daemon=True)
-        thread.start()
-        self.local_loop = (worker, thread)
+        self.local_loop = start_local_loop(self.settings, self.url, self.conn, say)
 
     def send(
         self, text: str, timeout_s: float = 600.0, on_partial: Any = None
@@ -141,6 +131,23 @@ class ChatClient:
             thread.join(30)
         self.listener.close()
         self.conn.close()
+
+
+def start_local_loop(settings: Settings, url: str, conn: psycopg.Connection[Any],
+                     say: Any) -> tuple[Any, threading.Thread] | None:
+    """A loop worker on a thread of this process when no loop process is alive (the REPL,
+    `cogd serve`); None when one is. Stop it with worker.stop.set() and join the thread."""
+    from agent.db import catalog
+
+    if catalog.running(conn, "loop"):
+        return None
+    from agent.workers.loop import LoopWorker
+
+    say("no loop process is running: answering in-process (start `cogd up` to share one)")
+    worker = LoopWorker(settings, url)
+    thread = threading.Thread(target=worker.run, name="in-process-loop", daemon=True)
+    thread.start()
+    return worker, thread
 
 
 def _slash(client: ChatClient, line: str, echo: Any) -> bool:

@@ -25,3 +25,13 @@ def json_option(fn: Any) -> Any:
         "--json", "as_json", is_flag=True, envvar="COGD_JSON", show_envvar=True,
         help="Machine-readable output.",
     )(fn)
+
+
+def cogd_version() -> str:
+    """The installed cogd's version (what the MCP server and the HTTP API announce)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cogd")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "0"

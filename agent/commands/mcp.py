@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import click
 from pydantic import Field
 
-from agent.commands.context import settings_from
+from agent.commands.context import cogd_version, settings_from
 from agent.errors import CogdError, InputError
 
 log = logging.getLogger("agent.mcp")
@@ -42,7 +42,7 @@ def build_server(api: Any) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer("cogd", instructions=INSTRUCTIONS, version=_version())
+    server = MCPServer("cogd", instructions=INSTRUCTIONS, version=cogd_version())
 
     def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -118,13 +118,6 @@ def build_server(api: Any) -> Any:
     return server
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("cogd")
-    except PackageNotFoundError:  # pragma: no cover - run from a source tree
-        return "0"
 
 
 def _loopback(host: str) -> bool:

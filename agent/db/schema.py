@@ -703,6 +703,23 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_lexical_postings_top", "kind", "term", "user_id", text("impact DESC"),
               postgresql_include=["doc_id", "tf", "doc_len", "dated"]),
     )
+    # bearer tokens of the HTTP API, one user each; only the token's SHA-256 is kept
+    # (revision 0013)
+    Table(
+        "api_tokens",
+        md,
+        _uuid_pk("token_id"),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id"), nullable=False),
+        Column("name", Text, nullable=False, server_default=""),
+        Column("prefix", Text, nullable=False),
+        Column("token_hash", Text, nullable=False),
+        _ts(),
+        _ts("last_used_at", nullable=True),
+        _ts("revoked_at", nullable=True),
+        CheckConstraint("token_hash ~ '^[0-9a-f]{64}$'", name="ck_api_tokens_hash"),
+        Index("uq_api_tokens_hash", "token_hash", unique=True),
+        Index("ix_api_tokens_user", "user_id"),
+    )
     # each term's document frequency, kept by the same triggers (revision 0012)
     Table(
         "lexical_terms",

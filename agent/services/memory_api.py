@@ -35,6 +35,7 @@ from agent.services.recall import build_recaller
 from agent.services.sessions import ensure_session, ensure_user
 from agent.services.turns import TurnWriter
 
+MEMORY_STATUSES = ("active", "superseded", "archived")
 MAX_TEXT_CHARS = 20_000  # one remember: a note, not a document (import a document's turns)
 MAX_K = 50
 
@@ -137,6 +138,41 @@ class MemoryAPI:
                      "other_memories": mine[2], "open_intentions": mine[3]},
         }
 
+    def memories(self, user: str | None = None, status: str | None = None, limit: int = 50,
+                 offset: int = 0) -> dict[str, Any]:
+        """The user's own memories, newest first (not those of no user)."""
+        if status is not None and status not in MEMORY_STATUSES:
+            raise InputError(f"status must be one of {', '.join(MEMORY_STATUSES)}")
+        if not 1 <= limit <= 500 or offset < 0:
+            raise InputError("limit must be 1-500 and offset at least 0")
+        with self._lock:
+            handle, uid = self._user(user)
+            rows = self.conn.execute(query("introspect_memories_of_user"), {
+                "user_id": uid, "status": status, "limit": limit, "offset": offset}).fetchall()
+        return {"user": handle, "memories": [_memory(r) for r in rows]}
+
+    def memory(self, memory_id: str, user: str | None = None) -> dict[str, Any] | None:
+        """One of the user's memories; None when it is not theirs or does not exist."""
+        mid = _uuid(memory_id.removeprefix("memory:"))
+        if mid is None:
+            raise InputError(f"{memory_id!r} is not a memory id (a uuid)")
+        with self._lock:
+            _, uid = self._user(user)
+            row = self.conn.execute(query("introspect_memory_of_user"),
+                                    {"memory_id": mid, "user_id": uid}).fetchone()
+        return None if row is None else _memory(row)
+
+    def authenticate(self, token: str) -> Any:
+        """The caller of a bearer token (agent/services/tokens.py), or None."""
+        from agent.services.tokens import authenticate
+
+        with self._lock:
+            return authenticate(self.conn, token)
+
+    def ping(self) -> bool:
+        with self._lock:
+            return self.conn.execute("SELECT 1").fetchone() == (1,)
+
     def goals(self) -> dict[str, Any]:
         """Layer 1: the agent's active goals and their weights."""
         with self._lock:
@@ -186,6 +222,12 @@ def _text(value: str, name: str) -> str:
     if len(value) > MAX_TEXT_CHARS:
         raise InputError(f"{name} is {len(value)} characters; at most {MAX_TEXT_CHARS}")
     return value.strip()
+
+
+def _memory(r: Any) -> dict[str, Any]:
+    return {"id": str(r[0]), "type": r[1], "content": r[2], "status": r[3],
+            "importance": round(float(r[4]), 4), "created_at": _iso(r[5]),
+            "source_turn": None if r[6] is None else str(r[6])}
 
 
 def _uuid(text: str) -> uuid.UUID | None:

@@ -42,6 +42,14 @@ def test_every_service_command_is_a_real_cogd_subcommand() -> None:
     assert checked >= 5
 
 
+def test_the_http_api_is_published_on_loopback_with_a_healthcheck() -> None:
+    api = _services()["api"]
+    assert api["command"][:2] == ["cogd", "serve"]
+    port = api["command"][api["command"].index("--port") + 1]
+    assert api["ports"] == [f"127.0.0.1:{port}:{port}"]  # not on every host interface
+    assert f"127.0.0.1:{port}/healthz" in " ".join(api["healthcheck"]["test"])
+
+
 def test_db_is_pgvector_with_volume_and_healthcheck() -> None:
     db = _services()["db"]
     assert db["image"].startswith("pgvector/pgvector:pg17")
@@ -51,7 +59,7 @@ def test_db_is_pgvector_with_volume_and_healthcheck() -> None:
 
 def test_workers_wait_for_the_migration() -> None:
     services = _services()
-    for name in ("loop", "consolidate", "idle", "night-cycle"):
+    for name in ("loop", "consolidate", "idle", "night-cycle", "api"):
         dep = services[name]["depends_on"]["migrate"]["condition"]
         assert dep == "service_completed_successfully"
     assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"

@@ -21,7 +21,7 @@ TABLES = {
     "gate_decisions", "recall_log", "consolidation_log", "thoughts", "night_cycle_runs",
     "inbox", "outbox", "process_heartbeats", "audit_log", "llm_calls", "worker_state",
     "memory_citations", "escalations", "gut_signals", "lexical_postings", "lexical_stats",
-    "lexical_terms",
+    "lexical_terms", "api_tokens",
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",

@@ -46,3 +46,14 @@ SELECT (SELECT count(*) FROM day_table WHERE user_id = %(user_id)s),
        (SELECT count(*) FROM memories WHERE user_id = %(user_id)s AND status = 'active'),
        (SELECT count(*) FROM memories WHERE user_id = %(user_id)s AND status <> 'active'),
        (SELECT count(*) FROM intentions WHERE user_id = %(user_id)s AND status = 'open');
+
+-- name: introspect_memories_of_user
+-- One user's memories, newest first (every status: consolidation lowers, never hides).
+SELECT memory_id, memory_type, content, status, importance, created_at, source_entry_id
+FROM memories WHERE user_id = %(user_id)s
+  AND (%(status)s::text IS NULL OR status = %(status)s::text)
+ORDER BY created_at DESC, memory_id LIMIT %(limit)s OFFSET %(offset)s;
+
+-- name: introspect_memory_of_user
+SELECT memory_id, memory_type, content, status, importance, created_at, source_entry_id
+FROM memories WHERE memory_id = %(memory_id)s AND user_id = %(user_id)s;

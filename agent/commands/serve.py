@@ -1,0 +1,449 @@
+"""`cogd serve`: the HTTP API (FastAPI on uvicorn, OpenAPI at /docs), and `cogd token`.
+
+Every /v1 route needs `Authorization: Bearer <token>`; a token is bound to one user
+(`cogd token create --user HANDLE`) and every route works on that user's memories only.
+Errors are JSON, `{"error": {"message", "type"}}` (OpenAI's shape), with a 4xx for what
+the caller can fix; an unexpected failure is a 500 with one line, never a traceback.
+
+`POST /v1/chat/completions` is OpenAI-compatible: the last user message goes through the
+same inbox → loop → outbox path as `cogd chat` (a loop thread in this process when no
+loop process runs), in one session per token (or `X-Cogd-Session`); `stream: true`
+sends the reply as server-sent events while it is generated.
+"""
+
+# no `from __future__ import annotations` here: FastAPI reads the routes' annotations,
+# and the request models are local to build_app
+import asyncio
+import contextlib
+import getpass
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import click
+
+from agent.commands.context import cogd_version, json_option, settings_from
+from agent.errors import CogdError, InputError
+
+log = logging.getLogger("agent.serve")
+
+CHAT_TIMEOUT_S = 600.0
+POLL_S = 0.1
+MAX_BODY_BYTES = 64 * 1024 * 1024  # an import larger than this: split it
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status, self.message, self.kind = status, message, kind
+
+
+def build_app(settings: Any, url: str, api: Any) -> Any:
+    """The FastAPI app over a MemoryAPI (agent/services/memory_api.py)."""
+    from fastapi import Depends, FastAPI, Header, Query, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse, StreamingResponse
+    from pydantic import BaseModel, Field
+
+    from agent.services.tokens import Caller
+
+    local_loop: dict[str, Any] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        yield
+        pair = local_loop.get("worker")
+        if pair:  # the loop thread this process started, if it did
+            worker, thread = pair
+            worker.stop.set()
+            await asyncio.to_thread(thread.join, 30)
+
+    app = FastAPI(title="cogd", version=cogd_version(), lifespan=lifespan, description=(
+        "cogd's memory over HTTP. Every /v1 route needs `Authorization: Bearer <token>` "
+        "(`cogd token create --user HANDLE`) and sees only that user's memories."))
+    loop_lock = asyncio.Lock()
+
+    def error(status: int, message: str, kind: str) -> JSONResponse:
+        return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status)
+
+    @app.exception_handler(ApiError)
+    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return error(exc.status, exc.message, exc.kind)
+
+    @app.exception_handler(CogdError)
+    async def cogd_error(_: Request, exc: CogdError) -> JSONResponse:
+        return error(400 if isinstance(exc, InputError) else 503, str(exc),
+                     "invalid_request_error" if isinstance(exc, InputError) else "server_error")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return error(422, f"{where}: {first.get('msg', 'invalid')}" if where
+                     else str(first.get("msg", "invalid request")), "invalid_request_error")
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("cogd serve: request failed")
+        return error(500, f"internal error: {exc.__class__.__name__}", "server_error")
+
+    def caller(authorization: str | None = Header(default=None)) -> Caller:
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ApiError(401, "missing bearer token: send Authorization: Bearer <token> "
+                                "(cogd token create --user HANDLE)", "authentication_error")
+        found = api.authenticate(token.strip())
+        if found is None:
+            raise ApiError(401, "unknown or revoked token", "authentication_error")
+        return found  # type: ignore[no-any-return]
+
+    class RecallBody(BaseModel):
+        query: str = Field(description="What to look for")
+        k: int | None = Field(default=None, description="How many items (1-50)")
+        verify: bool = Field(default=False, description="The stricter threshold")
+
+    class RememberBody(BaseModel):
+        text: str = Field(description="What to keep, as a sentence")
+
+    class Message(BaseModel):
+        role: str
+        content: str | list[dict[str, Any]] | None = None
+
+    class ChatBody(BaseModel):
+        model: str = "cogd"
+        messages: list[Message]
+        stream: bool = False
+
+    @app.get("/healthz", tags=["ops"])
+    def healthz() -> dict[str, Any]:
+        """Liveness and database reachability (no token needed)."""
+        try:
+            ok = api.ping()
+        except Exception as exc:
+            raise ApiError(503, f"database unreachable: {exc.__class__.__name__}",
+                           "server_error") from None
+        return {"ok": ok}
+
+    @app.get("/v1/status", tags=["memory"])
+    def status(who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """Worker processes, table sizes, and how much memory the caller has."""
+        return api.status(user=who.handle)  # type: ignore[no-any-return]
+
+    @app.post("/v1/recall", tags=["memory"])
+    def recall(body: RecallBody, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """What memory returns for a query: items with verdict, score, date, speaker and
+        sources; the caller's memories and those of no user."""
+        return api.recall(body.query, user=who.handle, k=body.k,  # type: ignore[no-any-return]
+                          verify=body.verify)
+
+    @app.get("/v1/memories", tags=["memory"])
+    def memories(who: Annotated[Caller, Depends(caller)],
+                 status: str | None = Query(default=None),
+                 limit: int = Query(default=50), offset: int = Query(default=0),
+                 ) -> dict[str, Any]:
+        """The caller's memories, newest first; `status`: active, superseded, archived."""
+        return api.memories(user=who.handle, status=status,  # type: ignore[no-any-return]
+                            limit=limit, offset=offset)
+
+    @app.post("/v1/memories", tags=["memory"], status_code=201)
+    def remember(body: RememberBody, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """Keep a fact as an explicit memory (a turn first, then a memory)."""
+        return api.remember(body.text, user=who.handle)  # type: ignore[no-any-return]
+
+    @app.get("/v1/memories/{memory_id}", tags=["memory"])
+    def memory(memory_id: str, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """One of the caller's memories."""
+        got = api.memory(memory_id, user=who.handle)
+        if got is None:
+            raise ApiError(404, f"no memory {memory_id}", "not_found_error")
+        return got  # type: ignore[no-any-return]
+
+    @app.get("/v1/memories/{memory_id}/why", tags=["memory"])
+    def why(memory_id: str, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """Where the memory comes from, down to the turns."""
+        if api.memory(memory_id, user=who.handle) is None:
+            raise ApiError(404, f"no memory {memory_id}", "not_found_error")
+        return api.why(memory_id, user=who.handle)  # type: ignore[no-any-return]
+
+    @app.post("/v1/import", tags=["memory"])
+    async def import_(request: Request, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """JSONL in `cogd import`'s format; every line becomes the caller's (a line naming
+        another `user` is a bad line). Idempotent on external_id."""
+        body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            raise ApiError(413, f"the body is over {MAX_BODY_BYTES} bytes: split the file",
+                           "invalid_request_error")
+        return await asyncio.to_thread(_import, settings, url, who.handle, body)
+
+    @app.get("/v1/export", tags=["memory"])
+    def export(who: Annotated[Caller, Depends(caller)]) -> StreamingResponse:
+        """The caller's turns as JSONL that /v1/import (or `cogd import`) reads back."""
+        return StreamingResponse(_export(url, who.handle), media_type="application/x-ndjson")
+
+    @app.post("/v1/chat/completions", tags=["chat"])
+    async def chat(body: ChatBody, who: Annotated[Caller, Depends(caller)],
+                   x_cogd_session: str | None = Header(default=None)) -> Any:
+        """OpenAI-compatible chat: the last user message, answered by cogd's loop with its
+        memory (the earlier messages are cogd's own to remember, not resent context)."""
+        text = _last_user_text(body.messages)
+        session_key = x_cogd_session or f"api:{who.token_id}"
+        async with loop_lock:
+            if "worker" not in local_loop:
+                local_loop["worker"] = await asyncio.to_thread(_local_loop, settings, url)
+        inbox_id, conn = await asyncio.to_thread(_enqueue, url, who, session_key, text,
+                                                 body.stream)
+        created = int(time.time())
+        ident = f"chatcmpl-{inbox_id}"
+        if not body.stream:
+            try:
+                reply = await _reply(conn, inbox_id, None)
+            finally:
+                conn.close()
+            return {"id": ident, "object": "chat.completion", "created": created,
+                    "model": body.model, "choices": [{
+                        "index": 0, "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": reply}}],
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+
+        async def events() -> AsyncIterator[str]:
+            def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+                return "data: " + json.dumps({
+                    "id": ident, "object": "chat.completion.chunk", "created": created,
+                    "model": body.model, "choices": [{"index": 0, "delta": delta,
+                                                      "finish_reason": finish}]}) + "\n\n"
+            sent = ""
+            queue: asyncio.Queue[str] = asyncio.Queue()
+            task = asyncio.create_task(_reply(conn, inbox_id, queue))
+            try:
+                yield chunk({"role": "assistant", "content": ""})
+                while True:
+                    get = asyncio.create_task(queue.get())
+                    done, _ = await asyncio.wait({task, get},
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    if get in done:
+                        part = get.result()
+                        if part.startswith(sent) and len(part) > len(sent):
+                            yield chunk({"content": part[len(sent):]})
+                            sent = part
+                    else:
+                        get.cancel()
+                    if task in done:
+                        final = task.result()
+                        if final.startswith(sent) and len(final) > len(sent):
+                            yield chunk({"content": final[len(sent):]})
+                        elif not final.startswith(sent):  # the loop rewrote its draft
+                            yield chunk({"content": "\n" + final})
+                        break
+                yield chunk({}, "stop")
+                yield "data: [DONE]\n\n"
+            finally:  # also when the client goes away mid-stream
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+                conn.close()
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    return app
+
+
+
+
+def _last_user_text(messages: list[Any]) -> str:
+    for m in reversed(messages):
+        if m.role != "user":
+            continue
+        if isinstance(m.content, str):
+            text = m.content
+        else:
+            text = "\n".join(str(p.get("text", "")) for p in (m.content or [])
+                             if isinstance(p, dict) and p.get("type") == "text")
+        if text.strip():
+            return text
+    raise ApiError(400, "messages: no user message with text", "invalid_request_error")
+
+
+def _local_loop(settings: Any, url: str) -> Any:
+    from agent.commands.chat import start_local_loop
+    from agent.db.connect import connect
+
+    with connect(url, app="cogd-serve", autocommit=True) as conn:
+        return start_local_loop(settings, url, conn, log.info)
+
+
+def _enqueue(url: str, who: Any, session_key: str, text: str, stream: bool) -> tuple[int, Any]:
+    from agent import inbox
+    from agent.db.connect import connect
+    from agent.domain.text import clean_content
+    from agent.services.sessions import ensure_session
+
+    content, _ = clean_content(text)
+    conn = connect(url, app="cogd-serve-chat", autocommit=True)
+    try:
+        sid = ensure_session(conn, who.user_id, session_key, channel="api")
+        return inbox.enqueue(conn, sid, content, stream=stream, key=uuid.uuid4().hex), conn
+    except BaseException:
+        conn.close()
+        raise
+
+
+async def _reply(conn: Any, inbox_id: int, parts: Any) -> str:
+    """Poll the outbox for the reply (partials into `parts` when streaming)."""
+    from agent import inbox
+
+    deadline = time.monotonic() + CHAT_TIMEOUT_S
+    while time.monotonic() < deadline:
+        got = await asyncio.to_thread(
+            inbox.reply_for, conn, inbox_id,
+            None if parts is None else parts.put_nowait)
+        if got is not None:
+            return str(got.content)
+        await asyncio.sleep(POLL_S)
+    raise ApiError(504, f"no reply within {CHAT_TIMEOUT_S:.0f} s (inbox id {inbox_id} is "
+                        "kept and will be answered when a loop runs)", "server_error")
+
+
+def _import(settings: Any, url: str, handle: str, body: bytes) -> dict[str, Any]:
+    import io
+
+    from agent.db.connect import connect
+    from agent.services.importer import Importer, ImportReport, read_lines
+    from agent.services.turns import TurnWriter
+
+    report = ImportReport()
+    stream = io.StringIO(body.decode("utf-8", errors="replace"))
+    with connect(url, app="cogd-serve-import", autocommit=True) as conn:
+        lines = (line for line in read_lines(stream, handle, report, False)
+                 if _own_line(line, handle, report))
+        Importer(conn, TurnWriter.from_settings(settings), handle).run(lines, report)
+    return report.as_dict()
+
+
+def _own_line(line: Any, handle: str, report: Any) -> bool:
+    if line.user is not None and line.user != handle:
+        report.errors.append(f"line {line.lineno}: 'user' {line.user!r} is not the token's "
+                             f"user {handle!r}")
+        return False
+    return True
+
+
+def _export(url: str, handle: str) -> Iterator[str]:
+    import io
+
+    from agent.db.connect import connect
+    from agent.services.exporter import ExportReport, exporting
+
+    with connect(url, app="cogd-serve-export", autocommit=True) as conn, \
+            exporting(conn, handle) as exporter:
+        buf = io.StringIO()
+        report = ExportReport(exporter.handle)
+        exporter.write(buf, report)
+    yield buf.getvalue()
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, envvar="COGD_SERVE_HOST",
+              show_envvar=True, help="Address to listen on (0.0.0.0: every interface; "
+              "put TLS in front of it).")
+@click.option("--port", default=8080, show_default=True, envvar="COGD_SERVE_PORT",
+              show_envvar=True, type=click.IntRange(1, 65535))
+def serve(host: str, port: int) -> int:
+    """Serve the HTTP API: /v1/chat/completions (OpenAI-compatible, streaming), /v1/recall,
+    /v1/memories (list, get, why, remember), /v1/import, /v1/export, /v1/status,
+    /healthz; OpenAPI at /docs. Every /v1 route needs a bearer token bound to a user
+    (cogd token create --user HANDLE)."""
+    import uvicorn
+
+    from agent.commands.memory import _ready_url
+    from agent.services.memory_api import MemoryAPI
+
+    settings = settings_from()
+    url = _ready_url(settings)
+    api = MemoryAPI(settings, url, "api", channel="api", app="cogd-serve")
+    try:
+        app = build_app(settings, url, api)
+        log.info("cogd serve: http://%s:%d (OpenAPI at /docs)", host, port)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        api.close()
+    return 0
+
+
+@click.group()
+def token() -> None:
+    """Bearer tokens of the HTTP API, one user each (only a hash is stored)."""
+
+
+@token.command("create")
+@click.option("--user", "handle", required=True, metavar="HANDLE",
+              help="The user whose memories the token reads and writes.")
+@click.option("--name", default="", help="A label (which client holds it).")
+@json_option
+def token_create(handle: str, name: str, as_json: bool) -> int:
+    """Make a token and print it once (it cannot be shown again)."""
+    from agent.commands.memory import _ready_url
+    from agent.db.connect import connect
+    from agent.services.sessions import ensure_user
+    from agent.services.tokens import create
+
+    url = _ready_url(settings_from())
+    with connect(url, app="cogd-token", autocommit=True) as conn:
+        made = create(conn, ensure_user(conn, handle), handle.strip(), name,
+                      getpass.getuser())
+    if as_json:
+        click.echo(json.dumps(made))
+    else:
+        click.echo(made["token"])
+        click.echo(f"token {made['token_id']} for {made['user']}: keep it now, it is not "
+                   "shown again", err=True)
+    return 0
+
+
+@token.command("list")
+@click.option("--user", "handle", default=None, metavar="HANDLE")
+@json_option
+def token_list(handle: str | None, as_json: bool) -> int:
+    """Tokens (their first characters, never the token), live and revoked."""
+    from agent.commands.memory import _ready_url
+    from agent.db.connect import connect
+    from agent.services.tokens import listing
+
+    url = _ready_url(settings_from())
+    with connect(url, app="cogd-token", autocommit=True) as conn:
+        rows = listing(conn, handle)
+    if as_json:
+        click.echo(json.dumps(rows))
+        return 0
+    if not rows:
+        click.echo("no tokens (cogd token create --user HANDLE)")
+    for r in rows:
+        state = f"revoked {r['revoked_at'][:19]}" if r["revoked_at"] else (
+            f"last used {r['last_used_at'][:19]}" if r["last_used_at"] else "never used")
+        click.echo(f"{r['token_id']}  {r['prefix']}...  {r['user']}  {r['name'] or '-'}  "
+                   f"{state}")
+    return 0
+
+
+@token.command("revoke")
+@click.argument("ref")
+@json_option
+def token_revoke(ref: str, as_json: bool) -> int:
+    """Revoke a token: REF is its id or its first 12 characters."""
+    from agent.commands.memory import _ready_url
+    from agent.db.connect import connect
+    from agent.services.tokens import revoke
+
+    url = _ready_url(settings_from())
+    with connect(url, app="cogd-token", autocommit=True) as conn:
+        done = revoke(conn, ref, getpass.getuser())
+    click.echo(json.dumps(done) if as_json else (
+        f"token {done['token_id']} of {done['user']} revoked" if done["revoked"]
+        else f"token {done['token_id']}: {done['note']}"))
+    return 0
+
+
+COMMANDS = (serve, token)
