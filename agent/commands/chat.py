@@ -29,7 +29,7 @@ SLASH_HELP = """/identity            Layer 0 as the prompt renders it
 /recall <query>      what memory returns for a query, with verdicts
 /why <text>          where a belief comes from: matching memories and their turns
 /remember <text>     store a memory now (explicit)
-/forget <id>         archive a memory (never deleted; audit-logged)
+/forget <id>         archive a memory (kept, audit-logged; `cogd forget` erases)
 /status              processes and row counts
 /quit                leave (Ctrl-D works too)"""
 

@@ -82,6 +82,15 @@ def build_server(api: Any) -> Any:
         return call(api.why, target, user=user)  # type: ignore[no-any-return]
 
     @server.tool()
+    def forget(memory_id: Annotated[str, Field(description="The memory's id (from recall "
+                                                "or remember)")],
+               user: User = None) -> dict[str, Any]:
+        """Erase one of the user's memories and every verbatim copy of what it says (its
+        turn, blocks, cortex, logs); what it removed comes back, never the text. Cannot
+        be undone."""
+        return call(api.forget, memory_id, user=user, actor="mcp")  # type: ignore[no-any-return]
+
+    @server.tool()
     def status(user: User = None) -> dict[str, Any]:
         """The daemon's processes (alive or stale), table sizes, and how many turns,
         memories and open intentions the user has."""
@@ -142,7 +151,7 @@ def _loopback(host: str) -> bool:
               help="With --http: the port.")
 def mcp(user: str, http: bool, host: str, port: int) -> int:
     """Serve cogd's memory over MCP (Model Context Protocol) for Claude Code, Cursor and
-    other assistants: tools recall, remember, why, status, goals, identity; resources
+    other assistants: tools recall, remember, why, forget, status, goals, identity; resources
     cogd://identity, cogd://brief/latest, cogd://intentions.
 
     stdio by default: the assistant starts `cogd mcp` itself (README: the config lines).

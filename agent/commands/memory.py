@@ -465,4 +465,58 @@ def export(handle: str, output: Path, as_json: bool) -> int:
     return 0
 
 
-COMMANDS = (import_, recall, reindex, why, proposals, approve, reject, goals, export)
+@click.command()
+@click.argument("memory_id", required=False)
+@click.option("--user", "handle", default=None, metavar="HANDLE",
+              help="Forget everything of this user instead: turns, memories, blocks, "
+              "cortex rows, sessions, tokens and the user.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (--user asks).")
+@json_option
+def forget(memory_id: str | None, handle: str | None, yes: bool, as_json: bool) -> int:
+    """Erase a memory, and every verbatim copy of what it says, everywhere cogd keeps it:
+    its turn, other turns and memories holding the text, the insights built on it (their
+    other sources become active again), scratch copies, recall logs, intentions, the text
+    inside holographic blocks (then re-embedded), the inbox and outbox, the LanceDB
+    cortex (old table versions removed from disk) and the morning briefs. With --user,
+    everything of that user. An audit row names what was removed, never the text.
+
+    This is the one thing cogd cannot undo (the REPL's /forget only archives). Copies
+    outside cogd's data (your backups; Postgres's WAL and dead rows until VACUUM) stay.
+    """
+    import getpass
+
+    from agent.db.connect import connect
+    from agent.services.forget import build_forgetter
+    from agent.services.sessions import user_by_handle
+
+    if (memory_id is None) == (handle is None):
+        raise InputError("give a memory id, or --user HANDLE (not both)")
+    settings = settings_from()
+    url = _ready_url(settings)
+    with connect(url, app="cogd-forget", autocommit=True) as conn:
+        forgetter = build_forgetter(settings, conn)
+        if handle is not None:
+            uid = user_by_handle(conn, handle)
+            if not yes and not click.confirm(
+                    f"erase everything of user {handle!r}? This cannot be undone",
+                    err=True):
+                raise InputError("nothing forgotten")
+            report = forgetter.user(uid, getpass.getuser())
+        else:
+            assert memory_id is not None
+            report = forgetter.memory(memory_id, getpass.getuser())
+    data = report.as_dict()
+    if as_json:
+        click.echo(json.dumps(data))
+    else:
+        removed = ", ".join(f"{n} {t}" for t, n in sorted(data["removed"].items())) or "none"
+        redacted = ", ".join(f"{n} {t}" for t, n in sorted(data["redacted"].items()))
+        click.echo(f"forgot {data['target']}: removed {removed}"
+                   + (f"; text cut from {redacted}" if redacted else "")
+                   + (f"; cortex {data['cortex']}" if data["cortex"] else "")
+                   + (f"; {data['files_changed']} brief files" if data["files_changed"]
+                      else ""))
+    return 0
+
+
+COMMANDS = (import_, recall, reindex, why, proposals, approve, reject, goals, export, forget)

@@ -162,6 +162,15 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
             raise ApiError(404, f"no memory {memory_id}", "not_found_error")
         return got  # type: ignore[no-any-return]
 
+    @app.delete("/v1/memories/{memory_id}", tags=["memory"])
+    def forget(memory_id: str, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """Erase one of the caller's memories and every verbatim copy of its text (its
+        turn, blocks, cortex, logs); the answer says what was removed. Cannot be undone."""
+        if api.memory(memory_id, user=who.handle) is None:
+            raise ApiError(404, f"no memory {memory_id}", "not_found_error")
+        return api.forget(memory_id, user=who.handle,  # type: ignore[no-any-return]
+                          actor=f"api:{who.token_id}")
+
     @app.get("/v1/memories/{memory_id}/why", tags=["memory"])
     def why(memory_id: str, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
         """Where the memory comes from, down to the turns."""

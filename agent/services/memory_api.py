@@ -53,6 +53,7 @@ class MemoryAPI:
         self.conn = connect(url, app=app, autocommit=True)
         self._lock = threading.Lock()
         self._sessions: dict[Any, Any] = {}  # user_id -> this process's session for them
+        self._forgetter: Any = None
 
     def close(self) -> None:
         self.conn.close()
@@ -161,6 +162,20 @@ class MemoryAPI:
             row = self.conn.execute(query("introspect_memory_of_user"),
                                     {"memory_id": mid, "user_id": uid}).fetchone()
         return None if row is None else _memory(row)
+
+    def forget(self, memory_id: str, user: str | None = None,
+               actor: str = "api") -> dict[str, Any]:
+        """Erase one of the user's memories and every verbatim copy of its text
+        (agent/services/forget.py); the audit row names the caller."""
+        from agent.services.forget import build_forgetter
+
+        with self._lock:
+            handle, uid = self._user(user)
+            if self._forgetter is None:
+                self._forgetter = build_forgetter(self.settings, self.conn)
+            report = self._forgetter.memory(memory_id, f"{actor}:{handle}", user_id=uid,
+                                            scoped=True)
+        return {"user": handle, **report.as_dict()}
 
     def authenticate(self, token: str) -> Any:
         """The caller of a bearer token (agent/services/tokens.py), or None."""

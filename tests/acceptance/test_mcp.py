@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from tests.acceptance.test_cli import COGD, assert_clean_error, run
 from tests.acceptance.test_memory_cli import env_for
 
-TOOLS = {"recall", "remember", "why", "status", "goals", "identity"}
+TOOLS = {"recall", "remember", "why", "forget", "status", "goals", "identity"}
 
 
 def stdio(env: dict[str, str], *args: str) -> StdioServerParameters:
@@ -97,9 +97,16 @@ def test_one_users_memories_are_not_another_users(db_url: str, tmp_path: Path) -
         why_carol = await c.call_tool("why", {"target": mine["memory_id"], "user": "carol"})
         why_text = await c.call_tool("why", {"target": "safe combination", "user": "carol"})
         status = await c.call_tool("status", {"user": "carol"})
+        forget_carol = await c.call_tool("forget", {"memory_id": mine["memory_id"],
+                                                    "user": "carol"})
+        kept = await c.call_tool("recall", {"query": "What is my safe combination?"})
+        forgot = await c.call_tool("forget", {"memory_id": mine["memory_id"]})
+        gone = await c.call_tool("recall", {"query": "What is my safe combination?"})
         return {"bob": bob.structured_content, "carol": carol.structured_content,
                 "why_carol": why_carol, "why_text": why_text,
-                "status": status.structured_content}
+                "status": status.structured_content, "forget_carol": forget_carol,
+                "kept": kept.structured_content, "forgot": forgot.structured_content,
+                "gone": gone.structured_content}
 
     out = drive(stdio(env, "--user", "bob"), body)
     assert any("4-8-15" in i["content"] for i in out["bob"]["items"])
@@ -109,6 +116,12 @@ def test_one_users_memories_are_not_another_users(db_url: str, tmp_path: Path) -
     assert out["why_carol"].is_error and "no memory" in out["why_carol"].content[0].text
     assert out["why_text"].is_error and "carol" in out["why_text"].content[0].text
     assert out["status"]["user"]["turns"] == 0
+    # carol cannot forget bob's memory; bob can, and then it is not recalled
+    assert out["forget_carol"].is_error and "no memory" in out["forget_carol"].content[0].text
+    assert any("4-8-15" in i["content"] for i in out["kept"]["items"])
+    assert out["forgot"]["removed"]["memories"] == 1 and out["forgot"]["user"] == "bob"
+    assert "4-8-15" not in json.dumps(out["forgot"])  # what was removed, not the text
+    assert not any("4-8-15" in i["content"] for i in out["gone"]["items"])
 
 
 def test_bad_arguments_are_tool_errors_with_a_reason(db_url: str, tmp_path: Path) -> None:

@@ -92,6 +92,14 @@ def test_tokens_scope_every_route_to_their_user(server: dict[str, Any], db_url: 
         assert got.status_code == 404 and got.json()["error"]["type"] == "not_found_error"
     assert alice.get("/v1/status").json()["user"]["active_memories"] == 1
     assert bob.get("/v1/status").json()["user"]["active_memories"] == 0
+    assert bob.delete(f"/v1/memories/{mid}").status_code == 404  # not bob's to forget
+    assert alice.get(f"/v1/memories/{mid}").status_code == 200
+    forgot = alice.delete(f"/v1/memories/{mid}")
+    assert forgot.status_code == 200 and forgot.json()["removed"]["memories"] == 1
+    assert "4512" not in forgot.text
+    assert alice.get(f"/v1/memories/{mid}").status_code == 404
+    assert not any("4512" in i["content"] for i in alice.post(
+        "/v1/recall", json={"query": "What is my locker code?"}).json()["items"])
     # no token, a wrong one, a revoked one: 401 with a JSON error, on every /v1 route
     for path in ("/v1/status", "/v1/memories", "/v1/export"):
         assert anon.get(path).status_code == 401
@@ -110,6 +118,11 @@ def test_tokens_scope_every_route_to_their_user(server: dict[str, Any], db_url: 
                              "ORDER BY id").fetchall()
     assert server["tokens"]["alice"]["token"] not in {r[0] for r in stored}
     assert audit == [("token_create",), ("token_create",), ("token_revoke",)]
+    with psycopg.connect(db_url) as conn:
+        forgets = conn.execute("SELECT actor, details::text FROM audit_log "
+                               "WHERE action = 'forget'").fetchall()
+    assert len(forgets) == 1 and forgets[0][0].endswith(":alice")
+    assert "4512" not in forgets[0][1]
 
 
 def test_import_and_export_are_the_callers_own(server: dict[str, Any]) -> None:

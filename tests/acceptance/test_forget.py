@@ -1,0 +1,179 @@
+"""`cogd forget` (issue 16): a forgotten memory's text is found nowhere afterwards, not
+in any table nor in any file of the data dir (the LanceDB cortex, the morning briefs);
+`--user` erases a whole user and nobody else. A real night cycle builds the blocks,
+cortex and brief first, on a real Postgres."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from agent.config import load_settings
+from agent.services.memory_api import MemoryAPI
+from tests.acceptance.test_cli import assert_clean_error, run
+from tests.conftest import cogd_env, create_db, drop_db
+from tests.integration.test_night_cycle import HANDLES, NOW, corpus_jsonl
+
+SECRET = "My storage unit on Zorblax Lane opens with the code 5531."
+WORD = "zorblax"
+TERM = "zorb"  # the word as the BM25 lexicon keeps it (agent/domain/lexical.py: prefixes)
+
+
+def env_for(url: str, data: Path) -> dict[str, str]:
+    return cogd_env(COGD_DATABASE_URL=url, COGD_DATA_DIR=str(data),
+                    **{f"COGD_LLM__ROLES__{r}": "heuristic"
+                       for r in ("NIGHT_CYCLE", "SYSTEM1", "SYSTEM2", "GATE")})
+
+
+@pytest.fixture(scope="module")
+def night(pg_admin_url: str, template_db: str,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A conversation of three users over 6 days with the secret said by nora 3 days
+    ago, a night cycle over it (blocks, cortex, RAPTOR, brief), then the secret kept
+    as an explicit memory too."""
+    name, url = create_db(pg_admin_url, template_db)
+    data = tmp_path_factory.mktemp("forget") / "data"
+    lines = corpus_jsonl(240, 6, NOW, seed=5).splitlines()
+    when = (NOW - timedelta(days=3)).isoformat()
+    lines.insert(120, json.dumps({"session": "forget-s0", "speaker": "nora", "role": "user",
+                                  "content": SECRET, "timestamp": when,
+                                  "external_id": "secret-1"}))
+    jsonl = data.parent / "turns.jsonl"
+    jsonl.write_text("\n".join(lines) + "\n")
+    env = env_for(url, data)
+    done = run("import", str(jsonl), "--json", env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(url, autocommit=True) as conn:
+        for handle, tier in HANDLES.values():
+            conn.execute("UPDATE users SET tier = %s WHERE handle = %s", (tier, handle))
+    cycle = run("night-cycle", "--json", env=env, timeout=900)
+    assert cycle.returncode == 0, cycle.stderr
+    api = MemoryAPI(load_settings(data_dir=data, database_url=url), url, "nora")
+    try:
+        api.remember(SECRET)
+    finally:
+        api.close()
+    yield name, data
+    drop_db(pg_admin_url, name)
+
+
+@pytest.fixture
+def copy(night: tuple[str, Path], pg_admin_url: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    name, data = night
+    copy_name, url = create_db(pg_admin_url, name)
+    shutil.copytree(data, tmp_path / "data")
+    yield url, tmp_path / "data"
+    drop_db(pg_admin_url, copy_name)
+
+
+def tables_holding(url: str, word: str) -> dict[str, int]:
+    """Every table, every column (vectors, tsvectors and JSON as text): rows holding
+    `word`, case-insensitive."""
+    found = {}
+    with psycopg.connect(url) as conn:
+        for (table,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = "
+                                     "'public'").fetchall():
+            n = conn.execute(f"SELECT count(*) FROM {table} t WHERE t::text ILIKE %s",
+                             (f"%{word}%",)).fetchone()[0]  # type: ignore[index]
+            if n:
+                found[table] = n
+    return found
+
+
+def lexicon_holding(url: str, term: str) -> list[tuple[str, int]]:
+    with psycopg.connect(url) as conn:
+        return [(t, int(n)) for t, n in conn.execute(
+            "SELECT 'terms', count(*) FROM lexical_terms WHERE term = %(t)s UNION ALL "
+            "SELECT 'postings', count(*) FROM lexical_postings WHERE term = %(t)s",
+            {"t": term}).fetchall() if n]
+
+
+def files_holding(data: Path, word: str) -> list[str]:
+    needle = word.encode()
+    return sorted(str(p.relative_to(data)) for p in data.rglob("*") if p.is_file()
+                  and not p.is_relative_to(data / "pg")
+                  and needle in p.read_bytes().lower())
+
+
+def memory_id(url: str) -> str:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT memory_id::text FROM memories WHERE content = %s "
+                           "AND metadata ->> 'gate' = 'explicit /remember'",
+                           (SECRET,)).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_a_forgotten_memory_is_nowhere_afterwards(copy: tuple[str, Path]) -> None:
+    url, data = copy
+    before = tables_holding(url, WORD)
+    # the control: the text is in the turns, the memory, a block, the cortex and the brief
+    assert {"day_table", "memories", "holographic_blocks"} <= set(before)
+    assert {t for t, _ in lexicon_holding(url, TERM)} == {"terms", "postings"}
+    held = files_holding(data, WORD)
+    assert any(f.startswith("cortex/") for f in held)
+    assert any(f.startswith("night_cycle/") and f.endswith("brief.md") for f in held)
+    with psycopg.connect(url) as conn:
+        others = conn.execute("SELECT count(*) FROM day_table").fetchone()[0]  # type: ignore[index]
+        blocks = conn.execute("SELECT count(*) FROM holographic_blocks").fetchone()[0]  # type: ignore[index]
+    env = env_for(url, data)
+    done = run("forget", memory_id(url), "--json", env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["removed"]["memories"] >= 1 and report["removed"]["day_table"] >= 1
+    assert report["redacted"].get("holographic_blocks", 0) >= 1
+    assert tables_holding(url, WORD) == {}
+    assert lexicon_holding(url, TERM) == []
+    assert files_holding(data, WORD) == []
+    with psycopg.connect(url) as conn:
+        left = conn.execute("SELECT count(*) FROM day_table").fetchone()[0]  # type: ignore[index]
+        kept = conn.execute("SELECT count(*) FROM holographic_blocks").fetchone()[0]  # type: ignore[index]
+        audit = conn.execute("SELECT actor, target, details::text FROM audit_log "
+                             "WHERE action = 'forget'").fetchall()
+        redacted = conn.execute("SELECT count(*) FROM holographic_blocks "
+                                "WHERE prose::text LIKE '%[forgotten]%' "
+                                "AND index_version IS NOT NULL").fetchone()[0]  # type: ignore[index]
+    assert others - left == report["removed"]["day_table"] <= 3  # the turn, its echo
+    assert kept == blocks and redacted >= 1  # cut out, re-indexed, not destroyed
+    assert len(audit) == 1 and audit[0][1].startswith("memories:")
+    found = json.loads(run("recall", "storage unit code", "--user", "nora", "--json",
+                           env=env).stdout)
+    assert not any("5531" in i["content"] for i in found["items"])
+    again = run("forget", report["target"].split(":")[1], env=env)
+    assert_clean_error(again, "no memory")
+
+
+def test_forget_user_erases_one_user_and_keeps_the_others(copy: tuple[str, Path]) -> None:
+    url, data = copy
+    with psycopg.connect(url) as conn:
+        mine = [r[0] for r in conn.execute(
+            "SELECT d.content FROM day_table d JOIN users u USING (user_id) "
+            "WHERE u.handle = 'mia' AND length(d.content) > 30 LIMIT 5")]
+        theirs = conn.execute(
+            "SELECT count(*) FROM day_table d JOIN users u USING (user_id) "
+            "WHERE u.handle <> 'mia'").fetchone()[0]  # type: ignore[index]
+    assert mine
+    env = env_for(url, data)
+    refused = run("forget", "--user", "mia", env=env)  # asks; no terminal: refused
+    assert refused.returncode != 0
+    done = run("forget", "--user", "mia", "--yes", "--json", env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["removed"]["users"] == 1
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM users WHERE handle = 'mia'").fetchone() == (0,)
+        assert conn.execute(
+            "SELECT count(*) FROM day_table d JOIN users u USING (user_id) "
+            "WHERE u.handle <> 'mia'").fetchone() == (theirs,)
+        for text in mine:
+            hit = conn.execute("SELECT count(*) FROM day_table WHERE content = %s "
+                               "UNION ALL SELECT count(*) FROM holographic_blocks "
+                               "WHERE prose::text LIKE %s", (text, f"%{text[:40]}%")).fetchall()
+            assert hit == [(0,), (0,)], text
+    assert_clean_error(run("forget", "--user", "mia", "--yes", env=env), "no user")
+    assert_clean_error(run("forget", env=env), "give a memory id")
