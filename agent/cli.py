@@ -112,7 +112,32 @@ def _register() -> None:
 _register()
 
 
+# exit codes a command must never return, and what it returns instead: Claude Code reads
+# exit 2 from a UserPromptSubmit hook as "block this prompt"; a broken config or a bad
+# option of `cogd hook` must not stop the user's every prompt
+NEVER = {"hook": {2: 1}}
+GLOBAL_WITH_VALUE = ("--data-dir", "--database-url", "--config")
+
+
+def _subcommand(args: list[str]) -> str | None:
+    """The subcommand's name in a command line (after the global options)."""
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in GLOBAL_WITH_VALUE:
+            skip = True
+        elif not a.startswith("-"):
+            return a
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
+    remap = NEVER.get(_subcommand(sys.argv[1:] if argv is None else argv) or "", {})
+
+    def leave(code: int) -> None:
+        sys.exit(remap.get(code, code))
+
     try:
         rv = cli.main(args=argv, prog_name="cogd", standalone_mode=False)
     except click.exceptions.Abort:
@@ -120,10 +145,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        leave(exc.exit_code)
     except CogdError as exc:
         click.echo(f"cogd: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        leave(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:
@@ -139,14 +164,14 @@ def main(argv: list[str] | None = None) -> None:
                 f"cogd: error: the database connection was lost ({reason}). What this "
                 "command had not committed was rolled back; run it again once the server "
                 "is back (`cogd night-cycle --resume` continues a night cycle)", err=True)
-            sys.exit(DatabaseError.exit_code)
+            leave(DatabaseError.exit_code)
         click.echo(
             f"cogd: internal error: {exc.__class__.__name__}: {exc} "
             "(re-run with COGD_DEBUG=1 for the traceback)",
             err=True,
         )
         sys.exit(1)
-    sys.exit(rv if isinstance(rv, int) else 0)
+    leave(rv if isinstance(rv, int) else 0)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import click
+import psycopg
 
 from agent.commands.context import json_option, settings_from
-from agent.errors import CogdError, InputError
+from agent.errors import CogdError, DatabaseError, InputError
 
 log = logging.getLogger("agent.watch")
 
@@ -62,22 +63,33 @@ def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
     total = WatchReport()
-    with connect(url, app="cogd-watch", autocommit=True) as conn:
-        watcher = TranscriptWatcher(conn, writer, user, targets)
-        if not once:
-            log.info("watching %s for %s (every %.1f s)",
-                     ", ".join(str(p) for p in watcher.paths), user, interval_s)
-        while True:
-            report = watcher.poll()
-            total.add(report)
-            if report.imported.inserted or report.errors:
-                log.info("imported %d turns (%d already there, %d bad lines)",
-                         report.imported.inserted, report.imported.duplicates,
-                         len(report.errors))
-                for err in report.errors[:5]:
-                    log.warning("skipped %s", err)
-            if once or stop.wait(interval_s):
-                break
+    if not once:
+        log.info("watching %s for %s (every %.1f s)", ", ".join(str(p) for p in targets),
+                 user, interval_s)
+    while not stop.is_set():
+        try:
+            with connect(url, app="cogd-watch", autocommit=True) as conn:
+                watcher = TranscriptWatcher(conn, writer, user, targets)
+                while True:
+                    report = watcher.poll()
+                    total.add(report)
+                    if report.imported.inserted or report.errors:
+                        log.info("imported %d turns (%d already there, %d bad lines)",
+                                 report.imported.inserted, report.imported.duplicates,
+                                 len(report.errors))
+                        for err in report.errors[:5]:
+                            log.warning("skipped %s", err)
+                    if once or stop.wait(interval_s):
+                        break
+            break
+        except (psycopg.OperationalError, DatabaseError) as exc:
+            if once:
+                raise
+            # the database restarted or went away: what was read and not imported is
+            # read again (the offset is saved after the import)
+            log.warning("database connection lost (%s); reconnecting",
+                        " ".join(str(exc).split())[:160])
+            stop.wait(min(30.0, max(1.0, interval_s)))
     data = total.as_dict()
     if as_json:
         click.echo(json.dumps(data))
@@ -111,9 +123,11 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
     result: dict[str, Any] = {}
     settings = settings_from()  # click's context is per thread: read it here
 
+    deadline = time.monotonic() + timeout_s * 0.8  # past it, nothing is committed
+
     def work() -> None:
         try:
-            result["items"] = _hook_items(settings, user, prompt, session)
+            result["items"] = _hook_items(settings, user, prompt, session, deadline)
         except BaseException as exc:  # reported by the main thread
             result["error"] = exc
 
@@ -143,20 +157,22 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
     return 0
 
 
-def _hook_items(settings: Any, user: str, prompt: str | None,
-                session: str | None) -> list[dict[str, Any]]:
-    from agent.commands.memory import _ready_url
-    from agent.db.connect import connect
+def _hook_items(settings: Any, user: str, prompt: str | None, session: str | None,
+                deadline: float) -> list[dict[str, Any]]:
+    from agent.db.connect import connect, preflight, resolve
     from agent.services.dmn import Dmn
     from agent.services.hook import hook_input, prompt_recall
 
     if prompt is None:
         prompt, given = hook_input(sys.stdin.read())
         session = session or given
-    url = _ready_url(settings)
+    # no migration on a prompt's path (`cogd up`, `cogd migrate` do it): the embedded
+    # server is started if needed, and the app role connects
+    target = resolve(settings)
+    preflight(target.url)
     dmn = Dmn(settings)
-    with connect(url, app="cogd-hook", autocommit=True) as conn:
-        return prompt_recall(conn, dmn, user, prompt, session)
+    with connect(target.app_url, app="cogd-hook", autocommit=True) as conn:
+        return prompt_recall(conn, dmn, user, prompt, session, deadline=deadline)
 
 
 COMMANDS = (watch, hook)

@@ -9,7 +9,6 @@ tool's `user` argument. The tools call agent/services/memory_api.py.
 from __future__ import annotations
 
 import getpass
-import ipaddress
 import logging
 from typing import Annotated, Any
 
@@ -39,6 +38,7 @@ User = Annotated[str | None, Field(description=USER_ARG)]
 def build_server(api: Any) -> Any:
     """The MCP server over a MemoryAPI: tools and resources; cogd's own errors become
     tool errors the client sees (isError), never a traceback."""
+    import psycopg
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -49,6 +49,8 @@ def build_server(api: Any) -> Any:
             return fn(*args, **kwargs)
         except CogdError as exc:
             raise ToolError(str(exc)) from None
+        except psycopg.OperationalError:  # the next call reconnects (MemoryAPI._db)
+            raise ToolError("the database connection was lost; call again") from None
         except Exception as exc:  # logged here; the client gets one line, no traceback
             log.exception("mcp tool %s failed", getattr(fn, "__name__", fn))
             raise ToolError(f"internal error: {exc.__class__.__name__}: {exc}") from None
@@ -129,13 +131,11 @@ def build_server(api: Any) -> Any:
 
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the SDK's DNS-rebinding guard knows these
+
+
 def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return host in LOOPBACK
 
 
 @click.command("mcp")
@@ -162,7 +162,7 @@ def mcp(user: str, http: bool, host: str, port: int) -> int:
 
     if http and not _loopback(host):
         raise InputError(f"--host {host}: the MCP endpoint has no authentication yet, so "
-                         "it listens on a loopback address only (127.0.0.1, ::1)")
+                         "it listens on a loopback address only (127.0.0.1, localhost, ::1)")
     settings = settings_from()
     url = _ready_url(settings)
     api = MemoryAPI(settings, url, user)

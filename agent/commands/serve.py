@@ -318,6 +318,7 @@ async def _reply(conn: Any, inbox_id: int, parts: Any) -> str:
 
 def _import(settings: Any, url: str, handle: str, body: bytes) -> dict[str, Any]:
     import io
+    from dataclasses import replace
 
     from agent.db.connect import connect
     from agent.services.importer import Importer, ImportReport, read_lines
@@ -326,7 +327,10 @@ def _import(settings: Any, url: str, handle: str, body: bytes) -> dict[str, Any]
     report = ImportReport()
     stream = io.StringIO(body.decode("utf-8", errors="replace"))
     with connect(url, app="cogd-serve-import", autocommit=True) as conn:
-        lines = (line for line in read_lines(stream, handle, report, False)
+        # every line is the caller's: a session key another user holds is then refused
+        # (a bad line), never adopted with its owner
+        lines = (replace(line, user=handle) for line in read_lines(stream, handle, report,
+                                                                   False)
                  if _own_line(line, handle, report))
         Importer(conn, TurnWriter.from_settings(settings), handle).run(lines, report)
     return report.as_dict()

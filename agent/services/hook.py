@@ -12,6 +12,7 @@ max_injected_thoughts`; each surfaced item is stored as a `proactive_recall` tho
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,19 +43,37 @@ def hook_input(raw: str) -> tuple[str, str | None]:
     return text, None
 
 
+class _Late(Exception):
+    """Past the deadline: roll back, so nothing goes on cooldown unshown."""
+
+
 def prompt_recall(conn: psycopg.Connection[Any], dmn: Dmn, user: str, prompt: str,
-                  session: str | None, now: datetime | None = None) -> list[dict[str, Any]]:
-    """What to show for `prompt`, each item also stored as a thought (one transaction)."""
+                  session: str | None, now: datetime | None = None,
+                  deadline: float | None = None) -> list[dict[str, Any]]:
+    """What to show for `prompt`, each item also stored as a thought (one transaction,
+    rolled back when it is done past `deadline`, a time.monotonic() value)."""
     prompt = prompt[:MAX_PROMPT_CHARS]
     if not prompt.strip():
         return []
+    try:
+        return _recall(conn, dmn, user, prompt, session, now, deadline)
+    except _Late:
+        return []
+
+
+def _recall(conn: psycopg.Connection[Any], dmn: Dmn, user: str, prompt: str,
+            session: str | None, now: datetime | None,
+            deadline: float | None) -> list[dict[str, Any]]:
     with conn.transaction():
         uid = ensure_user(conn, user)
         # no session id (plain text on stdin): one session per user for such prompts
         sid = ensure_session(conn, uid, claude_session(session) if session else f"hook:{uid}",
                              channel="import")
-        return dmn._recall_for(conn, None, sid, prompt, ["prompt_submit"],
-                               now or datetime.now(UTC), detector="prompt_submit")
+        items = dmn._recall_for(conn, None, sid, prompt, ["prompt_submit"],
+                                now or datetime.now(UTC), detector="prompt_submit")
+        if deadline is not None and time.monotonic() > deadline:
+            raise _Late
+        return items
 
 
 def render(items: list[dict[str, Any]], now: datetime | None = None) -> str:

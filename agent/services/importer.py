@@ -159,13 +159,23 @@ class Importer:
         self._sessions: dict[str, tuple[Any, Any, str]] = {}
 
     def _session(self, line: ImportLine) -> tuple[Any, Any, str]:
+        """The session of a line, its user and tier. A session that exists keeps its
+        owner when the line names no `user` (a rerun, or a file appended to, whose first
+        new line may be another speaker's); a line whose `user` is not the owner of an
+        existing session is refused (InputError: a bad line, not an import stopped)."""
         if line.session not in self._sessions:
-            handle = line.user or (line.speaker if line.role == "user" else self.default_user)
-            user_id = ensure_user(self.conn, handle)
+            known = None if line.user else self.conn.execute(
+                query("importer_session_owner"), {"key": line.session}).fetchone()
+            if known is not None:
+                sid, user_id = known[0], known[1]
+            else:
+                handle = line.user or (line.speaker if line.role == "user"
+                                       else self.default_user)
+                user_id = ensure_user(self.conn, handle)
+                sid = ensure_session(self.conn, user_id, line.session, channel="import")
             tier = self.conn.execute(
                 query("importer_user_tier"), (user_id,)
             ).fetchone()
-            sid = ensure_session(self.conn, user_id, line.session, channel="import")
             self._sessions[line.session] = (sid, user_id, tier[0] if tier else "normal")
         return self._sessions[line.session]
 
@@ -199,7 +209,11 @@ class Importer:
             report.duplicates += len(batch) - len(fresh)
             turns = []
             for line in fresh:
-                sid, uid, tier = self._session(line)
+                try:
+                    sid, uid, tier = self._session(line)
+                except InputError as exc:
+                    report.errors.append(f"line {line.lineno}: {exc}")
+                    continue
                 turns.append(
                     TurnInput(
                         session_id=sid, user_id=uid, user_tier=tier, role=line.role,

@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+
+import psycopg
 
 from agent.config import Settings
 from agent.db import catalog
@@ -50,6 +54,7 @@ class MemoryAPI:
         self.channel = channel
         self.recaller = build_recaller(settings)
         self.writer = TurnWriter.from_settings(settings)
+        self.url, self.app = url, app
         self.conn = connect(url, app=app, autocommit=True)
         self._lock = threading.Lock()
         self._sessions: dict[Any, Any] = {}  # user_id -> this process's session for them
@@ -57,6 +62,17 @@ class MemoryAPI:
 
     def close(self) -> None:
         self.conn.close()
+
+    @contextmanager
+    def _db(self) -> Iterator[psycopg.Connection[Any]]:
+        """The shared connection, under the lock; a connection a restart broke is
+        replaced first (the call that met the break failed: a write is never replayed)."""
+        with self._lock:
+            if self.conn.closed or self.conn.broken:
+                self.conn = connect(self.url, app=self.app, autocommit=True)
+                self._sessions.clear()
+                self._forgetter = None
+            yield self.conn
 
     # -- scoping -------------------------------------------------------------
 
@@ -76,7 +92,7 @@ class MemoryAPI:
     def remember(self, text: str, user: str | None = None) -> dict[str, Any]:
         """Keep `text` as an explicit memory of the user (a turn first, then a memory)."""
         text = _text(text, "text")
-        with self._lock:
+        with self._db():
             handle, uid = self._user(user)
             sid = self._session(uid)
             mid = introspect.remember(self.conn, SimpleNamespace(writer=self.writer), sid,
@@ -90,7 +106,7 @@ class MemoryAPI:
         query_text = _text(query_text, "query")
         if k is not None and not 1 <= k <= MAX_K:
             raise InputError(f"k must be between 1 and {MAX_K}, got {k}")
-        with self._lock:
+        with self._db():
             handle, uid = self._user(user)
             out = self.recaller.recall(self.conn, query_text, k=k, verify=verify, user_id=uid)
         return {"user": handle, **introspect.recall_payload(out)}
@@ -99,7 +115,7 @@ class MemoryAPI:
         """Where a memory comes from: a memory id, or text (the user's best-matching
         memory); the chain of superseded sources down to the turns."""
         target = _text(target, "target")
-        with self._lock:
+        with self._db():
             handle, uid = self._user(user)
             mid: Any = _uuid(target.removeprefix("memory:"))
             if mid is None:
@@ -119,11 +135,24 @@ class MemoryAPI:
             nodes = why_chain(self.conn, mid)
             if nodes and nodes[0]["status"] != "active":
                 nodes[0]["held_by"] = held_by(self.conn, nodes[0]["memory_id"])
+            # a chain can reach another user's memories (an insight merged across users):
+            # those nodes show that they exist, not what they say
+            ids = [n["memory_id"] for n in nodes] + [
+                h["memory_id"] for n in nodes for h in n.get("held_by", [])]
+            foreign = {str(r[0]) for r in self.conn.execute(
+                query("introspect_memories_not_of_user"), {"ids": ids, "user_id": uid})}
+        held = [h for node in nodes for h in node.get("held_by", [])]
+        for n in [*nodes, *held]:
+            if str(n["memory_id"]) in foreign:
+                n["content"] = None
+                n["hidden"] = "another user's memory"
+                if n.get("turn"):
+                    n["turn"] = None
         return {"user": handle, "memory_id": str(mid), "chain": _plain(nodes)}
 
     def status(self, user: str | None = None) -> dict[str, Any]:
         """The daemon's processes, table sizes, and how much the user has."""
-        with self._lock:
+        with self._db():
             handle, uid = self._user(user)
             procs = self.conn.execute(query("introspect_processes")).fetchall()
             counts = catalog.row_counts(self.conn, ("day_table", "memories",
@@ -146,7 +175,7 @@ class MemoryAPI:
             raise InputError(f"status must be one of {', '.join(MEMORY_STATUSES)}")
         if not 1 <= limit <= 500 or offset < 0:
             raise InputError("limit must be 1-500 and offset at least 0")
-        with self._lock:
+        with self._db():
             handle, uid = self._user(user)
             rows = self.conn.execute(query("introspect_memories_of_user"), {
                 "user_id": uid, "status": status, "limit": limit, "offset": offset}).fetchall()
@@ -157,7 +186,7 @@ class MemoryAPI:
         mid = _uuid(memory_id.removeprefix("memory:"))
         if mid is None:
             raise InputError(f"{memory_id!r} is not a memory id (a uuid)")
-        with self._lock:
+        with self._db():
             _, uid = self._user(user)
             row = self.conn.execute(query("introspect_memory_of_user"),
                                     {"memory_id": mid, "user_id": uid}).fetchone()
@@ -169,7 +198,7 @@ class MemoryAPI:
         (agent/services/forget.py); the audit row names the caller."""
         from agent.services.forget import build_forgetter
 
-        with self._lock:
+        with self._db():
             handle, uid = self._user(user)
             if self._forgetter is None:
                 self._forgetter = build_forgetter(self.settings, self.conn)
@@ -181,16 +210,16 @@ class MemoryAPI:
         """The caller of a bearer token (agent/services/tokens.py), or None."""
         from agent.services.tokens import authenticate
 
-        with self._lock:
+        with self._db():
             return authenticate(self.conn, token)
 
     def ping(self) -> bool:
-        with self._lock:
+        with self._db():
             return self.conn.execute("SELECT 1").fetchone() == (1,)
 
     def goals(self) -> dict[str, Any]:
         """Layer 1: the agent's active goals and their weights."""
-        with self._lock:
+        with self._db():
             goals = load_goals(self.conn)
         return {"goals": [{"name": g.name, "weight": round(g.weight, 4),
                            "description": g.description} for g in goals]}
@@ -199,7 +228,7 @@ class MemoryAPI:
         """Layer 0: the identity hash the prompt carries, and its weighted traits."""
         cfg = IdentityConfig.from_tables(self.settings.identity, self.settings.context,
                                          self.settings.goals)
-        with self._lock:
+        with self._db():
             traits = load_traits(self.conn)
             goals = load_goals(self.conn)
         return {"hash": identity_hash(traits, goals, cfg) if traits else "",
@@ -209,7 +238,7 @@ class MemoryAPI:
 
     def intentions(self, user: str | None = None, limit: int = 50) -> dict[str, Any]:
         """The user's open intentions: plans, promises, reminders, unfinished work."""
-        with self._lock:
+        with self._db():
             handle, uid = self._user(user)
             rows = self.conn.execute(query("introspect_open_intentions"),
                                      (uid, limit)).fetchall()
@@ -219,7 +248,7 @@ class MemoryAPI:
 
     def brief(self) -> dict[str, Any]:
         """The latest morning brief (markdown), or why there is none."""
-        with self._lock:
+        with self._db():
             row = self.conn.execute(query("introspect_latest_brief")).fetchone()
         if row is None:
             return {"run_id": None, "text": "", "note": "no night cycle has finished yet "

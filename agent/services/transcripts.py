@@ -14,8 +14,11 @@ from the start.
 Claude Code's format (one JSON object per line): `type` "user" / "assistant", `message`
 {`role`, `content`: a string or a list of blocks}, `uuid`, `sessionId`, `timestamp`.
 Kept: the text blocks of user and assistant messages. Skipped, as not said by either:
-tool calls and tool results, thinking blocks, meta lines (`isMeta`), summaries and other
-line types. The session becomes `claude:<sessionId>`, owned by the watching user.
+tool calls and tool results, thinking blocks, meta lines (`isMeta`), compaction summaries
+(`isCompactSummary`), subagents' transcripts (`isSidechain`), summaries and other line
+types. A line the database refuses (e.g. text over Postgres's tsvector limit) is reported
+and skipped, as is a file that cannot be read; the others go on. The session becomes
+`claude:<sessionId>`, owned by the watching user.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ from agent.services.turns import TurnWriter
 PREFIX = "claude:"
 STATE_KEY = "watch:"  # + the file's absolute path
 MAX_LINE_BYTES = 8 * 1024 * 1024  # cogd choice: a longer line is reported, not parsed
+# lines neither the user nor the assistant said in the conversation: meta lines (slash
+# command echoes), compaction summaries written as a user line, a subagent's transcript
+# (its prompts come from the main agent), lines shown in the transcript only
+SKIPPED_FLAGS = ("isMeta", "isCompactSummary", "isSidechain", "isVisibleInTranscriptOnly")
 
 
 def claude_session(session_id: str) -> str:
@@ -54,7 +61,7 @@ def claude_turn(lineno: int, raw: str, user: str) -> ImportLine | None:
         raise InputError(f"{where}: not JSON") from None
     if not isinstance(data, dict) or data.get("type") not in ("user", "assistant"):
         return None
-    if data.get("isMeta"):
+    if any(data.get(flag) for flag in SKIPPED_FLAGS):
         return None
     message = data.get("message")
     if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
@@ -131,7 +138,10 @@ class TranscriptWatcher:
         files = self.files()
         report.files = len(files)
         for path in files:
-            self._poll_file(path, report)
+            try:
+                self._poll_file(path, report)
+            except OSError as exc:  # removed, unreadable: the next poll tries again
+                report.errors.append(f"{path}: {exc.strerror or exc}")
         return report
 
     def _poll_file(self, path: Path, report: WatchReport) -> None:
@@ -154,11 +164,36 @@ class TranscriptWatcher:
             return  # a line still being written
         chunk = data[: end + 1]
         lines = list(self._turns(path, chunk, lineno, report))
-        self.importer.run(iter(lines), report.imported)
+        self._import(path, lines, report)
         lineno += chunk.count(b"\n")
         with self.conn.transaction():
             set_state(self.conn, key, {"offset": offset + len(chunk), "lineno": lineno,
                                        "inode": st.st_ino, "size": st.st_size})
+
+    def _import(self, path: Path, lines: list[ImportLine], report: WatchReport) -> None:
+        """Import the lines; when the database refuses one, the batch is rolled back and
+        the lines go one by one, the refused ones reported. A lost connection is raised
+        (the watcher reconnects; the offset was not saved, so nothing is skipped)."""
+        attempt = ImportReport()
+        try:
+            self.importer.run(iter(lines), attempt)
+        except psycopg.Error:
+            if self.conn.broken or self.conn.closed:
+                raise  # the connection, not a line (a limit error is an OperationalError too)
+            attempt = ImportReport()
+            for line in lines:
+                try:
+                    self.importer.run(iter([line]), attempt)
+                except psycopg.Error as exc:
+                    if self.conn.broken or self.conn.closed:
+                        raise
+                    reason = (str(exc).splitlines() or [exc.__class__.__name__])[0][:200]
+                    attempt.errors.append(f"line {line.lineno}: refused by the database "
+                                          f"({reason})")
+        report.imported.inserted += attempt.inserted
+        report.imported.duplicates += attempt.duplicates
+        report.imported.scratched += attempt.scratched
+        report.errors += [f"{path.name} {e}" for e in attempt.errors]
 
     def _turns(self, path: Path, chunk: bytes, lineno: int,
                report: WatchReport) -> Iterator[ImportLine]:

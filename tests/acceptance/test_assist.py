@@ -34,6 +34,8 @@ EARLIER = [
     line(4, OLD, "user", "<command-name>/clear</command-name>", isMeta=True),
     json.dumps({"type": "summary", "summary": "Staging port", "leafUuid": "x"}) + "\n",
     line(5, OLD, "user", "My cat Miso is allergic to chicken."),
+    line(7, OLD, "user", "Summary of the earlier conversation: COMPACTED", isCompactSummary=True),
+    line(8, OLD, "user", "Subagent prompt: SIDECHAIN", isSidechain=True),
 ]
 
 
@@ -55,23 +57,30 @@ def test_watch_once_imports_messages_skips_tool_lines_and_is_idempotent(
                 env=env)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout) == {
-        "files": 1, "lines": 6, "skipped": 3, "inserted": 3, "duplicates": 0,
+        "files": 1, "lines": 8, "skipped": 5, "inserted": 3, "duplicates": 0,
         "scratched": json.loads(first.stdout)["scratched"], "errors": 0, "error_lines": []}
     got = turns(db_url)
     assert [(s, r) for s, r, _ in got] == [(f"claude:{OLD}", "user"),
                                            (f"claude:{OLD}", "assistant"),
                                            (f"claude:{OLD}", "user")]
     assert got[1][2] == "Noted: staging Postgres on 6543."
-    assert not any("SECRET" in c or "/clear" in c for _, _, c in got)
+    assert not any(w in c for w in ("SECRET", "/clear", "COMPACTED", "SIDECHAIN")
+                   for _, _, c in got)
     # the unfinished line is completed (a user line without a message: not a turn), a
     # broken line is reported; a rerun reads only the new bytes
+    # a message over Postgres's tsvector limit is refused by the database: reported,
+    # and the lines around it are imported
+    huge = " ".join(f"w{i}x{i * 7919 % 100003}" for i in range(150_000))
     with transcript.open("a") as f:
-        f.write(': "x"}\n' + "not json\n" + line(6, OLD, "assistant", "Poor Miso."))
+        f.write(': "x"}\n' + "not json\n" + line(9, OLD, "user", huge)
+                + line(6, OLD, "assistant", "Poor Miso."))
     second = run("watch", str(transcript), "--once", "--user", "alice", "--json", env=env)
+    assert second.returncode == 0, second.stderr
     data = json.loads(second.stdout)
     assert (data["lines"], data["skipped"], data["inserted"], data["duplicates"],
-            data["errors"]) == (3, 1, 1, 0, 1), data
+            data["errors"]) == (4, 1, 1, 0, 2), data
     assert any("not JSON" in e for e in data["error_lines"])
+    assert any("refused by the database" in e for e in data["error_lines"]), data
     # a copy of the whole file elsewhere (another offset): every turn is already there
     copy = tmp_path / "copy.jsonl"
     copy.write_text(transcript.read_text())
@@ -157,5 +166,15 @@ def test_hook_errors_never_block_the_prompt(db_url: str, tmp_path: Path) -> None
                          text=True, timeout=120)
     assert bad.returncode == 1 and bad.stdout == ""
     assert bad.stderr.strip() == "cogd hook: the hook input starts with '{' but is not JSON"
+    # exit 2 would block the prompt in Claude Code: a bad option or config gives 1
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[recall]\nhnsw_ef_search = 0\n")
+    for args, extra in ((["hook", "--bogus"], {}), (["hook", "--timeout", "0.1"], {}),
+                        (["hook"], {"COGD_CONFIG": str(broken)}),
+                        (["--data-dir", str(tmp_path), "hook", "--bogus"], {})):
+        got = subprocess.run([COGD, *args], input="hello", env={**env, **extra},
+                             capture_output=True, text=True, timeout=120)
+        assert (got.returncode, got.stdout) == (1, ""), (args, got.stderr)
+    assert run("recall", "--bogus", env=env).returncode == 2  # other commands keep 2
     missing = run("watch", str(tmp_path / "nope"), "--once", env=env)
     assert missing.returncode == 2 and "no such file or directory" in missing.stderr

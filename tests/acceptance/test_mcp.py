@@ -191,3 +191,41 @@ def test_streamable_http_serves_the_same_tools(db_url: str, tmp_path: Path) -> N
 def test_http_refuses_a_non_loopback_address(db_url: str, tmp_path: Path) -> None:
     proc = run("mcp", "--http", "--host", "0.0.0.0", env=env_for(db_url, tmp_path))
     assert_clean_error(proc, "loopback address only")
+
+
+def test_the_server_reconnects_after_its_connection_is_cut(db_url: str, tmp_path: Path) -> None:
+    env = env_for(db_url, tmp_path)
+
+    async def body(c: Client) -> list[Any]:
+        before = await c.call_tool("status", {})
+        with psycopg.connect(db_url, autocommit=True) as conn:  # e.g. a Postgres restart
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                         "WHERE application_name LIKE 'cogd-mcp%'")
+        cut = await c.call_tool("status", {})
+        after = await c.call_tool("remember", {"text": "The boiler was serviced in May."})
+        return [before, cut, after]
+
+    before, cut, after = drive(stdio(env, "--user", "bob"), body)
+    assert not before.is_error
+    assert cut.is_error and "connection was lost" in cut.content[0].text
+    assert not after.is_error and after.structured_content["user"] == "bob"
+
+
+def test_why_does_not_show_another_users_memory_in_a_chain(db_url: str, tmp_path: Path) -> None:
+    from agent.config import load_settings
+    from agent.services.memory_api import MemoryAPI
+
+    api = MemoryAPI(load_settings(data_dir=tmp_path / "data", database_url=db_url), db_url,
+                    "alice")
+    try:
+        mine = api.remember("Alice keeps her bike in the blue shed.")["memory_id"]
+        theirs = api.remember("Bob's bank PIN is 9911.", user="bob")["memory_id"]
+        with psycopg.connect(db_url, autocommit=True) as conn:  # an insight merged across users
+            conn.execute("INSERT INTO memory_links (source_id, target_id, link_type) "
+                         "VALUES (%s, %s, 'supersedes')", (mine, theirs))
+        chain = api.why(mine)["chain"]
+    finally:
+        api.close()
+    assert "9911" not in json.dumps(chain)
+    hidden = [n for n in chain if n.get("hidden")]
+    assert [n["memory_id"] for n in hidden] == [theirs] and hidden[0]["content"] is None

@@ -149,7 +149,10 @@ def test_import_and_export_are_the_callers_own(server: dict[str, Any]) -> None:
     assert "Lisbon" not in bob.get("/v1/export").text
     # bob cannot write into alice's session by naming it
     stolen = bob.post("/v1/import", content=json.dumps(lines[0] | {"external_id": "b1"}))
-    assert stolen.status_code == 400 and "belongs to another user" in stolen.text
+    assert stolen.status_code == 200
+    assert (stolen.json()["inserted"], stolen.json()["errors"]) == (0, 1)
+    assert "belongs to another user" in stolen.json()["error_lines"][0]
+    assert "Lisbon" not in bob.get("/v1/export").text
 
 
 def test_bad_requests_get_a_4xx_json_error(server: dict[str, Any]) -> None:

@@ -9,6 +9,14 @@ SELECT tier FROM users WHERE user_id = %s;
 -- came from adds nothing)
 SELECT external_id FROM day_table WHERE external_id = ANY(%(ids)s)
 UNION ALL
-SELECT 'cogd:' || entry_id::text FROM day_table
-WHERE entry_id = ANY(ARRAY(SELECT substr(x, 6)::uuid FROM unnest(%(ids)s::text[]) AS x
-                           WHERE x ~ '^cogd:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'));
+SELECT x FROM unnest(%(ids)s::text[]) AS x
+WHERE CASE WHEN x ~* '^cogd:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+           -- CASE: the cast runs only on what the pattern let through
+           THEN EXISTS (SELECT 1 FROM day_table WHERE entry_id = substr(x, 6)::uuid)
+           ELSE false END;
+
+-- name: importer_session_owner
+-- an existing session by its key (external id, or its uuid as text) and its owner
+SELECT session_id, user_id FROM sessions
+WHERE external_id = %(key)s OR session_id::text = lower(%(key)s)
+ORDER BY external_id = %(key)s DESC LIMIT 1;

@@ -57,3 +57,8 @@ ORDER BY created_at DESC, memory_id LIMIT %(limit)s OFFSET %(offset)s;
 -- name: introspect_memory_of_user
 SELECT memory_id, memory_type, content, status, importance, created_at, source_entry_id
 FROM memories WHERE memory_id = %(memory_id)s AND user_id = %(user_id)s;
+
+-- name: introspect_memories_not_of_user
+-- which of the memories belong to another user (not the user's, not of no user)
+SELECT memory_id FROM memories WHERE memory_id = ANY(%(ids)s::uuid[])
+  AND user_id IS NOT NULL AND user_id <> %(user_id)s;
