@@ -1,9 +1,10 @@
 """`cogd mcp`: cogd's memory as a Model Context Protocol server (the official `mcp` SDK).
 
-stdio by default (an assistant starts it as a subprocess), streamable HTTP with --http
-(endpoint /mcp, on 127.0.0.1 only: there is no authentication on it yet). Every tool
-works on one user's memories: --user (COGD_USER, default: your login name), or the
-tool's `user` argument. The tools call agent/services/memory_api.py.
+stdio by default (an assistant starts it as a subprocess): every tool works on one
+user's memories, --user (COGD_USER, default: your login name) or the tool's `user`
+argument. Streamable HTTP with --http (endpoint /mcp, on a loopback address): every
+request needs a bearer token of `cogd token create`, and the token's user is the user of
+every call. The tools call agent/services/memory_api.py.
 """
 
 from __future__ import annotations
@@ -35,17 +36,39 @@ USER_ARG = ("Whose memories (a user handle); default: the user the server was st
 User = Annotated[str | None, Field(description=USER_ARG)]
 
 
-def build_server(api: Any) -> Any:
+def build_server(api: Any, base_url: str | None = None) -> Any:
     """The MCP server over a MemoryAPI: tools and resources; cogd's own errors become
-    tool errors the client sees (isError), never a traceback."""
+    tool errors the client sees (isError), never a traceback. With `base_url` (HTTP),
+    every request needs a bearer token of `cogd token create`, and the token's user is
+    the user of every call."""
     import psycopg
+    from mcp.server.auth.middleware.auth_context import get_access_token
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer("cogd", instructions=INSTRUCTIONS, version=cogd_version())
+    auth: dict[str, Any] = {}
+    if base_url is not None:
+        from mcp.server.auth.settings import AuthSettings
+
+        auth = {"token_verifier": TokenCheck(api),
+                "auth": AuthSettings.model_validate({
+                    "issuer_url": base_url, "resource_server_url": f"{base_url}/mcp"})}
+    server = MCPServer("cogd", instructions=INSTRUCTIONS, version=cogd_version(), **auth)
+
+    def scoped(user: str | None) -> str | None:
+        """The user of this call: the token's over HTTP (a `user` argument may only name
+        it), else the argument or the server's --user."""
+        token = get_access_token()
+        if token is None:
+            return user
+        if user is not None and user != token.client_id:
+            raise InputError(f"this token is bound to user {token.client_id!r}")
+        return token.client_id
 
     def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
+            if "user" in kwargs:
+                kwargs["user"] = scoped(kwargs["user"])
             return fn(*args, **kwargs)
         except CogdError as exc:
             raise ToolError(str(exc)) from None
@@ -124,11 +147,29 @@ def build_server(api: Any) -> Any:
                      description="The default user's open intentions: plans, promises, "
                                  "reminders, unfinished work.")
     def intentions_resource() -> dict[str, Any]:
-        return call(api.intentions)  # type: ignore[no-any-return]
+        return call(api.intentions, user=None)  # type: ignore[no-any-return]
 
     return server
 
 
+
+
+class TokenCheck:
+    """The MCP SDK's token verifier over cogd's API tokens: the token's user is the
+    AccessToken's client_id."""
+
+    def __init__(self, api: Any) -> None:
+        self.api = api
+
+    async def verify_token(self, token: str) -> Any:
+        import anyio
+        from mcp.server.auth.provider import AccessToken
+
+        caller = await anyio.to_thread.run_sync(self.api.authenticate, token)
+        if caller is None:
+            return None
+        return AccessToken(token=token, client_id=caller.handle, scopes=[],
+                           subject=str(caller.user_id))
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the SDK's DNS-rebinding guard knows these
@@ -143,10 +184,12 @@ def _loopback(host: str) -> bool:
               show_envvar=True, help="The user whose memories the tools use when a call "
               "names none [default: your login name].")
 @click.option("--http", "http", is_flag=True,
-              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
+              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio; each "
+              "request needs Authorization: Bearer <token> (cogd token create), whose user "
+              "it works on.")
 @click.option("--host", default="127.0.0.1", show_default=True,
-              help="With --http: the address to listen on (loopback only: the MCP "
-              "endpoint has no authentication).")
+              help="With --http: the address to listen on (127.0.0.1, localhost or ::1: the "
+              "SDK's DNS-rebinding guard knows these).")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535),
               help="With --http: the port.")
 def mcp(user: str, http: bool, host: str, port: int) -> int:
@@ -161,16 +204,18 @@ def mcp(user: str, http: bool, host: str, port: int) -> int:
     from agent.services.memory_api import MemoryAPI
 
     if http and not _loopback(host):
-        raise InputError(f"--host {host}: the MCP endpoint has no authentication yet, so "
-                         "it listens on a loopback address only (127.0.0.1, localhost, ::1)")
+        raise InputError(f"--host {host}: the MCP endpoint listens on a loopback address "
+                         "only (127.0.0.1, localhost, ::1); `cogd serve` is the API for "
+                         "other hosts")
     settings = settings_from()
     url = _ready_url(settings)
     api = MemoryAPI(settings, url, user)
     try:
-        server = build_server(api)
+        where = f"[{host}]" if ":" in host else host
+        server = build_server(api, f"http://{where}:{port}" if http else None)
         if http:
-            log.info("cogd mcp: streamable HTTP on http://%s:%d/mcp (user %s)", host, port,
-                     api.default_user)
+            log.info("cogd mcp: streamable HTTP on http://%s:%d/mcp (bearer tokens: "
+                     "cogd token create --user HANDLE)", host, port)
             server.run("streamable-http", host=host, port=port)
         else:
             server.run()

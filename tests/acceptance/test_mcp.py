@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import psycopg
 from mcp import Client, StdioServerParameters
 
@@ -155,11 +156,30 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_streamable_http_serves_the_same_tools(db_url: str, tmp_path: Path) -> None:
+def over_http(url: str, token: str | None, body: Callable[[Any], Awaitable[Any]]) -> Any:
+    """The SDK's session over streamable HTTP, with a bearer token."""
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def main() -> Any:
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=120) as http, \
+                streamable_http_client(url, http_client=http) as streams, \
+                ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            return await body(session)
+    return anyio.run(main)
+
+
+def test_streamable_http_serves_the_same_tools_to_a_tokens_user(db_url: str,
+                                                                 tmp_path: Path) -> None:
     env = env_for(db_url, tmp_path)
+    tokens = {u: json.loads(run("token", "create", "--user", u, "--json", env=env).stdout)
+              ["token"] for u in ("dana", "erin")}
     port = _free_port()
     log = (tmp_path / "mcp.log").open("w")
-    proc = subprocess.Popen([COGD, "mcp", "--http", "--port", str(port), "--user", "dana"],
+    proc = subprocess.Popen([COGD, "mcp", "--http", "--port", str(port), "--user", "frank"],
                             env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
@@ -172,20 +192,37 @@ def test_streamable_http_serves_the_same_tools(db_url: str, tmp_path: Path) -> N
                 assert time.monotonic() < deadline, "cogd mcp --http did not start"
                 time.sleep(0.2)
 
-        async def body(c: Client) -> dict[str, Any]:
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def dana(c: Any) -> dict[str, Any]:
             await c.call_tool("remember", {"text": "Dana's flight to Oslo leaves at 6:40."})
             tools = {t.name for t in (await c.list_tools()).tools}
             got = await c.call_tool("recall", {"query": "When does the flight to Oslo leave?"})
-            return {"tools": tools, "recall": got.structured_content}
+            other = await c.call_tool("recall", {"query": "Oslo flight", "user": "erin"})
+            return {"tools": tools, "recall": got.structured_content, "other": other}
 
-        out = drive(f"http://127.0.0.1:{port}/mcp", body)
+        async def erin(c: Any) -> Any:
+            return (await c.call_tool("recall", {"query": "When does the flight to Oslo "
+                                                          "leave?"})).structured_content
+
+        out = over_http(url, tokens["dana"], dana)
+        theirs = over_http(url, tokens["erin"], erin)
+        unauthorized = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                  headers={"Accept": "application/json, text/event-stream"})
+        wrong = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                           headers={"Authorization": "Bearer cogd_nope",
+                                    "Accept": "application/json, text/event-stream"})
     finally:
         proc.terminate()
         proc.wait(30)
         log.close()
     assert out["tools"] == TOOLS
-    assert out["recall"]["user"] == "dana"
+    assert out["recall"]["user"] == "dana"  # the token's user, not --user
     assert "6:40" in out["recall"]["items"][0]["content"]
+    assert out["other"].is_error and "bound to user 'dana'" in out["other"].content[0].text
+    assert theirs["user"] == "erin"
+    assert not any("6:40" in i["content"] for i in theirs["items"])
+    assert (unauthorized.status_code, wrong.status_code) == (401, 401)
 
 
 def test_http_refuses_a_non_loopback_address(db_url: str, tmp_path: Path) -> None:
