@@ -70,6 +70,28 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
     def error(status: int, message: str, kind: str) -> JSONResponse:
         return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status)
 
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    @app.middleware("http")
+    async def gate(request: Request, call_next: Any) -> Any:
+        """Before a /v1 body is read: a body over the limit is refused (413), and so is a
+        request without a live token (401); the route then finds the caller again."""
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            return error(413, f"the body is over {MAX_BODY_BYTES} bytes: split it",
+                         "invalid_request_error")
+        if request.url.path.startswith("/v1/"):
+            try:
+                await asyncio.to_thread(caller, request.headers.get("authorization"))
+            except ApiError as exc:
+                return error(exc.status, exc.message, exc.kind)
+        return await call_next(request)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+        return error(exc.status_code, str(exc.detail), kind)
+
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
         return error(exc.status, exc.message, exc.kind)
@@ -200,8 +222,9 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
         memory (the earlier messages are cogd's own to remember, not resent context)."""
         text = _last_user_text(body.messages)
         session_key = x_cogd_session or f"api:{who.token_id}"
-        async with loop_lock:
-            if "worker" not in local_loop:
+        async with loop_lock:  # a loop process may have stopped, or our thread died
+            pair = local_loop.get("worker")
+            if pair is None or not pair[1].is_alive():
                 local_loop["worker"] = await asyncio.to_thread(_local_loop, settings, url)
         inbox_id, conn = await asyncio.to_thread(_enqueue, url, who, session_key, text,
                                                  body.stream)
@@ -226,7 +249,13 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
                                                       "finish_reason": finish}]}) + "\n\n"
             sent = ""
             queue: asyncio.Queue[str] = asyncio.Queue()
-            task = asyncio.create_task(_reply(conn, inbox_id, queue))
+            here = asyncio.get_running_loop()
+
+            def partial(text: str) -> None:  # called on the polling thread
+                here.call_soon_threadsafe(queue.put_nowait, text)
+
+            task = asyncio.create_task(_reply(conn, inbox_id, partial))
+            get: asyncio.Task[str] | None = None
             try:
                 yield chunk({"role": "assistant", "content": ""})
                 while True:
@@ -238,10 +267,13 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
                         if part.startswith(sent) and len(part) > len(sent):
                             yield chunk({"content": part[len(sent):]})
                             sent = part
-                    else:
-                        get.cancel()
                     if task in done:
-                        final = task.result()
+                        try:
+                            final = task.result()
+                        except ApiError as exc:  # headers are sent: an error event
+                            yield "data: " + json.dumps({"error": {
+                                "message": exc.message, "type": exc.kind}}) + "\n\n"
+                            return
                         if final.startswith(sent) and len(final) > len(sent):
                             yield chunk({"content": final[len(sent):]})
                         elif not final.startswith(sent):  # the loop rewrote its draft
@@ -250,10 +282,12 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
                 yield chunk({}, "stop")
                 yield "data: [DONE]\n\n"
             finally:  # also when the client goes away mid-stream
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
-                conn.close()
+                for pending in (get, task):
+                    if pending is not None and not pending.done():
+                        pending.cancel()
+                        with contextlib.suppress(BaseException):
+                            await pending
+                await asyncio.to_thread(conn.close)
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
@@ -300,15 +334,14 @@ def _enqueue(url: str, who: Any, session_key: str, text: str, stream: bool) -> t
         raise
 
 
-async def _reply(conn: Any, inbox_id: int, parts: Any) -> str:
-    """Poll the outbox for the reply (partials into `parts` when streaming)."""
+async def _reply(conn: Any, inbox_id: int, partial: Any) -> str:
+    """Poll the outbox for the reply (`partial(text so far)` when streaming, called on the
+    polling thread)."""
     from agent import inbox
 
     deadline = time.monotonic() + CHAT_TIMEOUT_S
     while time.monotonic() < deadline:
-        got = await asyncio.to_thread(
-            inbox.reply_for, conn, inbox_id,
-            None if parts is None else parts.put_nowait)
+        got = await asyncio.to_thread(inbox.reply_for, conn, inbox_id, partial)
         if got is not None:
             return str(got.content)
         await asyncio.sleep(POLL_S)
@@ -395,18 +428,21 @@ def token() -> None:
 @click.option("--user", "handle", required=True, metavar="HANDLE",
               help="The user whose memories the token reads and writes.")
 @click.option("--name", default="", help="A label (which client holds it).")
+@click.option("--create-user", is_flag=True,
+              help="Create the user if there is none by that handle (else: an error, so a "
+              "mistyped handle does not get a token of its own).")
 @json_option
-def token_create(handle: str, name: str, as_json: bool) -> int:
+def token_create(handle: str, name: str, create_user: bool, as_json: bool) -> int:
     """Make a token and print it once (it cannot be shown again)."""
     from agent.commands.memory import _ready_url
     from agent.db.connect import connect
-    from agent.services.sessions import ensure_user
+    from agent.services.sessions import ensure_user, user_by_handle
     from agent.services.tokens import create
 
     url = _ready_url(settings_from())
     with connect(url, app="cogd-token", autocommit=True) as conn:
-        made = create(conn, ensure_user(conn, handle), handle.strip(), name,
-                      getpass.getuser())
+        uid = ensure_user(conn, handle) if create_user else user_by_handle(conn, handle.strip())
+        made = create(conn, uid, handle.strip(), name, getpass.getuser())
     if as_json:
         click.echo(json.dumps(made))
     else:

@@ -26,11 +26,12 @@ row versions until VACUUM and checkpoints recycle them).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -66,6 +67,10 @@ REDACT_HOLDING: tuple[Holding, ...] = (
     ("consolidation_log", "id", (), ("inputs", "outputs"), "all"),
     ("proposals", "proposal_id", (), ("payload", "evidence"), "all"),
     ("goals", "goal_id", ("description",), ("metadata",), "all"),
+    ("goals_history", "id", ("reason",), ("details",), "all"),
+    ("identity_history", "id", ("reason",), ("details",), "all"),
+    ("preoccupation_centroids", "centroid_id", ("label",), (), "all"),
+    ("night_cycle_runs", "run_id", ("error",), ("summary", "checkpoints"), "all"),
     ("holographic_blocks", "block_id", ("index_text",),
      ("prose", "citations", "vector_history"), "user"),
 )
@@ -119,12 +124,15 @@ def holds(value: Any, needles: Sequence[str]) -> bool:
 class Forgetter:
     def __init__(self, conn: psycopg.Connection[Any], embed: Callable[[list[str]], list[Any]],
                  reindex: Callable[[psycopg.Connection[Any]], Any], cortex: Any,
-                 data_dir: Path) -> None:
+                 data_dir: Path,
+                 embed_native: Callable[[list[str]], list[Any]] | None = None) -> None:
         self.conn = conn
         self.embed = embed  # the universal embedder's embed_documents
-        self.reindex = reindex  # rebuilds pending block index entries
+        self.embed_native = embed_native or embed  # the native one (None: the same model)
+        self.reindex = reindex  # rebuilds pending turn and block index entries
         self.cortex = cortex  # a LanceCortex, or None when there is none yet
         self.data_dir = Path(data_dir)
+        self._blocks_touched: list[Any] = []
 
     # -- entry points ---------------------------------------------------------------
 
@@ -155,11 +163,10 @@ class Forgetter:
         turns = [r[0] for r in self.conn.execute(query("forget_doomed_turns"), ids)]
         # the cortex and the files first: a crash after them leaves the rows to forget
         # again (this command, re-run), never rows whose copies were missed
-        self._cortex(report, needles, blocks=[], owner=owner)
-        self._files(report, needles)
-        with self.conn.transaction():
-            self._rows(report, owner, memories, turns, [], needles, whole=False)
-            audit.append(self.conn, actor, "forget", report.target, report.as_dict())
+        with self._night_cycle_held():
+            self._cortex(report, needles, blocks=[], owner=owner)
+            self._files(report, needles, [])
+            self._rows(report, actor, owner, memories, turns, [], needles, whole=False)
         self._after(report)
         return report
 
@@ -173,74 +180,122 @@ class Forgetter:
         needles = sorted({t.strip() for t in texts if t and len(t.strip()) >= MIN_NEEDLE},
                          key=len, reverse=True)
         report = ForgetReport(f"users:{user_id}")
-        self._cortex(report, needles, blocks=[str(b) for b in blocks], owner=user_id,
-                     whole_user=True)
-        self._files(report, needles)
-        with self.conn.transaction():
-            self._rows(report, user_id, memories, turns, blocks, needles, whole=True)
-            self.conn.execute(query("forget_delete_user"), {"uid": user_id})
-            report.count("removed", "users", 1)
-            audit.append(self.conn, actor, "forget", report.target, report.as_dict())
+        with self._night_cycle_held():
+            self._cortex(report, needles, blocks=[str(b) for b in blocks], owner=user_id,
+                         whole_user=True)
+            # briefs: lines naming their blocks, or starting like a long text of theirs
+            # (a short phrase of theirs may well be another user's too)
+            self._files(report, [n for n in needles if len(n) >= PREFIX_CHARS],
+                        [str(b) for b in blocks])
+            self._rows(report, actor, user_id, memories, turns, blocks, needles, whole=True)
+        self._after(report)
         return report
+
+    @contextlib.contextmanager
+    def _night_cycle_held(self) -> Iterator[None]:
+        """The night cycle's lock, for the time of the forget: a night cycle writing the
+        cortex meanwhile could write a forgotten row back, or lose the files of its own
+        write to the clean-up of old versions."""
+        from agent.db.locks import singleton_lock
+
+        with singleton_lock(self.conn, "night-cycle", command="a night cycle",
+                            see="`select * from v_night_cycle` (forget after it ends)"):
+            yield
 
     # -- Postgres -------------------------------------------------------------------
 
-    def _rows(self, report: ForgetReport, owner: Any, memories: list[Any], turns: list[Any],
-              blocks: list[Any], needles: list[str], whole: bool) -> None:
+    def _rows(self, report: ForgetReport, actor: str, owner: Any, memories: list[Any],
+              turns: list[Any], blocks: list[Any], needles: list[str], whole: bool) -> None:
+        """Find first (reads, embeddings), then one short transaction of deletes and
+        updates: the lexicon triggers lock each kind's statistics row until commit, and
+        every other writer waits for it."""
         conn = self.conn
         ids = {"uid": owner, "memories": memories, "turns": turns, "blocks": blocks}
-        restored = conn.execute(query("forget_restore_sources"), ids).fetchall()
-        report.restored = len(restored)
-        row = conn.execute(query("forget_delete_references"), ids).fetchone()
-        report.count("removed", "references", int(row[0]) if row else 0)
         id_texts = [str(x) for x in (*memories, *turns, *blocks)]
         sessions = self._sessions(owner)
-        for table, key, texts, jsons, scope in DELETE_HOLDING:
-            doomed = [k for k, _ in self._holding(table, key, texts, jsons, scope, owner,
-                                                  sessions, needles, id_texts, whole)]
-            if doomed:
-                if table == "scratch_buffer":  # gate decisions point at scratch rows
-                    conn.execute("DELETE FROM gate_decisions WHERE scratch_id = ANY(%s)",
-                                 (doomed,))
-                conn.execute(f"DELETE FROM {table} WHERE {key} = ANY(%s)", (doomed,))
-                report.count("removed", table, len(doomed))
-        n = conn.execute(query("forget_delete_memories"), ids).rowcount
-        report.count("removed", "memories", n)
-        if whole:  # turns point at inbox rows: outbox and turns go first, then the inbox
-            for table in ("outbox",):
-                n = conn.execute(f"DELETE FROM {table} WHERE session_id = ANY(%s)",
-                                 (sessions,)).rowcount
-                report.count("removed", table, n)
-        n = conn.execute(query("forget_delete_turns"), ids).rowcount
-        report.count("removed", "day_table", n)
-        # the lexicon keeps a term whose last document went (df 0); a forgotten word goes
-        conn.execute(query("forget_unused_terms"))
-        if whole:
-            for table in ("inbox", "escalations", "gate_decisions", "recall_log", "thoughts",
-                          "scratch_buffer"):
-                n = conn.execute(f"DELETE FROM {table} WHERE session_id = ANY(%s)",
-                                 (sessions,)).rowcount
-                report.count("removed", table, n)
-            conn.execute(query("forget_unlink_blocks"), ids)
-            n = conn.execute(query("forget_delete_blocks"), ids).rowcount
-            report.count("removed", "holographic_blocks", n)
-            n = conn.execute("DELETE FROM intentions WHERE user_id = %s", (owner,)).rowcount
-            report.count("removed", "intentions", n)
-        self._blocks_touched: list[Any] = []
+        doomed = {table: [k for k, _ in self._holding(table, key, texts, jsons, scope, owner,
+                                                      sessions, needles, id_texts, whole)]
+                  for table, key, texts, jsons, scope in DELETE_HOLDING}
+        redact = []
         for table, key, texts, jsons, scope in REDACT_HOLDING:
+            # a whole user's phrases may be anyone's: what no user owns is matched by id
+            words = [] if whole and scope == "all" else needles
             for k, values in self._holding(table, key, texts, jsons, scope, owner, sessions,
-                                           needles, [], whole=False):
-                cols = [*texts, *jsons]
-                new = [cut(v, needles) for v in values]
+                                           words, id_texts if whole else [], whole=False):
+                if table == "holographic_blocks" and k in blocks:
+                    continue  # deleted below
+                redact.append((table, key, [*texts, *jsons], jsons, k,
+                               [cut(v, needles) for v in values]))
+        touched = [k for t, _, _, _, k, _ in redact if t == "holographic_blocks"]
+        vectors = self._block_vectors(touched, redact)
+        quoting = [] if whole else [r[0] for r in conn.execute(
+            query("forget_quoting_turns"), {"uid": owner, "needles": needles,
+                                            "turns": turns})]
+        with conn.transaction():
+            report.restored = len(conn.execute(query("forget_restore_sources"),
+                                               ids).fetchall())
+            row = conn.execute(query("forget_delete_references"), ids).fetchone()
+            report.count("removed", "references", int(row[0]) if row else 0)
+            for table, keys in doomed.items():
+                if not keys:
+                    continue
+                if table == "scratch_buffer":  # gate decisions point at scratch rows
+                    conn.execute(query("forget_gate_of_scratch"), (keys,))
+                key = next(k for t, k, *_ in DELETE_HOLDING if t == table)
+                conn.execute(f"DELETE FROM {table} WHERE {key} = ANY(%s)", (keys,))
+                report.count("removed", table, len(keys))
+            report.count("removed", "memories",
+                         conn.execute(query("forget_delete_memories"), ids).rowcount)
+            if whole:  # turns point at inbox rows: the outbox and turns go, then the inbox
+                report.count("removed", "outbox", conn.execute(
+                    query("forget_session_outbox"), (sessions,)).rowcount)
+            report.count("removed", "day_table",
+                         conn.execute(query("forget_delete_turns"), ids).rowcount)
+            if whole:
+                for name in ("inbox", "escalations", "gate_decisions", "recall_log",
+                             "thoughts", "scratch_buffer"):
+                    report.count("removed", name, conn.execute(
+                        query(f"forget_session_{name}"), (sessions,)).rowcount)
+                conn.execute(query("forget_unlink_blocks"), ids)
+                report.count("removed", "holographic_blocks",
+                             conn.execute(query("forget_delete_blocks"), ids).rowcount)
+                report.count("removed", "intentions", conn.execute(
+                    query("forget_user_intentions"), (owner,)).rowcount)
+            for table, key, cols, jsons, k, new in redact:
                 sets = ", ".join(f"{c} = %s" + ("::jsonb" if c in jsons else "")
                                  for c in cols)
                 conn.execute(f"UPDATE {table} SET {sets} WHERE {key} = %s", (
                     *[json.dumps(v) if c in jsons and v is not None else v
                       for c, v in zip(cols, new, strict=True)], k))
                 report.count("redacted", table, 1)
-                if table == "holographic_blocks":
-                    self._blocks_touched.append(k)
-        self._reembed_blocks(self._blocks_touched)
+            for k, (uni, nat) in vectors.items():
+                conn.execute(query("forget_block_reembed"),
+                             {"id": k, "universal": uni, "native": nat})
+            if quoting:  # a reply's index quotes the turn before it: rebuilt without it
+                conn.execute(query("forget_reindex_turns"), (quoting,))
+                report.count("redacted", "day_table_index", len(quoting))
+            # the lexicon keeps a term whose last document went (df 0): a forgotten word goes
+            conn.execute(query("forget_unused_terms"))
+            if whole:
+                conn.execute(query("forget_delete_user"), {"uid": owner})
+                report.count("removed", "users", 1)
+            audit.append(conn, actor, "forget", report.target, report.as_dict())
+        self._blocks_touched = touched + ([None] if quoting else [])
+
+    def _block_vectors(self, touched: list[Any],
+                       redact: list[Any]) -> dict[Any, tuple[str, str]]:
+        """New vectors of the blocks whose prose lost the text, from what is left."""
+        from agent.domain.contextual import prose_text
+
+        if not touched:
+            return {}
+        prose = {k: new[cols.index("prose")] for t, _, cols, _, k, new in redact
+                 if t == "holographic_blocks"}
+        texts = [prose_text(prose[k]) or " " for k in touched]
+        uni = self.embed(texts)
+        nat = self.embed_native(texts)
+        return {k: (vector_text(u), vector_text(n))
+                for k, u, n in zip(touched, uni, nat, strict=True)}
 
     def _sessions(self, owner: Any) -> list[Any]:
         return [r[0] for r in self.conn.execute(
@@ -249,46 +304,43 @@ class Forgetter:
     def _holding(self, table: str, key: str, texts: Sequence[str], jsons: Sequence[str],
                  scope: str, owner: Any, sessions: list[Any], needles: list[str],
                  id_texts: list[str], whole: bool) -> list[tuple[Any, list[Any]]]:
-        """(key, values) of the rows in scope whose text holds a needle or an id (all
-        rows in scope when `whole`)."""
+        """(key, values) of the rows in scope whose text holds a needle or an id (all the
+        owner's rows in scope when `whole`). Postgres narrows the rows (the row as text
+        holds a needle, raw or as JSON escapes it); Python checks the values."""
         cols = ", ".join([key, *texts, *jsons])
+        # a JSON column's text escapes quotes, backslashes and control characters
+        probes = sorted({*needles, *(json.dumps(n, ensure_ascii=False)[1:-1] for n in needles),
+                         *id_texts})
+        body = "concat_ws(chr(31), " + ", ".join(f"{c}::text" for c in (*texts, *jsons)) + ")"
         if scope == "user":
-            rows = self.conn.execute(f"SELECT {cols} FROM {table} "
-                                     "WHERE user_id IS NOT DISTINCT FROM %s", (owner,))
+            where, args = "user_id IS NOT DISTINCT FROM %(owner)s", {"owner": owner}
+            mine = "true"
         elif scope == "session":  # a row of no session is never the owner's whole
-            rows = self.conn.execute(
-                f"SELECT {cols}, session_id IS NOT NULL FROM {table} "
-                "WHERE session_id = ANY(%s) OR session_id IS NULL", (sessions,))
+            where, args = "(session_id = ANY(%(sessions)s) OR session_id IS NULL)", {
+                "sessions": sessions}
+            mine = "session_id IS NOT NULL"
         else:
-            rows = self.conn.execute(f"SELECT {cols} FROM {table}")
+            where, args, mine = "true", {}, "false"
+        if not (whole and mine != "false"):
+            if not probes:
+                return []
+            where += (" AND (" + ("" if not whole else f"{mine} OR ") + "EXISTS (SELECT 1 "
+                      f"FROM unnest(%(probes)s::text[]) p WHERE strpos({body}, p) > 0))")
+            args["probes"] = probes
         out = []
-        for r in rows:
+        for r in self.conn.execute(f"SELECT {cols}, {mine} FROM {table} WHERE {where}", args):
             n = 1 + len(texts) + len(jsons)
-            values, mine = list(r[1:n]), scope == "user" or (scope == "session" and r[n])
-            if (whole and mine) or holds(values, needles) or (id_texts and holds(
+            values = list(r[1:n])
+            if (whole and r[n]) or holds(values, needles) or (id_texts and holds(
                     [json.dumps(v, default=str) for v in values], id_texts)):
                 out.append((r[0], values))
         return out
 
-    def _reembed_blocks(self, blocks: list[Any]) -> None:
-        """Blocks whose prose lost the text: new vectors of what is left, and a new
-        index entry (index_version NULL: the indexer rebuilds it)."""
-        from agent.domain.contextual import prose_text
-
-        if not blocks:
-            return
-        rows = self.conn.execute("SELECT block_id, prose FROM holographic_blocks "
-                                 "WHERE block_id = ANY(%s)", (blocks,)).fetchall()
-        vectors = self.embed([prose_text(r[1]) or " " for r in rows])
-        for r, vec in zip(rows, vectors, strict=True):
-            text = vector_text(vec)
-            self.conn.execute(query("forget_block_reembed"),
-                              {"id": r[0], "universal": text, "native": text})
-
     def _after(self, report: ForgetReport) -> None:
-        """Rebuild the index entries of blocks whose text was cut (their old terms leave
-        the lexicon), then drop the terms no document holds any more."""
-        if getattr(self, "_blocks_touched", None):
+        """Rebuild the index entries of blocks whose text was cut and of turns that quoted
+        a forgotten one (their old terms leave the lexicon), then drop the terms no
+        document holds any more."""
+        if self._blocks_touched:
             self.reindex(self.conn)
             with self.conn.transaction():
                 self.conn.execute(query("forget_unused_terms"))
@@ -307,7 +359,8 @@ class Forgetter:
             rows = store.rows(name)
             mine = [r for r in rows if r["block_id"] in blocks or (
                 not whole_user and str(r.get("user_id")) == str(owner)
-                and holds([r["prose_text"], r["live_zones_text"], r["prose"]], needles))]
+                and holds([r["prose_text"], r["live_zones_text"], _json(r["prose"])],
+                          needles))]
             if whole_user:
                 gone = [r["block_id"] for r in rows if r["block_id"] in blocks
                         or (r.get("user_id") and str(r["user_id"]) == str(owner))]
@@ -316,12 +369,15 @@ class Forgetter:
                 changed |= bool(gone)
                 continue
             for r in mine:
-                for col in ("prose_text", "live_zones_text", "prose"):
+                for col in ("prose_text", "live_zones_text"):
                     r[col] = cut(r[col], needles)
+                r["prose"] = _cut_json(r["prose"], needles)
             if mine:
-                vecs = self.embed([r["prose_text"] or " " for r in mine])
-                for r, v in zip(mine, vecs, strict=True):
-                    r["universal"] = r["native"] = [float(x) for x in v]
+                texts = [r["prose_text"] or " " for r in mine]
+                for r, u, n in zip(mine, self.embed(texts), self.embed_native(texts),
+                                   strict=True):
+                    r["universal"] = [float(x) for x in u]
+                    r["native"] = [float(x) for x in n]
                 store.upsert(name, mine, "block_id")
                 report.cortex[f"{name}_redacted"] = len(mine)
                 changed = True
@@ -351,26 +407,64 @@ class Forgetter:
         if changed:
             purge_old_versions(store)
 
-    def _files(self, report: ForgetReport, needles: list[str]) -> None:
-        """Morning briefs and run summaries under DATA_DIR/night_cycle: lines holding
-        the start of a forgotten text go (a brief quotes excerpts); whole texts are cut."""
+    def _files(self, report: ForgetReport, needles: list[str], ids: list[str]) -> None:
+        """Morning briefs and run summaries under DATA_DIR/night_cycle: a brief line that
+        holds the start of a forgotten text (a brief quotes excerpts, its whitespace
+        folded) or names a forgotten block goes; in summary.json the texts are cut."""
         root = self.data_dir / "night_cycle"
-        if not root.is_dir() or not needles:
+        if not root.is_dir() or not (needles or ids):
             return
-        starts = [n[:PREFIX_CHARS] for n in needles]
+        starts = [_fold(n)[:PREFIX_CHARS] for n in needles] + ids
         for path in sorted(root.rglob("*")):
             if not path.is_file() or path.suffix not in (".md", ".json"):
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
-            if not holds(text, starts):
-                continue
             if path.suffix == ".md":
-                new = "\n".join(line if not holds(line, starts) else f"- {REDACTED}"
-                                for line in text.split("\n"))
+                new = "\n".join(f"- {REDACTED}" if holds(_fold("\n".join(item)), starts)
+                                else "\n".join(item) for item in _items(text))
             else:
-                new = cut(text, needles)
-            path.write_text(new, encoding="utf-8")
-            report.files += 1
+                new = _cut_json(text, needles)
+            if new != text:
+                path.write_text(new, encoding="utf-8")
+                report.files += 1
+
+
+def _items(markdown: str) -> list[list[str]]:
+    """A brief's lines grouped into items: a list item with its wrapped lines, a heading,
+    a blank line (a quoted excerpt may wrap onto the next line)."""
+    items: list[list[str]] = []
+    for line in markdown.split("\n"):
+        starts_item = (not line.strip() or line.lstrip().startswith(("- ", "* ", "#"))
+                       or not items or not items[-1][0].strip())
+        if starts_item:
+            items.append([line])
+        else:
+            items[-1].append(line)
+    return items
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _json(text: Any) -> Any:
+    """A JSON string column (the cortex's prose, a summary file) as data, else as is."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _cut_json(text: Any, needles: Sequence[str]) -> Any:
+    """Cut the needles out of a JSON document's strings (escapes would hide them in its
+    text), keeping it JSON; text that is not JSON is cut as text."""
+    data = _json(text)
+    if data is text:
+        return cut(text, needles)
+    return json.dumps(cut(data, needles), indent=2 if "\n" in str(text) else None,
+                      ensure_ascii=False)
 
 
 def build_forgetter(settings: Any, conn: psycopg.Connection[Any]) -> Forgetter:
@@ -381,13 +475,18 @@ def build_forgetter(settings: Any, conn: psycopg.Connection[Any]) -> Forgetter:
     from agent.services.indexing import build_indexer
 
     universal = factory.build_universal_embedder(settings)
+    native = factory.build_native_embedder(settings)
     indexer = build_indexer(settings)
     uri = cortex_uri(settings)
-    cortex = (LanceCortex.from_settings(settings)
+    # a handle of its own, reading the latest version (one kept from an earlier forget
+    # would read the version it first saw, or none made since)
+    cortex = (LanceCortex.from_settings(settings, read_consistency_s=0.0)
               if "://" in uri or Path(uri).is_dir() else None)
     return Forgetter(conn, lambda texts: list(universal.embed_documents(texts)),
-                     lambda c: indexer.run(c, kinds=("block",), count=False), cortex,
-                     Path(settings.data_dir))
+                     lambda c: indexer.run(c, kinds=("day_table", "block"), count=False),
+                     cortex, Path(settings.data_dir),
+                     None if native.model_id == universal.model_id
+                     else lambda texts: list(native.embed_documents(texts)))
 
 
 def purge_old_versions(store: Any) -> None:

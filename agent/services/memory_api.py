@@ -40,7 +40,8 @@ from agent.services.sessions import ensure_session, ensure_user
 from agent.services.turns import TurnWriter
 
 MEMORY_STATUSES = ("active", "superseded", "archived")
-MAX_TEXT_CHARS = 20_000  # one remember: a note, not a document (import a document's turns)
+MAX_TEXT_CHARS = 20_000
+MAX_OFFSET = 10_000_000  # one remember: a note, not a document (import a document's turns)
 MAX_K = 50
 
 
@@ -57,11 +58,14 @@ class MemoryAPI:
         self.url, self.app = url, app
         self.conn = connect(url, app=app, autocommit=True)
         self._lock = threading.Lock()
+        self._auth_lock = threading.Lock()
+        self._auth_conn: psycopg.Connection[Any] | None = None
         self._sessions: dict[Any, Any] = {}  # user_id -> this process's session for them
-        self._forgetter: Any = None
 
     def close(self) -> None:
         self.conn.close()
+        if self._auth_conn is not None:
+            self._auth_conn.close()
 
     @contextmanager
     def _db(self) -> Iterator[psycopg.Connection[Any]]:
@@ -71,7 +75,6 @@ class MemoryAPI:
             if self.conn.closed or self.conn.broken:
                 self.conn = connect(self.url, app=self.app, autocommit=True)
                 self._sessions.clear()
-                self._forgetter = None
             yield self.conn
 
     # -- scoping -------------------------------------------------------------
@@ -173,8 +176,8 @@ class MemoryAPI:
         """The user's own memories, newest first (not those of no user)."""
         if status is not None and status not in MEMORY_STATUSES:
             raise InputError(f"status must be one of {', '.join(MEMORY_STATUSES)}")
-        if not 1 <= limit <= 500 or offset < 0:
-            raise InputError("limit must be 1-500 and offset at least 0")
+        if not 1 <= limit <= 500 or not 0 <= offset <= MAX_OFFSET:
+            raise InputError(f"limit must be 1-500 and offset 0-{MAX_OFFSET}")
         with self._db():
             handle, uid = self._user(user)
             rows = self.conn.execute(query("introspect_memories_of_user"), {
@@ -200,22 +203,29 @@ class MemoryAPI:
 
         with self._db():
             handle, uid = self._user(user)
-            if self._forgetter is None:
-                self._forgetter = build_forgetter(self.settings, self.conn)
-            report = self._forgetter.memory(memory_id, f"{actor}:{handle}", user_id=uid,
-                                            scoped=True)
+            # built for each forget: its cortex handle must read the latest version
+            report = build_forgetter(self.settings, self.conn).memory(
+                memory_id, f"{actor}:{handle}", user_id=uid, scoped=True)
         return {"user": handle, **report.as_dict()}
 
     def authenticate(self, token: str) -> Any:
-        """The caller of a bearer token (agent/services/tokens.py), or None."""
+        """The caller of a bearer token (agent/services/tokens.py), or None; on a
+        connection of its own, so a long call (a forget) does not hold up every request."""
         from agent.services.tokens import authenticate
 
-        with self._db():
-            return authenticate(self.conn, token)
+        with self._auth_db() as conn:
+            return authenticate(conn, token)
 
     def ping(self) -> bool:
-        with self._db():
-            return self.conn.execute("SELECT 1").fetchone() == (1,)
+        with self._auth_db() as conn:
+            return conn.execute("SELECT 1").fetchone() == (1,)
+
+    @contextmanager
+    def _auth_db(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._auth_lock:
+            if self._auth_conn is None or self._auth_conn.closed or self._auth_conn.broken:
+                self._auth_conn = connect(self.url, app=f"{self.app}-auth", autocommit=True)
+            yield self._auth_conn
 
     def goals(self) -> dict[str, Any]:
         """Layer 1: the agent's active goals and their weights."""
@@ -261,11 +271,14 @@ class MemoryAPI:
 
 
 def _text(value: str, name: str) -> str:
+    """Text Postgres can store (NUL and lone surrogates replaced), not empty, not huge."""
+    from agent.domain.text import storable_text
+
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"{name} is empty")
     if len(value) > MAX_TEXT_CHARS:
         raise InputError(f"{name} is {len(value)} characters; at most {MAX_TEXT_CHARS}")
-    return value.strip()
+    return storable_text(value)[0].strip()
 
 
 def _memory(r: Any) -> dict[str, Any]:

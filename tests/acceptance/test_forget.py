@@ -20,7 +20,9 @@ from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env, create_db, drop_db
 from tests.integration.test_night_cycle import HANDLES, NOW, corpus_jsonl
 
-SECRET = "My storage unit on Zorblax Lane opens with the code 5531."
+# non-ASCII and quotes: JSON copies (the cortex's prose, summary.json) escape them
+SECRET = 'My storage unit on Zorblax Lane ("Gärtnerhof" side) opens with the code 5531.'
+
 WORD = "zorblax"
 TERM = "zorb"  # the word as the BM25 lexicon keeps it (agent/domain/lexical.py: prefixes)
 
@@ -44,6 +46,7 @@ def night(pg_admin_url: str, template_db: str,
     lines.insert(120, json.dumps({"session": "forget-s0", "speaker": "nora", "role": "user",
                                   "content": SECRET, "timestamp": when,
                                   "external_id": "secret-1"}))
+
     jsonl = data.parent / "turns.jsonl"
     jsonl.write_text("\n".join(lines) + "\n")
     env = env_for(url, data)
@@ -57,6 +60,7 @@ def night(pg_admin_url: str, template_db: str,
     api = MemoryAPI(load_settings(data_dir=data, database_url=url), url, "nora")
     try:
         api.remember(SECRET)
+        api.remember("ok, thanks!")  # a short reply: its index entry quotes the turn before
     finally:
         api.close()
     yield name, data
@@ -116,9 +120,18 @@ def test_a_forgotten_memory_is_nowhere_afterwards(copy: tuple[str, Path]) -> Non
     # the control: the text is in the turns, the memory, a block, the cortex and the brief
     assert {"day_table", "memories", "holographic_blocks"} <= set(before)
     assert {t for t, _ in lexicon_holding(url, TERM)} == {"terms", "postings"}
+    # briefs quote block excerpts (which blocks depends on the night): one quoting the
+    # secret's start, wrapped, and a summary holding it JSON-escaped, as the run writes them
+    brief = next((data / "night_cycle").rglob("brief.md"))
+    cut_at = SECRET.index(" ", 28)  # wrapped at a space, as text is
+    brief.write_text(brief.read_text() + "\n- `b` strongest block: "
+                     + SECRET[:cut_at] + "\n  " + SECRET[cut_at + 1:70] + "...\n")
+    (brief.parent / "summary.json").write_text(json.dumps({"stages": {"4": {"sample": SECRET}}},
+                                                          indent=2))
     held = files_holding(data, WORD)
     assert any(f.startswith("cortex/") for f in held)
-    assert any(f.startswith("night_cycle/") and f.endswith("brief.md") for f in held)
+    assert {str(brief.relative_to(data)), str((brief.parent / "summary.json")
+                                              .relative_to(data))} <= set(held)
     with psycopg.connect(url) as conn:
         others = conn.execute("SELECT count(*) FROM day_table").fetchone()[0]  # type: ignore[index]
         blocks = conn.execute("SELECT count(*) FROM holographic_blocks").fetchone()[0]  # type: ignore[index]
@@ -140,6 +153,7 @@ def test_a_forgotten_memory_is_nowhere_afterwards(copy: tuple[str, Path]) -> Non
                                 "WHERE prose::text LIKE '%[forgotten]%' "
                                 "AND index_version IS NOT NULL").fetchone()[0]  # type: ignore[index]
     assert others - left == report["removed"]["day_table"] <= 3  # the turn, its echo
+    assert report["redacted"].get("day_table_index", 0) >= 1  # "ok, thanks!" quoted it
     assert kept == blocks and redacted >= 1  # cut out, re-indexed, not destroyed
     assert len(audit) == 1 and audit[0][1].startswith("memories:")
     found = json.loads(run("recall", "storage unit code", "--user", "nora", "--json",

@@ -175,8 +175,8 @@ def over_http(url: str, token: str | None, body: Callable[[Any], Awaitable[Any]]
 def test_streamable_http_serves_the_same_tools_to_a_tokens_user(db_url: str,
                                                                  tmp_path: Path) -> None:
     env = env_for(db_url, tmp_path)
-    tokens = {u: json.loads(run("token", "create", "--user", u, "--json", env=env).stdout)
-              ["token"] for u in ("dana", "erin")}
+    tokens = {u: json.loads(run("token", "create", "--user", u, "--create-user", "--json",
+                                env=env).stdout)["token"] for u in ("dana", "erin")}
     port = _free_port()
     log = (tmp_path / "mcp.log").open("w")
     proc = subprocess.Popen([COGD, "mcp", "--http", "--port", str(port), "--user", "frank"],

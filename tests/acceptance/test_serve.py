@@ -33,7 +33,8 @@ def server(db_url: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
                   COGD_LLM__ROLES__CONSOLIDATION="heuristic", COGD_LLM__ROLES__DMN="heuristic")
     tokens = {}
     for user in ("alice", "bob"):
-        made = run("token", "create", "--user", user, "--name", "test", "--json", env=env)
+        made = run("token", "create", "--user", user, "--name", "test", "--create-user",
+                   "--json", env=env)
         assert made.returncode == 0, made.stderr
         tokens[user] = json.loads(made.stdout)
     port = _free_port()
@@ -174,6 +175,25 @@ def test_bad_requests_get_a_4xx_json_error(server: dict[str, Any]) -> None:
     for response, status, fragment in cases:
         assert response.status_code == status, (response.status_code, response.text)
         assert fragment in response.json()["error"]["message"], response.text
+    anon = client(server, None)
+    early = anon.post("/v1/recall", content="{not json",
+                      headers={"Content-Type": "application/json"})
+    assert early.status_code == 401  # the token is checked before the body is read
+    host, port = server["base"].removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as raw:  # a lying length
+        raw.sendall(b"POST /v1/import HTTP/1.1\r\nHost: x\r\nContent-Length: 1099511627776"
+                    b"\r\nConnection: close\r\n\r\nx")
+        answer = b""
+        while chunk := raw.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413") and b"is over" in answer
+    nowhere = alice.get("/v1/nothing-here")
+    assert nowhere.status_code == 404 and nowhere.json()["error"]["type"] == "not_found_error"
+    odd = alice.post("/v1/recall", content=r'{"query": "what about \u0000 and \ud800?"}',
+                     headers={"Content-Type": "application/json"})
+    assert odd.status_code == 200, odd.text  # stored text is cleaned, not a 500
+    far = alice.get("/v1/memories", params={"offset": 2**63})
+    assert far.status_code in (400, 422), far.text
     docs = httpx.get(f"{server['base']}/openapi.json").json()
     assert {"/v1/chat/completions", "/v1/recall", "/v1/memories", "/v1/import",
             "/v1/export", "/v1/status", "/healthz"} <= set(docs["paths"])
@@ -215,8 +235,11 @@ def test_token_commands_refuse_bad_input_cleanly(db_url: str, tmp_path: Path) ->
 
     env = env_for(db_url, tmp_path)
     assert_clean_error(run("token", "revoke", "cogd_nothing", env=env), "no token")
-    assert_clean_error(run("token", "create", "--user", "  ", env=env), "cannot be empty")
-    made = json.loads(run("token", "create", "--user", "ana", "--json", env=env).stdout)
+    assert_clean_error(run("token", "create", "--user", "  ", "--create-user", env=env),
+                       "cannot be empty")
+    assert_clean_error(run("token", "create", "--user", "anaa", env=env), "no user 'anaa'")
+    made = json.loads(run("token", "create", "--user", "ana", "--create-user", "--json",
+                          env=env).stdout)
     assert run("token", "revoke", made["token_id"], env=env).returncode == 0
     again = run("token", "revoke", made["token_id"], "--json", env=env)
     assert json.loads(again.stdout)["revoked"] is False  # already revoked: said, not an error

@@ -117,3 +117,41 @@ WHERE block_id = %(id)s;
 -- name: forget_unused_terms
 -- terms no document holds any more (the triggers keep them at df 0)
 DELETE FROM lexical_terms WHERE df = 0;
+
+-- name: forget_quoting_turns
+-- the owner's other turns whose index entry quotes a forgotten text (a short reply's
+-- index quotes the turn before it): their index is rebuilt
+SELECT entry_id FROM day_table
+WHERE user_id IS NOT DISTINCT FROM %(uid)s::uuid AND NOT entry_id = ANY(%(turns)s::uuid[])
+  AND EXISTS (SELECT 1 FROM unnest(%(needles)s::text[]) n
+              WHERE strpos(index_text, left(regexp_replace(n, '\s+', ' ', 'g'), 60)) > 0);
+
+-- name: forget_reindex_turns
+UPDATE day_table SET index_version = NULL WHERE entry_id = ANY(%s);
+
+-- name: forget_gate_of_scratch
+DELETE FROM gate_decisions WHERE scratch_id = ANY(%s);
+
+-- name: forget_session_outbox
+DELETE FROM outbox WHERE session_id = ANY(%s);
+
+-- name: forget_session_inbox
+DELETE FROM inbox WHERE session_id = ANY(%s);
+
+-- name: forget_session_escalations
+DELETE FROM escalations WHERE session_id = ANY(%s);
+
+-- name: forget_session_gate_decisions
+DELETE FROM gate_decisions WHERE session_id = ANY(%s);
+
+-- name: forget_session_recall_log
+DELETE FROM recall_log WHERE session_id = ANY(%s);
+
+-- name: forget_session_thoughts
+DELETE FROM thoughts WHERE session_id = ANY(%s);
+
+-- name: forget_session_scratch_buffer
+DELETE FROM scratch_buffer WHERE session_id = ANY(%s);
+
+-- name: forget_user_intentions
+DELETE FROM intentions WHERE user_id = %s;
