@@ -7,7 +7,7 @@ the caller can fix; an unexpected failure is a 500 with one line, never a traceb
 
 `POST /v1/chat/completions` is OpenAI-compatible: the last user message goes through the
 same inbox → loop → outbox path as `cogd chat` (a loop thread in this process when no
-loop process runs), in one session per token (or `X-Cogd-Session`); `stream: true`
+loop process runs), in one session per token (or per `X-Cogd-Session` name); `stream: true`
 sends the reply as server-sent events while it is generated.
 """
 
@@ -221,7 +221,9 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
         """OpenAI-compatible chat: the last user message, answered by cogd's loop with its
         memory (the earlier messages are cogd's own to remember, not resent context)."""
         text = _last_user_text(body.messages)
-        session_key = x_cogd_session or f"api:{who.token_id}"
+        # session keys are one namespace across users: the caller's are prefixed with
+        # their user id, so no one can take a key another user will use
+        session_key = f"api:{who.user_id}:" + (x_cogd_session or f"token:{who.token_id}")
         async with loop_lock:  # a loop process may have stopped, or our thread died
             pair = local_loop.get("worker")
             if pair is None or not pair[1].is_alive():

@@ -228,6 +228,16 @@ def test_openai_sdk_chats_with_memory_streaming_and_not(server: dict[str, Any],
             " JOIN day_table d USING (session_id) WHERE s.external_id LIKE 'api:%%'"
             " GROUP BY 1, 2 ORDER BY 1").fetchall()
     assert sessions == [("alice", "api", 6), ("bob", "api", 2)]  # each turn and its reply
+    # a session name is the caller's own: the same name from two users, two sessions
+    body = {"model": "cogd", "messages": [{"role": "user", "content": "Hello there."}]}
+    for user in ("alice", "bob"):
+        got = client(server, user).post("/v1/chat/completions", json=body,
+                                        headers={"X-Cogd-Session": "shared"})
+        assert got.status_code == 200, got.text
+    with psycopg.connect(db_url) as conn:
+        named = conn.execute("SELECT u.handle FROM sessions s JOIN users u USING (user_id) "
+                             "WHERE s.external_id LIKE '%%:shared' ORDER BY 1").fetchall()
+    assert named == [("alice",), ("bob",)]
 
 
 def test_token_commands_refuse_bad_input_cleanly(db_url: str, tmp_path: Path) -> None:
