@@ -39,7 +39,7 @@ from typing import Any
 
 import psycopg
 
-from agent.db import audit
+from agent.db import audit, scrub
 from agent.db.queries import query, vector_text
 from agent.errors import InputError
 
@@ -242,8 +242,7 @@ class Forgetter:
                 if table == "scratch_buffer":  # gate decisions point at scratch rows
                     conn.execute(query("forget_gate_of_scratch"), (keys,))
                 key = next(k for t, k, *_ in DELETE_HOLDING if t == table)
-                conn.execute(f"DELETE FROM {table} WHERE {key} = ANY(%s)", (keys,))
-                report.count("removed", table, len(keys))
+                report.count("removed", table, scrub.delete_keys(conn, table, key, keys))
             report.count("removed", "memories",
                          conn.execute(query("forget_delete_memories"), ids).rowcount)
             if whole:  # turns point at inbox rows: the outbox and turns go, then the inbox
@@ -262,11 +261,9 @@ class Forgetter:
                 report.count("removed", "intentions", conn.execute(
                     query("forget_user_intentions"), (owner,)).rowcount)
             for table, key, cols, jsons, k, new in redact:
-                sets = ", ".join(f"{c} = %s" + ("::jsonb" if c in jsons else "")
-                                 for c in cols)
-                conn.execute(f"UPDATE {table} SET {sets} WHERE {key} = %s", (
-                    *[json.dumps(v) if c in jsons and v is not None else v
-                      for c, v in zip(cols, new, strict=True)], k))
+                scrub.rewrite(conn, table, key, cols, jsons, k, [
+                    json.dumps(v) if c in jsons and v is not None else v
+                    for c, v in zip(cols, new, strict=True)])
                 report.count("redacted", table, 1)
             for k, (uni, nat) in vectors.items():
                 conn.execute(query("forget_block_reembed"),
@@ -298,42 +295,23 @@ class Forgetter:
                 for k, u, n in zip(touched, uni, nat, strict=True)}
 
     def _sessions(self, owner: Any) -> list[Any]:
-        return [r[0] for r in self.conn.execute(
-            "SELECT session_id FROM sessions WHERE user_id IS NOT DISTINCT FROM %s", (owner,))]
+        return [r[0] for r in self.conn.execute(query("forget_owner_sessions"), (owner,))]
 
     def _holding(self, table: str, key: str, texts: Sequence[str], jsons: Sequence[str],
                  scope: str, owner: Any, sessions: list[Any], needles: list[str],
                  id_texts: list[str], whole: bool) -> list[tuple[Any, list[Any]]]:
         """(key, values) of the rows in scope whose text holds a needle or an id (all the
-        owner's rows in scope when `whole`). Postgres narrows the rows (the row as text
-        holds a needle, raw or as JSON escapes it); Python checks the values."""
-        cols = ", ".join([key, *texts, *jsons])
+        owner's rows in scope when `whole`). Postgres narrows the rows (their columns as
+        text hold a needle, raw or as JSON escapes it); Python checks the values."""
         # a JSON column's text escapes quotes, backslashes and control characters
         probes = sorted({*needles, *(json.dumps(n, ensure_ascii=False)[1:-1] for n in needles),
                          *id_texts})
-        body = "concat_ws(chr(31), " + ", ".join(f"{c}::text" for c in (*texts, *jsons)) + ")"
-        if scope == "user":
-            where, args = "user_id IS NOT DISTINCT FROM %(owner)s", {"owner": owner}
-            mine = "true"
-        elif scope == "session":  # a row of no session is never the owner's whole
-            where, args = "(session_id = ANY(%(sessions)s) OR session_id IS NULL)", {
-                "sessions": sessions}
-            mine = "session_id IS NOT NULL"
-        else:
-            where, args, mine = "true", {}, "false"
-        if not (whole and mine != "false"):
-            if not probes:
-                return []
-            where += (" AND (" + ("" if not whole else f"{mine} OR ") + "EXISTS (SELECT 1 "
-                      f"FROM unnest(%(probes)s::text[]) p WHERE strpos({body}, p) > 0))")
-            args["probes"] = probes
         out = []
-        for r in self.conn.execute(f"SELECT {cols}, {mine} FROM {table} WHERE {where}", args):
-            n = 1 + len(texts) + len(jsons)
-            values = list(r[1:n])
-            if (whole and r[n]) or holds(values, needles) or (id_texts and holds(
+        for k, values, mine in scrub.rows_holding(self.conn, table, key, [*texts, *jsons],
+                                                  scope, owner, sessions, probes, whole):
+            if (whole and mine) or holds(values, needles) or (id_texts and holds(
                     [json.dumps(v, default=str) for v in values], id_texts)):
-                out.append((r[0], values))
+                out.append((k, values))
         return out
 
     def _after(self, report: ForgetReport) -> None:

@@ -166,9 +166,11 @@ def test_a_forgotten_memory_is_nowhere_afterwards(copy: tuple[str, Path]) -> Non
 def test_forget_user_erases_one_user_and_keeps_the_others(copy: tuple[str, Path]) -> None:
     url, data = copy
     with psycopg.connect(url) as conn:
-        mine = [r[0] for r in conn.execute(
+        mine = [r[0] for r in conn.execute(  # what only mia said (replies repeat)
             "SELECT d.content FROM day_table d JOIN users u USING (user_id) "
-            "WHERE u.handle = 'mia' AND length(d.content) > 30 LIMIT 5")]
+            "WHERE u.handle = 'mia' AND length(d.content) > 30 AND NOT EXISTS ("
+            "SELECT 1 FROM day_table o WHERE o.content = d.content AND o.user_id <> d.user_id)"
+            " ORDER BY d.created_at LIMIT 5")]
         theirs = conn.execute(
             "SELECT count(*) FROM day_table d JOIN users u USING (user_id) "
             "WHERE u.handle <> 'mia'").fetchone()[0]  # type: ignore[index]

@@ -155,3 +155,6 @@ DELETE FROM scratch_buffer WHERE session_id = ANY(%s);
 
 -- name: forget_user_intentions
 DELETE FROM intentions WHERE user_id = %s;
+
+-- name: forget_owner_sessions
+SELECT session_id FROM sessions WHERE user_id IS NOT DISTINCT FROM %s;
