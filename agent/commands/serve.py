@@ -82,7 +82,8 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
                          "invalid_request_error")
         if request.url.path.startswith("/v1/"):
             try:
-                await asyncio.to_thread(caller, request.headers.get("authorization"))
+                request.state.caller = await asyncio.to_thread(
+                    check_token, request.headers.get("authorization"))
             except ApiError as exc:
                 return error(exc.status, exc.message, exc.kind)
         return await call_next(request)
@@ -113,7 +114,13 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
         log.exception("cogd serve: request failed")
         return error(500, f"internal error: {exc.__class__.__name__}", "server_error")
 
-    def caller(authorization: str | None = Header(default=None)) -> Caller:
+    def caller(request: Request,
+               authorization: str | None = Header(default=None)) -> Caller:
+        """The caller the gate found (it checks every /v1 request's token first)."""
+        found = getattr(request.state, "caller", None)
+        return found if found is not None else check_token(authorization)
+
+    def check_token(authorization: str | None) -> Caller:
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError(401, "missing bearer token: send Authorization: Bearer <token> "
