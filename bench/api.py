@@ -23,22 +23,16 @@ import argparse
 import datetime as dt
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine, percentile, scratch_database, write_results
+from bench.common import machine, scratch_database, write_results
+from bench.loop import stats
 
 WARMUP = 5
-
-
-def stats(values: list[float]) -> dict[str, float]:
-    return {"n": len(values), "p50": round(percentile(values, 50), 2),
-            "p95": round(percentile(values, 95), 2),
-            "mean": round(statistics.mean(values), 2), "max": round(max(values), 2)}
 
 
 def _free_port() -> int:

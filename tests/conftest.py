@@ -154,3 +154,12 @@ def cogd_env(**extra: str) -> dict[str, str]:
     env.pop("DATABASE_URL", None)
     env.update(extra)
     return env
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (for a server a test starts)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

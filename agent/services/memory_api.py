@@ -29,6 +29,7 @@ from agent.config import Settings
 from agent.db import catalog
 from agent.db.connect import connect
 from agent.db.queries import query
+from agent.db.schema import MEMORY_STATUSES
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
 from agent.services import introspect
@@ -39,7 +40,6 @@ from agent.services.recall import build_recaller
 from agent.services.sessions import ensure_session, ensure_user
 from agent.services.turns import TurnWriter
 
-MEMORY_STATUSES = ("active", "superseded", "archived")
 MAX_TEXT_CHARS = 20_000
 MAX_OFFSET = 10_000_000  # one remember: a note, not a document (import a document's turns)
 MAX_K = 50

@@ -19,6 +19,10 @@ def ensure_user(conn: psycopg.Connection[Any], handle: str, tier: str | None = N
         raise InputError("a user handle cannot be empty")
     if tier is not None and tier not in USER_TIERS:
         raise InputError(f"unknown user tier {tier!r}; valid tiers: {', '.join(USER_TIERS)}")
+    if tier is None:  # the common case (every API call, hook, import line): a read
+        found = conn.execute(query("sessions_user_by_handle"), (handle,)).fetchone()
+        if found is not None:
+            return found[0]
     row = conn.execute(
         query("sessions_user_upsert"),
         (handle, tier, tier),

@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.acceptance.test_cli import COGD, assert_clean_error, run
 from tests.acceptance.test_memory_cli import env_for
+from tests.conftest import free_port
 
 TOOLS = {"recall", "remember", "why", "forget", "status", "goals", "identity"}
 
@@ -150,11 +151,6 @@ def test_bad_arguments_are_tool_errors_with_a_reason(db_url: str, tmp_path: Path
     assert not ok.is_error  # the server is still serving after the errors
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 def over_http(url: str, token: str | None, body: Callable[[Any], Awaitable[Any]]) -> Any:
     """The SDK's session over streamable HTTP, with a bearer token."""
@@ -177,7 +173,7 @@ def test_streamable_http_serves_the_same_tools_to_a_tokens_user(db_url: str,
     env = env_for(db_url, tmp_path)
     tokens = {u: json.loads(run("token", "create", "--user", u, "--create-user", "--json",
                                 env=env).stdout)["token"] for u in ("dana", "erin")}
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / "mcp.log").open("w")
     proc = subprocess.Popen([COGD, "mcp", "--http", "--port", str(port), "--user", "frank"],
                             env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -19,12 +19,7 @@ from openai import OpenAI
 
 from tests.acceptance.test_cli import COGD, run
 from tests.acceptance.test_memory_cli import env_for
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.conftest import free_port
 
 
 @pytest.fixture
@@ -37,7 +32,7 @@ def server(db_url: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
                    "--json", env=env)
         assert made.returncode == 0, made.stderr
         tokens[user] = json.loads(made.stdout)
-    port = _free_port()
+    port = free_port()
     log = (tmp_path / "serve.log").open("w")
     proc = subprocess.Popen([COGD, "serve", "--port", str(port)], env=env, stdout=log,
                             stderr=subprocess.STDOUT)
