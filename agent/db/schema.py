@@ -55,6 +55,11 @@ MEMORY_TYPES = (
 )
 MEMORY_STATUSES = ("active", "superseded", "archived")
 LINK_TYPES = ("supersedes", "contradicts", "related")
+THOUGHT_KINDS = (
+    "self_prompt", "creative_impulse", "proactive_recall", "discarded",
+    "internal_turn", "epiphany",  # revision 0014
+)
+INTENTION_STATUSES = ("open", "fulfilled", "dropped")
 
 
 def _in(col: str, values: tuple[str, ...]) -> str:
@@ -227,6 +232,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         _ts(),
         Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
         Column("content_tsv", TSVECTOR, Computed(TSV_EXPR, persisted=True)),
+        Column("emotion", JSONB),  # revision 0014: the emotional imprint (seed 000 §3.4)
         *_index_columns(),
         CheckConstraint(_in("memory_type", MEMORY_TYPES), name="ck_memories_type"),
         CheckConstraint(_in("status", MEMORY_STATUSES), name="ck_memories_status"),
@@ -339,12 +345,21 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         _ts(),
         Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
         Column("last_carried_session", UUID(as_uuid=True)),  # revision 0005
+        # revision 0014: the lifecycle (open -> fulfilled / dropped) and a topic vector
+        _ts("resolved_at", nullable=True),
+        Column("resolved_by_entry_id", UUID(as_uuid=True),
+               ForeignKey("day_table.entry_id", ondelete="SET NULL")),
+        Column("resolution", JSONB),
+        Column("universal_embedding", universal),
+        _ts("last_surfaced_at", nullable=True),
+        CheckConstraint("(status = 'open') = (resolved_at IS NULL)",
+                        name="ck_intentions_resolved"),
         CheckConstraint(
             _in("kind", ("plan", "promise", "reminder", "unfinished")), name="ck_intentions_kind"
         ),
         Index("uq_intentions_source_entry", "source_entry_id", unique=True),
         CheckConstraint(
-            _in("status", ("open", "fulfilled", "dropped")), name="ck_intentions_status"
+            _in("status", INTENTION_STATUSES), name="ck_intentions_status"
         ),
         Index("ix_intentions_user_status", "user_id", "status"),
     )
@@ -534,11 +549,53 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         CheckConstraint(
             _in(
                 "kind",
-                ("self_prompt", "creative_impulse", "proactive_recall", "discarded"),
+                THOUGHT_KINDS,
             ),
             name="ck_thoughts_kind",
         ),
         Index("ix_thoughts_status", "status", "created_at"),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),  # revision 0014
+        Index("ix_thoughts_user_kind", "user_id", "kind", "status"),
+    )
+
+    # revision 0014: the session handoff's continuation note, one per session
+    Table(
+        "continuation_notes",
+        md,
+        _uuid_pk("note_id"),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id"),
+               nullable=False),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("content", Text, nullable=False),
+        Column("source_ids", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+        Column("detector", Text, nullable=False),
+        _ts("last_turn_at", nullable=True),
+        _ts(),
+        Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        Index("uq_continuation_notes_session", "session_id", unique=True),
+        Index("ix_continuation_notes_user", "user_id", "updated_at"),
+    )
+
+    # revision 0014: the emotional state after each turn (seed 000 §3), per user
+    Table(
+        "emotional_state",
+        md,
+        _serial_pk(),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("entry_id", UUID(as_uuid=True),
+               ForeignKey("day_table.entry_id", ondelete="SET NULL")),
+        Column("valence", Float, nullable=False),
+        Column("energy", Float, nullable=False),
+        Column("openness", Float, nullable=False),
+        Column("label", Text),
+        Column("detector", Text, nullable=False),
+        Column("signals", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        _ts(),
+        CheckConstraint("valence >= -1 AND valence <= 1", name="ck_emotional_state_valence"),
+        CheckConstraint("energy >= 0 AND energy <= 1", name="ck_emotional_state_energy"),
+        CheckConstraint("openness >= 0 AND openness <= 1", name="ck_emotional_state_openness"),
+        Index("ix_emotional_state_user", "user_id", "created_at"),
+        Index("uq_emotional_state_entry", "entry_id", unique=True),
     )
 
     Table(

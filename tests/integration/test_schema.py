@@ -21,12 +21,12 @@ TABLES = {
     "gate_decisions", "recall_log", "consolidation_log", "thoughts", "night_cycle_runs",
     "inbox", "outbox", "process_heartbeats", "audit_log", "llm_calls", "worker_state",
     "memory_citations", "escalations", "gut_signals", "lexical_postings", "lexical_stats",
-    "lexical_terms", "api_tokens",
+    "lexical_terms", "api_tokens", "continuation_notes", "emotional_state",
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",
     "v_night_cycle", "v_llm_calls", "v_citations", "v_escalations", "v_thoughts",
-    "v_intentions",
+    "v_intentions", "v_emotion",
 }
 SEARCHED_EMBEDDINGS = {
     ("day_table", "universal_embedding"), ("day_table", "native_embedding"),
