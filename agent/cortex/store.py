@@ -9,7 +9,9 @@ vectors were written by another model: navigate by the frozen universal vectors 
 reconsolidate: re-embed each retrieved block's live zones with the current native model,
 record the delta in vector_history, heal the stored native vector (in the cortex and in
 the hippocampus row), promote an archived block back to the cortex, and log an epiphany
-turn (day_table, message_type = 'epiphany') when the delta passes the threshold.
+turn (day_table, message_type = 'epiphany') when the delta passes the threshold, with a
+thought of kind 'epiphany' that the next relevant turn shows once as a double take
+(seed 001 §9.8.2; agent/services/double_takes.py).
 """
 
 from __future__ import annotations
@@ -123,6 +125,15 @@ class LanceCortexStore:
                     user_tier=row["user_tier"], role="system", content=content,
                     universal=vector_text(uvec), message_type="epiphany",
                     epiphany_metadata=meta)
+                if got is not None:  # the double take: shown once, in a relevant turn
+                    prose = " ".join((row["live_zones_text"] or row["prose_text"] or "").split())
+                    conn.execute(query("cortex_epiphany_thought"), (
+                        f"[cortex:{row['block_id']}] {note} It reads: {prose[:300]}",
+                        f"cortex:{row['block_id']}",
+                        json.dumps([f"cortex:{row['block_id']}", f"day_table:{got[0]}",
+                                    {"delta_magnitude": event["delta_magnitude"],
+                                     "excerpt": prose[:300]}]),
+                        row["user_id"]))
         except psycopg.Error as exc:  # the block's session may be gone: keep recall working
             logger.warning("could not log the epiphany on %s: %s", row["block_id"], exc)
             return None

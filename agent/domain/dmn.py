@@ -40,6 +40,11 @@ class DmnConfig:
     search_results: int
     connection_min_similarity: float
     weight_step: float
+    max_per_session: int = 3  # seed 000 §6.3 observations' cooldown, per session
+    min_minutes_between: float = 5.0
+    act_idle_minutes: float = 1.0  # thoughts that act: idle for this long ...
+    act_every_minutes: float = 30.0  # ... and at most one internal turn this often
+    act_recall_results: int = 5
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> DmnConfig:
@@ -57,6 +62,11 @@ class DmnConfig:
             search_results=int(need(t, "search_results")),
             connection_min_similarity=float(need(t, "connection_min_similarity")),
             weight_step=float(need(t, "surfacing_weight_step")),
+            max_per_session=int(need(t, "max_observations_per_session")),
+            min_minutes_between=float(need(t, "min_minutes_between_observations")),
+            act_idle_minutes=float(need(t, "act_idle_minutes")),
+            act_every_minutes=float(need(t, "act_every_minutes")),
+            act_recall_results=int(need(t, "act_recall_results")),
         )
 
 
@@ -115,6 +125,14 @@ def classify(goal_similarity: float, value_similarity: float, pressing: bool,
     if value_similarity >= min_similarity and not pressing:
         return "creative_impulse"
     return "discarded"
+
+
+def session_cooling(count: int, minutes_since_last: float | None, cfg: DmnConfig) -> bool:
+    """Per-session cooldown (seed 000 §6.3): at most `max_per_session` proactive recalls in
+    one session, at least `min_minutes_between` apart."""
+    if count >= cfg.max_per_session:
+        return True
+    return minutes_since_last is not None and minutes_since_last < cfg.min_minutes_between
 
 
 def ruminating(theme_count: int, cfg: DmnConfig) -> bool:

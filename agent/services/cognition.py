@@ -46,6 +46,7 @@ from agent.domain.tables import need
 from agent.domain.tags import parse_memory_tags
 from agent.domain.text import storable_text
 from agent.inbox import LostClaim
+from agent.services.double_takes import take as take_double_takes
 from agent.services.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.services.indexing import Indexer, index_config, index_pending
 from agent.services.recall import Recaller, RecallOutcome, build_cortex
@@ -97,6 +98,7 @@ class TurnContext:
     identity_triggers: list[str]
     exits: list[Any]
     started: float
+    double_take_ids: list[str] = field(default_factory=list)  # epiphanies shown
 
 
 @dataclass
@@ -269,10 +271,14 @@ class Cognition:
             full_identity(traits, goals, self.cfg.identity, self.count_tokens)
             if fired else identity_hash(traits, goals, self.cfg.identity)
         )
+        double = take_double_takes(  # seed 001 §9.8.2: each epiphany once, when relevant
+            conn, self.universal, user[0] if user else None, query_text,
+            {i.id for i in recalled}, float(need(self.settings.idle, "double_take_min_similarity")))
         parts = PromptParts(
             identity=identity_block,
             recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict) for i in recalled],
             thoughts=self._thoughts(conn, session_id),
+            double_takes=[t for _, t in double],
             history=[(t.role, t.content) for t in inside],
             user_message=content,
         )
@@ -280,7 +286,7 @@ class Cognition:
             session_id=session_id, inbox_id=inbox_id, user=user, user_entry=user_entry,
             content=content, parts=parts, recall=outcome, recalled=recalled,
             boundary_sims=boundary_sims, identity_triggers=fired, exits=exits,
-            started=started,
+            started=started, double_take_ids=[i for i, _ in double],
         )
 
     def respond(
@@ -333,6 +339,7 @@ class Cognition:
             "reflection_loops": resp.loops,
             "citations": cited,
             "thoughts": list(ctx.parts.thoughts),
+            "double_takes": ctx.double_take_ids,
             "exit_gate": [{"entry_id": str(e.entry_id), "action": e.action} for e in ctx.exits],
         }
         inbox_id, user = ctx.inbox_id, ctx.user

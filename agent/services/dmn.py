@@ -1,30 +1,40 @@
 """One tick of the idle default-mode network (issue #5; seed 003 §Idle Loop, seed 002).
 
 proactive recall (topic shift, task completion, winding down → `thoughts` that the
-loop's next prompt shows as "recalled without being asked") → stochastic
-surfacing (self-prompt / creative impulse / discard, rumination cap, weights that
-evolve from outcomes) → the gut signal (logged in gut_signals).
+loop's next prompt shows as "recalled without being asked"; also run for one turn at a
+time by the idle worker on the turn's NOTIFY, `proactive_turn`) → stochastic surfacing
+(self-prompt / creative impulse / discard, rumination cap, weights that evolve from
+outcomes) → thoughts that act (a self-prompt, while idle and rate-limited, becomes an
+internal System 1 turn stored as an `internal_turn` thought, never sent to a user) →
+outcomes (a self-prompt counts in its goal's `actions`, a useful one in `useful_actions`)
+→ the gut signal (logged in gut_signals; its outcome written after the horizon).
 
-Writes only thoughts, gut_signals and its own worker_state; never memories or
-identity.
+Writes only thoughts, gut_signals, the goals' action counters and its own worker_state;
+never memories or identity.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import random
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
 import psycopg
 
+from agent.bus import Channel, Kind, notify
 from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import dmn as rules
 from agent.domain.tables import need
+from agent.errors import ProviderError
 from agent.services.consolidation import get_state, set_state
+
+logger = logging.getLogger(__name__)
 
 OUTCOME_HORIZON_MINUTES = 60  # cogd choice: a surfaced item recalled within an hour was useful
 # cogd choice: proactive recall is about the live conversation; turns older than this (an
@@ -49,6 +59,9 @@ class Dmn:
         self.dim = int(settings.embedding.universal_dim)
         self.universal = factory.build_universal_embedder(settings)
         self.recaller = build_recaller(settings, recorder)
+        self.settings = settings
+        self.recorder = recorder
+        self._system1: Any = None  # built on the first internal turn
         self.rng = rng or random.Random()
         self._embedded: dict[str, np.ndarray[Any, Any]] = {}
 
@@ -63,32 +76,79 @@ class Dmn:
         with conn.transaction():
             out["surfaced"] = self.surface(conn, now)
         with conn.transaction():
+            out["acted"] = self.act(conn, now)
+        with conn.transaction():
             out["weights"] = self.evolve(conn, now)
         with conn.transaction():
             out["gut"] = self.gut(conn)
+        with conn.transaction():
+            out["gut_outcomes"] = self.gut_outcomes(conn, now)
         return out
 
     # -- proactive recall ---------------------------------------------------------
 
     def proactive(self, conn: psycopg.Connection[Any], now: datetime) -> list[dict[str, Any]]:
+        """The catch-up pass (the tick): every live user turn since the watermark that the
+        NOTIFY path (`proactive_turn`) has not handled already."""
         state = get_state(conn, "dmn.proactive")
         rows = conn.execute(
             query("dmn_recent_user_turns"),
             (state.get("seen_to", "-infinity"), now - timedelta(seconds=LIVE_TURNS_S))
         ).fetchall()
+        handled = set(state.get("handled", []))
         made: list[dict[str, Any]] = []
-        for entry, session, user, text, _at, cur, prev in rows:
-            current = _vec(cur)
-            if current is None:
-                continue
-            fired = rules.triggers(_vec(prev), current, text, self.cfg)
-            if "topic_shift" in fired or "task_completion" in fired:
-                made += self._recall_for(conn, entry, session, text, fired, now)
-            if "winding_down" in fired:
-                made += self._open_intentions(conn, session, user, now)
+        for row in rows:
+            if str(row[0]) not in handled:
+                made += self._proactive_row(conn, row, now)
         if rows:
-            set_state(conn, "dmn.proactive", {"seen_to": rows[-1][4].isoformat()})
+            set_state(conn, "dmn.proactive", {"seen_to": rows[-1][4].isoformat(),
+                                              "handled": []})
         return made
+
+    def proactive_turn(self, conn: psycopg.Connection[Any], entry_id: str,
+                       now: datetime | None = None) -> list[dict[str, Any]]:
+        """The proactive pass for one user turn, on its TURN notification (seed 002 §1:
+        within seconds, not on the next tick). An assistant turn, or a turn that is not
+        live, does nothing. The tick's catch-up pass skips the turns handled here."""
+        now = now or datetime.now(UTC)
+        try:
+            uuid.UUID(str(entry_id))
+        except ValueError:  # not a day_table entry id: nothing to do
+            return []
+        with conn.transaction():
+            row = conn.execute(query("dmn_user_turn"),
+                               (entry_id, now - timedelta(seconds=LIVE_TURNS_S))).fetchone()
+            if row is None:
+                return []
+            made = self._proactive_row(conn, row, now)
+            state = get_state(conn, "dmn.proactive")
+            handled = [*state.get("handled", []), str(row[0])][-500:]
+            set_state(conn, "dmn.proactive", {**state, "handled": handled})
+        return made
+
+    def _proactive_row(self, conn: psycopg.Connection[Any], row: tuple[Any, ...],
+                       now: datetime) -> list[dict[str, Any]]:
+        entry, session, user, text, _at, cur, prev = row
+        current = _vec(cur)
+        if current is None:
+            return []
+        made: list[dict[str, Any]] = []
+        fired = rules.triggers(_vec(prev), current, text, self.cfg)
+        if ("topic_shift" in fired or "task_completion" in fired) and not self._session_cooling(
+                conn, session, now):
+            made += self._recall_for(conn, entry, session, text, fired, now, user=user)
+        if "winding_down" in fired:
+            made += self._open_intentions(conn, session, user, now)
+        return made
+
+    def _session_cooling(self, conn: psycopg.Connection[Any], session: Any,
+                         now: datetime) -> bool:
+        """seed 000 §6.3: at most N proactive recalls per session, M minutes apart."""
+        row = conn.execute(query("dmn_session_observations"), (session,)).fetchone()
+        count, last = (int(row[0]), row[1]) if row else (0, None)
+        since = (None if last is None
+                 else (now - last).total_seconds() / self.cfg.seconds_per_minute)
+        return rules.session_cooling(count, since, self.cfg)
 
     def _cooling(self, conn: psycopg.Connection[Any], source: str, now: datetime) -> bool:
         row = conn.execute(
@@ -98,17 +158,19 @@ class Dmn:
         return row is not None
 
     def _thought(self, conn: psycopg.Connection[Any], kind: str, content: str, theme: str,
-                 sources: list[Any], session: Any, now: datetime) -> dict[str, Any]:
+                 sources: list[Any], session: Any, now: datetime,
+                 user: Any = None) -> dict[str, Any]:
         row = conn.execute(
             query("dmn_thought_insert"),
-            (kind, content[:2000], theme, json.dumps(sources, default=str), session, now),
+            (kind, content[:2000], theme, json.dumps(sources, default=str), session, now, user),
         ).fetchone()
         assert row is not None
+        notify(conn, Channel.THOUGHT, Kind.THOUGHT, str(row[0]))  # sent at commit
         return {"thought_id": str(row[0]), "kind": kind, "theme": theme, "content": content}
 
     def _recall_for(self, conn: psycopg.Connection[Any], entry: Any, session: Any, text: str,
                     fired: list[str], now: datetime, detector: str = "keyword-heuristic",
-                    ) -> list[dict[str, Any]]:
+                    user: Any = None) -> list[dict[str, Any]]:
         """Strong matches for `text` not already in this session, not surfaced within the
         topic cooldown, at most max_injected: each stored as a proactive_recall thought.
         `entry`: the turn that triggered it (None: a prompt not yet in day_table, from
@@ -136,7 +198,7 @@ class Dmn:
             thought = self._thought(
                 conn, "proactive_recall", f"Earlier: {' '.join(item.content.split())[:400]}",
                 fired[0], [item.id, *turn, {"trigger_detector": detector}],
-                session, now)
+                session, now, user)
             made.append({**thought, "item": item.id, "speaker": item.speaker,
                          "said_at": None if item.created_at is None
                          else item.created_at.isoformat()})
@@ -154,7 +216,7 @@ class Dmn:
             made.append(self._thought(
                 conn, "proactive_recall",
                 f"Still open ({kind}, carried {carried} sessions): {content[:300]}",
-                "winding_down", [source], session, now))
+                "winding_down", [source], session, now, user))
         return made
 
     # -- surfacing ------------------------------------------------------------------
@@ -214,16 +276,88 @@ class Dmn:
         text = {"self_prompt": f"How does this serve the goal '{goal_name}'? {item.content}",
                 "creative_impulse": f"A thought in the light of '{value_name}': {item.content}",
                 "discarded": item.content}[kind]
-        made = self._thought(conn, kind, text, item.id, [item.id, {"contributions": parts}],
-                             None, now)
+        goal = goal_name if kind == "self_prompt" else None
+        made = self._thought(conn, kind, text, item.id,
+                             [item.id, {"contributions": parts, "goal": goal}], None, now)
+        if goal is not None:  # an action taken for the goal (seed 003 §Compulsion Safety)
+            conn.execute(query("dmn_goal_action"), (goal,))
         pending = get_state(conn, "dmn.outcomes").get("pending", [])
-        pending.append({"item": item.id, "at": now.isoformat(), "contributions": parts})
+        pending.append({"item": item.id, "at": now.isoformat(), "contributions": parts,
+                        "goal": goal})
         set_state(conn, "dmn.outcomes", {"pending": pending[-200:]})
         return {**made, "goal_similarity": round(goal_sim, 3),
                 "value_similarity": round(value_sim, 3)}
 
+    # -- thoughts that act ------------------------------------------------------------
+
+    def act(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """seed 003 §Idle Loop "goal connection → self-prompt → feed to System 1": the
+        newest self-prompt not acted on (within the outcome horizon) becomes an internal
+        System 1 turn while the agent is idle (no user turn for `act_idle_minutes`), at most
+        one per `act_every_minutes`. The answer is stored as an `internal_turn` thought with
+        no session: never in a conversation's pending thoughts, never sent to a user."""
+        row = conn.execute(query("dmn_next_self_prompt"),
+                           (now - self.minutes(OUTCOME_HORIZON_MINUTES),)).fetchone()
+        if row is None:
+            return None
+        last_turn = conn.execute(query("dmn_last_user_turn_at")).fetchone()
+        if last_turn and last_turn[0] and now - last_turn[0] < self.minutes(
+                self.cfg.act_idle_minutes):
+            return {"skipped": "not idle"}
+        last_act = conn.execute(query("dmn_last_internal_turn_at")).fetchone()
+        if last_act and last_act[0] and now - last_act[0] < self.minutes(
+                self.cfg.act_every_minutes):
+            return {"skipped": "rate limit"}
+        return self._internal_turn(conn, row, now)
+
+    def _internal_turn(self, conn: psycopg.Connection[Any], row: tuple[Any, ...],
+                       now: datetime) -> dict[str, Any]:
+        from agent.providers import factory
+
+        prompt_id, prompt, item, sources = row
+        goal = next((s.get("goal") for s in sources if isinstance(s, dict)), None)
+        owner = None
+        if item.startswith("memory:"):
+            got = conn.execute(query("dmn_memory_owner"), (item.split(":", 1)[1],)).fetchone()
+            owner = got[0] if got else None
+        out = self.recaller.recall(conn, prompt, k=self.cfg.act_recall_results, log=False,
+                                   reconsolidate=False, user_id=owner)
+        material = [i for i in out.result.items if i.verdict != "no_match"]
+        if self._system1 is None:
+            self._system1 = factory.build_llm(self.settings, "system1", self.recorder)
+        listed = "\n".join(f"- [{i.id}] {' '.join(i.content.split())[:400]}" for i in material)
+        messages = [
+            {"role": "system", "content": (
+                "You are cogd, thinking on your own between conversations: no user is "
+                "present and nothing you write is sent to anyone. A thought came up; answer "
+                "it for yourself in a few sentences, from the material listed (cite an item "
+                "with its tag), and say what, if anything, is worth doing next.")},
+            {"role": "user", "content": prompt + ("\n\nMaterial:\n" + listed if listed
+                                                 else "\n\n(no material was recalled)")},
+        ]
+        try:
+            result = self._system1.chat(messages)
+        except ProviderError as exc:  # the self-prompt is not retried: the loop goes on
+            logger.warning("dmn: the internal turn's model failed (%s)", exc)
+            conn.execute(query("dmn_thought_status"), ("act_failed", prompt_id))
+            return {"failed": str(exc)[:200], "self_prompt": str(prompt_id)}
+        text = result.text.strip() or "(no answer)"
+        if result.fallback:  # the heuristic profile: extractive, and it says so
+            text = f"Heuristic answer (extractive, no model): {text}"
+        made = self._thought(
+            conn, "internal_turn", text, f"internal_turn:{item}",
+            [f"thought:{prompt_id}", item, *[i.id for i in material],
+             {"goal": goal, "model": getattr(self._system1, "model", None),
+              "fallback": bool(result.fallback)}],
+            None, now, owner)
+        conn.execute(query("dmn_thought_status"), ("acted", prompt_id))
+        return {**made, "self_prompt": str(prompt_id), "item": item, "goal": goal,
+                "material": [i.id for i in material], "fallback": bool(result.fallback)}
+
     def evolve(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, float] | None:
-        """Surfaced items later recalled were useful; unrecalled after the horizon were not."""
+        """Surfaced items later recalled (or cited in a reply) within the horizon were
+        useful; the others, once the horizon passed, were not. A useful self-prompt counts
+        in its goal's `useful_actions`."""
         pending = get_state(conn, "dmn.outcomes").get("pending", [])
         if not pending:
             return None
@@ -234,10 +368,15 @@ class Dmn:
             recalled = conn.execute(
                 query("dmn_recently_recalled"),
                 (at, p["item"])).fetchone()
+            if recalled is None and p["item"].startswith("memory:"):
+                recalled = conn.execute(query("dmn_recently_cited"),
+                                        (p["item"].split(":", 1)[1], at)).fetchone()
             if recalled or now - at > self.minutes(OUTCOME_HORIZON_MINUTES):
                 weights = rules.evolve_weights(weights, p["contributions"], bool(recalled),
                                                self.cfg.weight_step)
                 changed = True
+                if recalled and p.get("goal"):
+                    conn.execute(query("dmn_goal_useful"), (p["goal"],))
             else:
                 keep.append(p)
         set_state(conn, "dmn.outcomes", {"pending": keep})
@@ -268,3 +407,11 @@ class Dmn:
             query("dmn_gut_signal"),
             (norm, vector_text(delta), json.dumps(layers)))
         return {"delta_norm": round(norm, 4), "layers": layers}
+
+    def gut_outcomes(self, conn: psycopg.Connection[Any], now: datetime) -> int:
+        """seed 003 §17d (delta, action, OUTCOME): each gut signal older than the outcome
+        horizon gets its outcome (`dmn_gut_outcomes`, a named heuristic: the user turns
+        that followed, their similarity to the delta, recalls that matched, citations)."""
+        horizon = self.minutes(OUTCOME_HORIZON_MINUTES).total_seconds()
+        return len(conn.execute(query("dmn_gut_outcomes"),
+                                {"now": now, "horizon_s": horizon}).fetchall())

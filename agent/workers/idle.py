@@ -3,6 +3,8 @@
 The interval follows how long the agent has been idle, seen through turn
 notifications (1 min after a task, 5 after 10 min idle, 15 after an hour, 30
 after 4 h; `[idle]` in config, with `seconds_per_minute` scaling the clock).
+A user turn's notification runs the proactive-recall pass for that turn at once
+(`Dmn.proactive_turn`); the tick's pass is the catch-up for missed notifications.
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ class IdleWorker(Worker):
     on: ClassVar[Mapping[Kind, str]] = {Kind.TURN: "on_turn"}
 
     def on_turn(self, event: Event) -> None:
-        self.last_activity = time.monotonic()  # a turn: the agent is busy again
+        """A turn: the agent is busy again; a user turn gets its proactive pass now
+        (seed 002 §1: within seconds), not on the next tick. The tick's pass catches up
+        on turns whose notification was missed."""
+        self.last_activity = time.monotonic()
+        assert self.conn is not None
+        made = self.dmn.proactive_turn(self.conn, event.id)
+        self.items_done += len(made)
+        if made:
+            self.last_result = {**self.last_result, "proactive_on_notify": len(made)}
 
     def next_interval_s(self) -> float:
         from agent.domain.dmn import heartbeat_seconds

@@ -16,8 +16,8 @@ SELECT 1 FROM thoughts WHERE kind = 'proactive_recall' AND source_ids @> %s::jso
   AND created_at > %s;
 
 -- name: dmn_thought_insert
-INSERT INTO thoughts (kind, content, theme, source_ids, session_id, created_at)
-VALUES (%s, %s, %s, %s::jsonb, %s, %s) RETURNING thought_id;
+INSERT INTO thoughts (kind, content, theme, source_ids, session_id, created_at, user_id)
+VALUES (%s, %s, %s, %s::jsonb, %s, %s, %s) RETURNING thought_id;
 
 -- name: dmn_session_entries
 SELECT entry_id FROM day_table WHERE session_id = %s;
@@ -65,3 +65,77 @@ SELECT memory_id, content, importance, access_count, coalesce(last_accessed, cre
 FROM memories WHERE status = 'active'
 ORDER BY importance DESC, created_at DESC
 LIMIT 200;
+
+-- name: dmn_user_turn
+-- one live user turn (the TURN notification's entry), shaped as dmn_recent_user_turns
+SELECT d.entry_id, d.session_id, d.user_id, d.content, d.created_at, d.universal_embedding::text, (SELECT p.universal_embedding::text
+FROM day_table p WHERE p.session_id = d.session_id AND p.role = 'user'
+  AND p.turn_number < d.turn_number ORDER BY p.turn_number DESC LIMIT 1) FROM day_table d
+WHERE d.entry_id = %s AND d.role = 'user' AND d.message_type = 'dialogue' AND d.created_at > %s;
+
+-- name: dmn_session_observations
+-- the proactive recalls (seed 000 §6.3 "observations") one session has had: count, latest
+SELECT count(*), max(created_at) FROM thoughts WHERE kind = 'proactive_recall'
+  AND session_id = %s AND theme IN ('topic_shift', 'task_completion');
+
+-- name: dmn_last_user_turn_at
+SELECT max(created_at) FROM day_table WHERE role = 'user' AND message_type = 'dialogue';
+
+-- name: dmn_last_internal_turn_at
+SELECT max(created_at) FROM thoughts WHERE kind = 'internal_turn';
+
+-- name: dmn_next_self_prompt
+SELECT thought_id, content, theme, source_ids FROM thoughts
+WHERE kind = 'self_prompt' AND status = 'new' AND created_at > %s
+ORDER BY created_at DESC LIMIT 1;
+
+-- name: dmn_thought_status
+UPDATE thoughts SET status = %s WHERE thought_id = %s;
+
+-- name: dmn_memory_owner
+SELECT user_id FROM memories WHERE memory_id::text = %s;
+
+-- name: dmn_goal_action
+UPDATE goals SET actions = actions + 1 WHERE name = %s AND status = 'active';
+
+-- name: dmn_goal_useful
+UPDATE goals SET useful_actions = useful_actions + 1 WHERE name = %s;
+
+-- name: dmn_recently_cited
+SELECT 1 FROM memory_citations WHERE cited_id::text = %s AND valid AND created_at > %s LIMIT 1;
+
+-- name: dmn_gut_outcomes
+-- each signal older than the horizon gets its outcome (a named heuristic): the user turns
+-- that followed within the horizon, their mean cosine similarity to the delta (attention
+-- minus subconscious: > 0, the conversation went on where the gut pointed), the recalls
+-- that found something and the valid citations in the same window
+UPDATE gut_signals g SET outcome = o.outcome, outcome_at = %(now)s
+FROM (SELECT s.id, jsonb_build_object(
+    'detector', 'next-turns-heuristic', 'horizon_s', %(horizon_s)s,
+    'turns', count(d.entry_id),
+    'delta_alignment', round(avg(CASE WHEN s.delta_norm > 0
+                                      THEN 1 - (d.universal_embedding <=> s.delta) END)::numeric, 4),
+    'recalls_matched', (SELECT count(*) FROM recall_log r WHERE r.verdict <> 'no_match'
+        AND r.created_at > s.created_at
+        AND r.created_at <= s.created_at + make_interval(secs => %(horizon_s)s)),
+    'citations', (SELECT count(*) FROM memory_citations c WHERE c.valid
+        AND c.created_at > s.created_at
+        AND c.created_at <= s.created_at + make_interval(secs => %(horizon_s)s))) AS outcome
+  FROM gut_signals s LEFT JOIN day_table d ON d.role = 'user' AND d.message_type = 'dialogue'
+    AND d.universal_embedding IS NOT NULL AND d.created_at > s.created_at
+    AND d.created_at <= s.created_at + make_interval(secs => %(horizon_s)s)
+  WHERE s.outcome IS NULL AND s.created_at < %(now)s - make_interval(secs => %(horizon_s)s)
+  GROUP BY s.id ORDER BY s.id LIMIT 500) o
+WHERE g.id = o.id RETURNING g.id;
+
+-- name: double_take_candidates
+-- epiphanies not shown yet, of this user or of no user, with their block's universal vector
+SELECT t.thought_id, t.content, t.theme, t.source_ids, b.universal_embedding::text
+FROM thoughts t LEFT JOIN holographic_blocks b ON t.theme = 'cortex:' || b.block_id::text
+WHERE t.kind = 'epiphany' AND t.status = 'new'
+  AND (t.user_id = %(user_id)s OR t.user_id IS NULL)
+ORDER BY t.created_at DESC LIMIT 10;
+
+-- name: double_take_shown
+UPDATE thoughts SET status = 'injected', injected_at = now()
+WHERE thought_id = ANY(%s) AND status = 'new' RETURNING thought_id, content;

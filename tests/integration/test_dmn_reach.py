@@ -1,0 +1,271 @@
+"""The idle DMN's output reaches the conversation (issue 17): proactive recall on the turn's
+NOTIFY, the per-session cooldown, thoughts that act, the goal and gut feedback loops, and
+epiphanies shown once as a double take. Real Postgres, heuristic models, fast clocks."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agent.config import Settings
+from agent.cortex.lance import BLOCKS, LanceCortex
+from agent.cortex.store import LanceCortexStore
+from agent.services import introspect
+from agent.services.cognition import Cognition
+from agent.services.consolidation import Consolidator
+from agent.services.dmn import Dmn
+from agent.workers.idle import IdleWorker
+from tests.conftest import make_session
+
+PASSPORT = "My passport expires in March 2027."
+DENTIST = "My dentist appointment is on the 14th of May at 9 in the morning."
+SMALLTALK = "hi, the weather is lovely and sunny today"
+
+
+class NoFloor(random.Random):
+    def random(self) -> float:
+        return 0.999
+
+
+@pytest.fixture
+def fast(settings: Settings) -> Settings:
+    for role in ("system1", "system2", "consolidation", "dmn"):
+        settings.llm.roles[role] = "heuristic"
+    settings.idle["seconds_per_minute"] = 1.0  # one DMN "minute" is one second
+    return settings
+
+
+@pytest.fixture
+def cog(fast: Settings) -> Cognition:
+    return Cognition(fast, rng=NoFloor())
+
+
+def _user(conn: Any, sid: Any) -> Any:
+    return conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                        (sid,)).fetchone()[0]
+
+
+def _remember(conn: Any, cog: Cognition, handle: str, *facts: str) -> Any:
+    old = make_session(conn, handle)
+    for fact in facts:
+        introspect.remember(conn, cog, old, _user(conn, old), fact)
+    return old
+
+
+def _wait(fn: Any, seconds: float = 20.0) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.05)
+    return fn()
+
+
+def test_a_notified_user_turn_gets_its_proactive_recall_without_a_tick(
+        fast: Settings, db_url: str, conn: Any, cog: Cognition) -> None:
+    fast.idle["seconds_per_minute"] = 60.0  # the next tick is a real minute away
+    fast.bus.poll_interval_s = 0.05
+    fast.bus.listen_timeout_s = 0.05
+    _remember(conn, cog, "kim", PASSPORT)
+    worker = IdleWorker(fast, db_url)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    try:
+        # the worker's first tick runs at start; after it, only a notification can help
+        assert _wait(lambda: conn.execute("SELECT count(*) FROM gut_signals").fetchone()[0])
+        sid = make_session(conn, "kim")
+        cog.answer(conn, sid, SMALLTALK)
+        cog.write_user_turn(conn, sid, "When does my passport expire?")  # a topic shift
+        thought = _wait(lambda: conn.execute(
+            "SELECT content, theme FROM thoughts WHERE kind = 'proactive_recall' "
+            "AND session_id = %s", (sid,)).fetchone())
+        assert thought is not None and "passport expires in March 2027" in thought[0]
+        assert thought[1] == "topic_shift"
+        assert conn.execute("SELECT count(*) FROM gut_signals").fetchone()[0] == 1  # no tick
+    finally:
+        worker.stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+    result = cog.answer(conn, sid, "ok, and what else should I prepare?")
+    assert any("passport expires in March 2027" in t for t in result.metadata["thoughts"])
+    # the tick's catch-up pass does not offer the turns the notification handled again
+    assert Dmn(fast).tick(conn)["proactive"] == []
+
+
+def test_the_per_session_cooldown_holds(fast: Settings, conn: Any, cog: Cognition) -> None:
+    _remember(conn, cog, "sam", PASSPORT, DENTIST)
+    dmn = Dmn(fast)
+    sid = make_session(conn, "sam")
+    cog.write_user_turn(conn, sid, SMALLTALK)
+    entry, _ = cog.write_user_turn(conn, sid, "When does my passport expire?")
+    first = dmn.proactive_turn(conn, str(entry))
+    assert len(first) == 1 and "passport" in first[0]["content"]
+    cog.write_user_turn(conn, sid, SMALLTALK)
+    entry, _ = cog.write_user_turn(conn, sid, "When is my dentist appointment?")
+    assert dmn.proactive_turn(conn, str(entry)) == []  # 5 DMN minutes have not passed
+    # another session is not held back by this one's cooldown
+    other = make_session(conn, "sam")
+    cog.write_user_turn(conn, other, SMALLTALK)
+    entry, _ = cog.write_user_turn(conn, other, "When is my dentist appointment?")
+    got = dmn.proactive_turn(conn, str(entry))
+    assert any("14th of May" in g["content"] for g in got)
+    # at most max_observations_per_session, even once the minutes have passed
+    fast.idle["max_observations_per_session"] = 1
+    fast.idle["min_minutes_between_observations"] = 0
+    capped = Dmn(fast)
+    cog.write_user_turn(conn, other, SMALLTALK)
+    entry, _ = cog.write_user_turn(conn, other, "When does my passport expire?")
+    assert capped.proactive_turn(conn, str(entry)) == []
+    assert dmn.proactive_turn(conn, "not-an-entry-id") == []
+
+
+def _self_prompt(conn: Any, dmn: Dmn, now: datetime) -> dict[str, Any]:
+    for _ in range(30):
+        got = dmn.surface(conn, now)
+        if got and got.get("kind") == "self_prompt":
+            return got
+    raise AssertionError("no self-prompt surfaced")
+
+
+def _cello(conn: Any, cog: Cognition) -> tuple[Any, str]:
+    old = _remember(conn, cog, "ana", "I want to learn to play the cello well.")
+    conn.execute("INSERT INTO goals (name, description, weight) VALUES ('music', "
+                 "'learn to play the cello', 0.8)")
+    mid = conn.execute("SELECT memory_id FROM memories").fetchone()[0]
+    return old, f"memory:{mid}"
+
+
+def _goal(conn: Any) -> tuple[int, int]:
+    return conn.execute("SELECT actions, useful_actions FROM goals "
+                        "WHERE name = 'music'").fetchone()
+
+
+def test_a_self_prompt_acts_as_an_internal_turn_never_sent_to_a_user(
+        fast: Settings, conn: Any, cog: Cognition) -> None:
+    _, item = _cello(conn, cog)
+    dmn = Dmn(fast, rng=random.Random(7))
+    now = datetime.now(UTC) + timedelta(seconds=5)  # idle: no user turn for 5 DMN minutes
+    prompt = _self_prompt(conn, dmn, now)
+    assert prompt["theme"] == item and _goal(conn) == (1, 0)  # an action for 'music'
+    acted = dmn.act(conn, now)
+    assert acted is not None and acted["self_prompt"] == prompt["thought_id"]
+    row = conn.execute("SELECT content, source_ids, session_id, status FROM thoughts "
+                       "WHERE kind = 'internal_turn'").fetchone()
+    assert row[0].startswith("Heuristic answer (extractive, no model): [heuristic fallback]")
+    assert row[1][0] == f"thought:{prompt['thought_id']}" and row[1][1] == item
+    assert row[1][-1]["goal"] == "music" and row[1][-1]["fallback"] is True
+    assert row[2] is None and row[3] == "new"
+    assert conn.execute("SELECT status FROM thoughts WHERE thought_id = %s",
+                        (prompt["thought_id"],)).fetchone() == ("acted",)
+    _self_prompt(conn, dmn, now)
+    assert dmn.act(conn, now) == {"skipped": "rate limit"}  # one per act_every_minutes
+    # a conversation never gets it among its pending thoughts
+    sid = make_session(conn, "ana")
+    result = cog.answer(conn, sid, "What should I practise on the cello this week?")
+    assert not any("Heuristic answer" in t for t in result.metadata["thoughts"])
+    assert conn.execute("SELECT count(*) FROM thoughts WHERE kind = 'internal_turn' "
+                        "AND (session_id IS NOT NULL OR status <> 'new')").fetchone() == (0,)
+
+
+def test_useful_actions_move_after_a_recall_or_a_citation(
+        fast: Settings, conn: Any, cog: Cognition) -> None:
+    _, item = _cello(conn, cog)
+    dmn = Dmn(fast, rng=random.Random(7))
+    _self_prompt(conn, dmn, datetime.now(UTC))
+    assert _goal(conn) == (1, 0)
+    sid = make_session(conn, "ana")
+    result = cog.answer(conn, sid, "I want to learn to play the cello well: where to start?")
+    assert item in result.metadata["recall"]["items"]
+    dmn.evolve(conn, datetime.now(UTC))
+    assert _goal(conn) == (1, 1)  # recalled within the horizon: useful
+    _self_prompt(conn, dmn, datetime.now(UTC))
+    dmn.evolve(conn, datetime.now(UTC))
+    assert _goal(conn) == (2, 1)  # neither recalled nor cited yet: still pending
+    conn.execute("INSERT INTO memory_citations (cited_id, cited_kind, valid) "
+                 "VALUES (%s, 'memory', true)", (item.split(":", 1)[1],))
+    dmn.evolve(conn, datetime.now(UTC))
+    assert _goal(conn) == (2, 2)  # cited in a reply: useful
+
+
+def test_compulsion_safety_damps_a_goal_whose_actions_are_not_useful(
+        fast: Settings, conn: Any, cog: Cognition) -> None:
+    fast.compulsion_safety["utility_min_actions"] = 2
+    _cello(conn, cog)
+    dmn = Dmn(fast, rng=random.Random(7))
+    for _ in range(2):
+        _self_prompt(conn, dmn, datetime.now(UTC))
+    later = datetime.now(UTC) + timedelta(seconds=3600)  # past the outcome horizon
+    dmn.evolve(conn, later)
+    assert _goal(conn) == (2, 0)
+    out = Consolidator(fast).goal_safety(conn, later)
+    assert out is not None
+    [change] = [c for c in out["outputs"]["changes"] if c["goal"] == "music"]
+    assert change["reason"].startswith("utility damping") and change["to"] < change["from"]
+
+
+def test_a_gut_signal_gets_its_outcome_after_the_horizon(
+        fast: Settings, conn: Any, cog: Cognition) -> None:
+    old = _remember(conn, cog, "gus", "I care a lot about open source software.")
+    cog.answer(conn, old, "What should I cook for dinner with leftover rice?")
+    dmn = Dmn(fast)
+    assert dmn.gut(conn)["delta_norm"] > 0
+    cog.answer(conn, old, "Maybe fried rice with an egg and some spring onions?")
+    assert dmn.gut_outcomes(conn, datetime.now(UTC)) == 0  # the horizon has not passed
+    later = datetime.now(UTC) + timedelta(seconds=120)  # 60 DMN minutes + margin
+    assert dmn.gut_outcomes(conn, later) == 1
+    outcome, at = conn.execute("SELECT outcome, outcome_at FROM gut_signals").fetchone()
+    assert at is not None and outcome["detector"] == "next-turns-heuristic"
+    assert outcome["turns"] == 1 and outcome["delta_alignment"] is not None
+    assert dmn.gut_outcomes(conn, later) == 0  # once
+
+
+def test_an_epiphany_shows_up_once_as_a_double_take(
+        fast: Settings, conn: Any, cog: Cognition, tmp_path: Path) -> None:
+    sid = make_session(conn, "eve")
+    user = _user(conn, sid)
+    dim = int(fast.embedding.universal_dim)
+    prose = "Hawking radiation makes black holes slowly evaporate and lose their mass."
+    vec = np.asarray(cog.universal.embed_documents([prose])[0], np.float32)
+    old = np.random.default_rng(5).standard_normal(dim).astype(np.float32)
+    now = datetime.now(UTC) - timedelta(days=9)
+    bid = str(uuid.uuid4())
+    cortex = LanceCortex(str(tmp_path / "cortex"), dim, dim)
+    cortex.upsert(BLOCKS, [{
+        "block_id": bid, "kind": "block", "session_id": str(sid), "user_id": str(user),
+        "user_tier": "normal", "run_id": 1, "prose_text": prose, "live_zones_text": prose,
+        "prose": "{}", "universal": vec.tolist(),
+        "native": (old / np.linalg.norm(old)).tolist(), "native_model": "an-older-model",
+        "flux_metrics": "{}", "salience_scores": "{}", "composite": 0.5,
+        "coherence_gain": 0.1, "ties_merge_weight": 0.3, "citations": "[]",
+        "preoccupation_centroid_id": None, "parent_metablock_id": None,
+        "continues_from": None, "continued_by": None, "session_continuity_flag": False,
+        "arc_start_time": now, "arc_end_time": now, "created_at": now, "migrated_at": now,
+        "last_accessed": None, "vector_history": "[]"}], "block_id")
+    store = LanceCortexStore(cortex, cog.universal, cog.universal, drift_min_similarity=0.5,
+                             epiphany_delta=float(fast.night_cycle["epiphany_delta"]))
+    [event] = store.reconsolidate(conn, [bid], sid)
+    assert event["event"] == "epiphany"
+    tid, content, sources = conn.execute(
+        "SELECT thought_id::text, content, source_ids FROM thoughts WHERE kind = 'epiphany' "
+        "AND status = 'new' AND user_id = %s", (user,)).fetchone()
+    assert sources[0] == f"cortex:{bid}" and sources[1].startswith("day_table:")
+    assert "Significant cognitive shift" in content
+    # an unrelated turn does not take it
+    other = make_session(conn, "eve")
+    assert cog.answer(conn, other, "What should I cook for dinner tonight?"
+                      ).metadata["double_takes"] == []
+    first = cog.answer(conn, sid, "Why do black holes evaporate through Hawking radiation?")
+    assert first.metadata["double_takes"] == [tid]
+    again = cog.answer(conn, sid, "So black holes evaporate: how long does it take?")
+    assert again.metadata["double_takes"] == []
+    assert conn.execute("SELECT status FROM thoughts WHERE thought_id = %s",
+                        (tid,)).fetchone() == ("injected",)
