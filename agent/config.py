@@ -39,7 +39,7 @@ ProviderName = Literal["local", "openai", "gemini", "heuristic"]
 EMBEDDING_PROVIDERS: tuple[str, ...] = ("local", "openai", "gemini")
 LLM_PROVIDERS: tuple[str, ...] = ("local", "openai", "gemini", "heuristic")
 ROLES: tuple[str, ...] = ("system1", "system2", "gate", "consolidation", "dmn", "night_cycle",
-                          "rewrite")
+                          "rewrite", "emotion")
 
 
 def default_config_path() -> Path:
@@ -202,6 +202,7 @@ def _sections() -> dict[str, type[Section]]:
 SEED_TABLES: tuple[str, ...] = (
     "entry_gate", "exit_gate", "context", "recall", "identity", "goals", "consolidation",
     "compulsion_safety", "intentions", "idle", "night_cycle", "retention", "monitors",
+    "emotion",
 )
 SECTIONS = _sections()  # one model per seed table, typed from config/default.toml
 
@@ -219,6 +220,7 @@ if TYPE_CHECKING:  # the models are made from default.toml when cogd starts
     NightCycleSection: TypeAlias = Section
     RetentionSection: TypeAlias = Section
     MonitorsSection: TypeAlias = Section
+    EmotionSection: TypeAlias = Section
 else:
     EntryGateSection, ExitGateSection, ContextSection, RecallSection = (
         SECTIONS[t] for t in ("entry_gate", "exit_gate", "context", "recall"))
@@ -227,6 +229,7 @@ else:
     IntentionsSection, IdleSection, NightCycleSection, RetentionSection = (
         SECTIONS[t] for t in ("intentions", "idle", "night_cycle", "retention"))
     MonitorsSection = SECTIONS["monitors"]
+    EmotionSection = SECTIONS["emotion"]
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -264,6 +267,7 @@ class Settings(BaseSettings):
     night_cycle: NightCycleSection
     retention: RetentionSection
     monitors: MonitorsSection
+    emotion: EmotionSection
 
     @classmethod
     def settings_customise_sources(

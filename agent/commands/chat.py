@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -31,6 +32,7 @@ SLASH_HELP = """/identity            Layer 0 as the prompt renders it
 /remember <text>     store a memory now (explicit)
 /forget <id>         archive a memory (kept, audit-logged; `cogd forget` erases)
 /status              processes and row counts
+/mood                the emotional state now: label, coordinates, when it last changed
 /quit                leave (Ctrl-D works too)"""
 
 
@@ -182,6 +184,12 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
             mid = introspect.remember(client.conn, client.writer, client.session_id,
                                       client.user_id, arg)
             echo(f"remembered as memory {mid}")
+    elif cmd == "mood":
+        from agent.domain.emotion import EmotionConfig
+        from agent.services.emotion import mood_text
+
+        echo(mood_text(client.conn, client.user_id, datetime.now(UTC),
+                       EmotionConfig.from_table(client.settings.emotion)))
     elif cmd == "forget":
         try:
             echo(introspect.forget(client.conn, arg))

@@ -6,7 +6,8 @@ holographic blocks; dense and BM25 inside the time window the query names; the
 cortex) → weighted reciprocal rank fusion (k = 60), scaled by the best candidate's
 fused score → relevance x time factor (inside the asked window) x person factor (said
 by, or naming, a person the query names) x role factor (the assistant's words count
-less than the user's) → plus
+less than the user's) x mood factor (seed 000 §4.2: only with a mood given and on
+items with an emotional imprint, within ±mood_max_boost) → plus
 small tie-breakers (recency, importance, goal boost: seed 003 §17e #4's weights, scaled
 by tiebreak_weight so they reorder only near-ties), or, when the query asks for the
 current state ("now", "still", "latest"), a newness term (scaled by relevance) that
@@ -31,6 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from agent.domain.contextual import speaker_label
+from agent.domain.emotion import EmotionState, MoodCue, mood_term
 from agent.domain.lexical import match_score, terms
 from agent.domain.tables import scalar_fields
 from agent.domain.timeref import TimeWindow, overlap_score
@@ -107,6 +109,7 @@ class Candidate:
     goal_similarity: float | None = None
     status: str | None = None
     coverage: float | None = None  # IDF-weighted share of query terms present (lexical.py)
+    emotion: EmotionState | None = None  # a memory's imprint, read only when a mood is given
 
     def merge(self, **fields: Any) -> Candidate:
         """The same item seen by another retriever: keep the best of each field."""
@@ -268,6 +271,7 @@ class QueryContext:
     window: TimeWindow | None = None
     asks_current: bool = False
     people: frozenset[str] = frozenset()
+    mood: MoodCue | None = None  # the current emotional state (mood congruence); None: off
 
 
 def _names(content: str, people: frozenset[str]) -> bool:
@@ -353,6 +357,9 @@ def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
         factor *= 1 + (cfg.person_boost if said else cfg.person_mention_boost if named else 0.0)
     if c.role == "assistant":
         factor *= cfg.assistant_weight
+    if ctx.mood is not None and c.emotion is not None:  # seed 000 §4.2, ±mood_max_boost
+        parts["mood"] = mood_term(c.emotion, ctx.mood)
+        factor *= 1 + parts["mood"]
     tiebreak = (cfg.weight_recency * parts["recency"]
                 + cfg.weight_importance * parts["importance"] + cfg.goal_boost * parts["goal"])
     weighted = parts["relevance"] * factor + cfg.tiebreak_weight * tiebreak

@@ -18,6 +18,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from agent.bus import Channel, Kind, notify
 from agent.config import Settings
 from agent.db import day_table
 from agent.db.queries import query
+from agent.domain import emotion as emotion_rules
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.monitors import MonitorConfig, MonitorReport, monitor
@@ -47,6 +49,7 @@ from agent.domain.tags import parse_memory_tags
 from agent.domain.text import storable_text
 from agent.inbox import LostClaim
 from agent.services.double_takes import take as take_double_takes
+from agent.services import emotion
 from agent.services.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.services.indexing import Indexer, index_config, index_pending
 from agent.services.recall import Recaller, RecallOutcome, build_cortex
@@ -98,6 +101,7 @@ class TurnContext:
     identity_triggers: list[str]
     exits: list[Any]
     started: float
+    mood: Any = None  # the emotional state after this turn (services/emotion.Mood), or None
     double_take_ids: list[str] = field(default_factory=list)  # epiphanies shown
 
 
@@ -141,6 +145,8 @@ class Cognition:
         self.system1 = factory.build_llm(settings, "system1", recorder)
         self.system2 = factory.build_llm(settings, "system2", recorder)
         self.reranker = factory.build_reranker(settings, recorder)
+        self.emotion_cfg = emotion_rules.EmotionConfig.from_table(settings.emotion)
+        self.emotion_judge = emotion.build_judge(settings, recorder)  # None: lexicon heuristic
         self.count_tokens: Callable[[str], int] = self.system1.count_tokens
         self.rng = rng or random.Random()
         self.writer = TurnWriter(
@@ -227,6 +233,9 @@ class Cognition:
         self.bootstrap(conn)
         user = self._session_user(conn, session_id)  # (user_id, tier), once
         user_entry, content = self.write_user_turn(conn, session_id, content, inbox_id, user)
+        mood = None if user is None else emotion.update(  # seed 000 §3: this turn's state
+            conn, user[0], user_entry, content, datetime.now(UTC), self.emotion_cfg,
+            judge=self.emotion_judge, rng=self.rng)
         traits = load_traits(conn)
         goals = load_goals(conn)
         self.relevance.set_targets(
@@ -252,6 +261,8 @@ class Cognition:
             conn, query_text, verdict_text=content, recent_ids=recent, session_id=session_id,
             entry_id=user_entry, goal_vector=self._goal_centroid(goals),
             user_id=user[0] if user else None,
+            mood=emotion_rules.MoodCue(mood.state, self.emotion_cfg)
+            if mood is not None and self.emotion_cfg.mood_congruence else None,
         )
         recalled = [i for i in outcome.result.items if i.verdict != "no_match"]
         # 4. identity: the hash always, the full identity on a trigger
@@ -281,12 +292,13 @@ class Cognition:
             double_takes=[t for _, t in double],
             history=[(t.role, t.content) for t in inside],
             user_message=content,
+            mood=None if mood is None else emotion_rules.render(mood.state, self.emotion_cfg),
         )
         return TurnContext(
             session_id=session_id, inbox_id=inbox_id, user=user, user_entry=user_entry,
             content=content, parts=parts, recall=outcome, recalled=recalled,
             boundary_sims=boundary_sims, identity_triggers=fired, exits=exits,
-            started=started, double_take_ids=[i for i, _ in double],
+            started=started, double_take_ids=[i for i, _ in double], mood=mood,
         )
 
     def respond(
@@ -342,6 +354,8 @@ class Cognition:
             "double_takes": ctx.double_take_ids,
             "exit_gate": [{"entry_id": str(e.entry_id), "action": e.action} for e in ctx.exits],
         }
+        if ctx.mood is not None:  # seed 000 §3: the state this turn left
+            metadata["emotion"] = ctx.mood.as_dict()
         inbox_id, user = ctx.inbox_id, ctx.user
         with conn.transaction():
             if inbox_id is not None and claim is not None:

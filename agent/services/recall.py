@@ -31,6 +31,7 @@ from agent.db.queries import query, vector_text
 from agent.domain import lexical, timeref
 from agent.domain import recall as domain
 from agent.domain.contextual import prose_text
+from agent.domain.emotion import EmotionState, MoodCue
 from agent.errors import ProviderError
 from agent.providers.ports import LLM, Embedder, Reranker
 
@@ -174,6 +175,8 @@ class Recaller:
                       sparse_rank=hippo.get("sparse_rank"), source_ids=())
         self._fill_similarities(conn, jvec, None if goal_vector is None
                                 else vector_text(goal_vector), found)
+        if ctx.mood is not None:  # the imprints, only when mood congruence asks for them
+            self._fill_imprints(conn, found)
         cands = found.build()
         if self.compute_coverage:
             qterms = lexical.terms(judge)
@@ -203,6 +206,17 @@ class Recaller:
             for rid, sim in cur.fetchall():
                 found.set(f"{kind}:{rid}", **{name: float(sim)})
 
+    @staticmethod
+    def _fill_imprints(conn: psycopg.Connection[Any], found: domain.CandidatePool) -> None:
+        """The emotional imprint of every memory candidate that has one (seed 000 §3.4)."""
+        ids = found.ids("memory")
+        if not ids:
+            return
+        for rid, imprint in conn.execute(query("emotion_memory_imprints"), {"ids": ids}):
+            state = EmotionState.from_mapping(imprint)
+            if state is not None:
+                found.set(f"memory:{rid}", emotion=state)
+
     def term_weights(self, conn: psycopg.Connection[Any], qterms: list[str]) -> dict[str, float]:
         """IDF of each query term over day_table's lexicon."""
         if not qterms:
@@ -227,9 +241,11 @@ class Recaller:
         log: bool = True,
         reconsolidate: bool = True,
         user_id: Any = None,
+        mood: MoodCue | None = None,
     ) -> RecallOutcome:
         """Recall for `text`. Scoped to one user: `user_id`, or else the user of
-        `session_id`; with neither (operator tools), everyone's memories."""
+        `session_id`; with neither (operator tools), everyone's memories. `mood`: the
+        current emotional state, for mood congruence (None: recall ignores emotion)."""
         started = time.perf_counter()
         k = k or int(self.cfg.top_k)
         if user_id is None and session_id is not None:
@@ -238,6 +254,8 @@ class Recaller:
             user_id = row[0] if row else None
         now = now or datetime.now(UTC)
         ctx = self.query_context(conn, verdict_text or text, now, user_id)
+        if mood is not None:
+            ctx = replace(ctx, mood=mood)
         cands = self.candidates(conn, text, k, verdict_text, goal_vector, user_id, ctx)
         rerank_scores = self._rerank(text, cands)
         result = domain.recall_pipeline(

@@ -19,6 +19,7 @@ from agent.config import SEED_TABLES, default_config_path, load_settings
 from agent.domain.consolidation import ConsolidationConfig, SafetyConfig
 from agent.domain.contextual import IndexConfig
 from agent.domain.dmn import DmnConfig
+from agent.domain.emotion import EmotionConfig
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.monitors import MonitorConfig
 from agent.domain.night_blocks import BlockConfig
@@ -58,6 +59,7 @@ BUILDERS: dict[type, Callable[[Callable[[str], Mapping[str, Any]]], Any]] = {
     SafetyConfig: lambda t: SafetyConfig.from_table(t("compulsion_safety")),
     DmnConfig: lambda t: DmnConfig.from_table(t("idle")),
     MonitorConfig: lambda t: MonitorConfig.from_table(t("monitors")),
+    EmotionConfig: lambda t: EmotionConfig.from_table(t("emotion")),
     BlockConfig: lambda t: BlockConfig.from_table(t("night_cycle")),
     FluxConfig: lambda t: FluxConfig.from_table(t("night_cycle")),
     SalienceConfig: lambda t: SalienceConfig.from_table(t("night_cycle")),

@@ -72,7 +72,8 @@ WHERE id = %s;
 SELECT id, items, created_at FROM recall_log WHERE id > %s ORDER BY id;
 
 -- name: consolidation_insight_insert
-INSERT INTO memories (memory_type, content, universal_embedding, native_embedding, native_model, importance, confidence, evidence_count, metadata, user_id, session_id) SELECT 'insight', %s, %s::vector, %s::halfvec, %s, %s, 0.6, %s, %s::jsonb, user_id, session_id
+-- emotion: the imprint of the source it is filed under (its last source; seed 000 §3.4)
+INSERT INTO memories (memory_type, content, universal_embedding, native_embedding, native_model, importance, confidence, evidence_count, metadata, user_id, session_id, emotion) SELECT 'insight', %s, %s::vector, %s::halfvec, %s, %s, 0.6, %s, %s::jsonb, user_id, session_id, emotion
 FROM memories WHERE memory_id = %s RETURNING memory_id;
 
 -- name: consolidation_linked_pairs

@@ -8,8 +8,9 @@ SELECT memory_id FROM memories WHERE strpos(lower(content), lower(%s)) > 0
 ORDER BY status = 'active' DESC, created_at DESC LIMIT 1;
 
 -- name: introspect_remember
-INSERT INTO memories (user_id, session_id, source_entry_id, memory_type, content, universal_embedding, native_embedding, native_model, importance, metadata) SELECT user_id, session_id, entry_id, %s, content, universal_embedding, native_embedding, native_model, 0.8, %s::jsonb
-FROM day_table WHERE entry_id = %s RETURNING memory_id;
+-- emotion: the imprint, the state recorded for the source turn (seed 000 §3.4)
+INSERT INTO memories (user_id, session_id, source_entry_id, memory_type, content, universal_embedding, native_embedding, native_model, importance, metadata, emotion) SELECT d.user_id, d.session_id, d.entry_id, %s, d.content, d.universal_embedding, d.native_embedding, d.native_model, 0.8, %s::jsonb, (SELECT jsonb_build_object('valence', e.valence, 'energy', e.energy, 'openness', e.openness, 'label', e.label) FROM emotional_state e WHERE e.entry_id = d.entry_id)
+FROM day_table d WHERE d.entry_id = %s RETURNING memory_id;
 
 -- name: introspect_archive_memory
 UPDATE memories SET status = 'archived', updated_at = now() WHERE memory_id = %s

@@ -23,12 +23,22 @@ ORDER BY m.universal_embedding <=> d.universal_embedding
 LIMIT 1;
 
 -- name: rollover_insert_memory
+-- emotion: the imprint (seed 000 §3.4), the state recorded for the source turn, else the
+-- user's latest state at or before it (an assistant turn: the state its question left)
 INSERT INTO memories (user_id, session_id, source_entry_id, memory_type, content,
                       universal_embedding, native_embedding, native_model, importance,
-                      confidence, landmark, metadata, created_at)
+                      confidence, landmark, metadata, created_at, emotion)
 SELECT d.user_id, d.session_id, d.entry_id, %(type)s, d.content, d.universal_embedding,
        d.native_embedding, d.native_model, %(importance)s, %(confidence)s, %(importance)s >= 0.9,
-       %(metadata)s::jsonb, d.created_at
+       %(metadata)s::jsonb, d.created_at,
+       coalesce((SELECT jsonb_build_object('valence', e.valence, 'energy', e.energy,
+                                           'openness', e.openness, 'label', e.label)
+                 FROM emotional_state e WHERE e.entry_id = d.entry_id),
+                (SELECT jsonb_build_object('valence', e.valence, 'energy', e.energy,
+                                           'openness', e.openness, 'label', e.label)
+                 FROM emotional_state e WHERE e.user_id = d.user_id
+                   AND e.created_at <= d.created_at
+                 ORDER BY e.created_at DESC, e.id DESC LIMIT 1))
 FROM day_table d WHERE d.entry_id = %(entry_id)s
 ON CONFLICT (source_entry_id, memory_type) WHERE source_entry_id IS NOT NULL DO NOTHING
 RETURNING memory_id;
