@@ -19,6 +19,7 @@ from agent.services.recall import build_recaller
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 from tests.integration.test_cognition import loop, say  # noqa: F401
+from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 NEGATIVE = [
     "Remember this: I'm so frustrated, the deploy script is broken again.",
@@ -150,3 +151,34 @@ def test_the_mood_slash_command_prints_the_state(settings: Settings, db_url: str
         client.close()
     assert "/mood" in SLASH_HELP
     assert out[0].startswith("mood: steady (valence +0.55, energy 0.50, openness 0.65)")
+
+
+def test_a_real_llm_judges_the_turn_when_the_emotion_role_routes_to_one(
+        settings: Settings, conn: Any, stub_server: StubServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Role `emotion` on an openai profile: its JSON is the signal (detector llm:...); an
+    answer that is not the JSON asked for falls back to the lexicon heuristic, named."""
+    stub_server.route(settings, monkeypatch, "emotion")
+    cfg = rules.EmotionConfig.from_table(settings.emotion)
+    judge = emotion.build_judge(settings)
+    assert judge is not None
+    sid = make_session(conn)
+    uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()[0]
+    entries = [conn.execute(
+        "INSERT INTO day_table (session_id, user_id, role, content) VALUES (%s, %s, 'user', %s) "
+        "RETURNING entry_id", (sid, uid, text)).fetchone()[0]
+        for text in ("the report is due friday", "I am so frustrated")]
+    stub_server.queue_replies('{"valence": -1, "energy": 0.5, "openness": 0}', "no idea")
+    now = datetime.now(UTC)
+    try:
+        first = emotion.update(conn, uid, entries[0], "the report is due friday", now, cfg,
+                               judge=judge)
+        second = emotion.update(conn, uid, entries[1], "I am so frustrated", now, cfg,
+                                judge=judge)
+    finally:
+        judge.close()  # type: ignore[attr-defined]
+    assert first.detector == "llm:openai/stub-chat"
+    assert first.state.valence == pytest.approx(cfg.temperament_valence - cfg.step)
+    assert second.detector == rules.LEXICON_DETECTOR and second.state.valence < first.state.valence
+    settings.llm.roles["emotion"] = "heuristic"
+    assert emotion.build_judge(settings) is None  # offline: the heuristic, no model
