@@ -102,10 +102,10 @@ def _register() -> None:
         return
     for command in getattr(models, "COMMANDS", ()):
         cli.add_command(command)
-    from agent.commands import assist, bench, chat, mcp, memory, serve
+    from agent.commands import assist, bench, chat, intentions, mcp, memory, serve
 
-    for command in (*chat.COMMANDS, *memory.COMMANDS, *mcp.COMMANDS, *assist.COMMANDS,
-                    *serve.COMMANDS, *bench.COMMANDS):
+    for command in (*chat.COMMANDS, *memory.COMMANDS, *intentions.COMMANDS, *mcp.COMMANDS,
+                    *assist.COMMANDS, *serve.COMMANDS, *bench.COMMANDS):
         cli.add_command(command)
 
 

@@ -32,6 +32,8 @@ SLASH_HELP = """/identity            Layer 0 as the prompt renders it
 /remember <text>     store a memory now (explicit)
 /forget <id>         archive a memory (kept, audit-logged; `cogd forget` erases)
 /status              processes and row counts
+/handoff             this session's handoff: gap, last note, intentions, corrections, brief
+/drop <id>           drop one of your open intentions (`cogd intentions` lists them)
 /mood                the emotional state now: label, coordinates, when it last changed
 /quit                leave (Ctrl-D works too)"""
 
@@ -53,6 +55,7 @@ class ChatClient:
         self.local_loop: Any = None
         self._recaller: Any = None
         self._writer: Any = None
+        self._continuity: Any = None
 
     @property
     def recaller(self) -> Any:
@@ -72,6 +75,23 @@ class ChatClient:
 
             self._writer = SimpleNamespace(writer=TurnWriter.from_settings(self.settings))
         return self._writer
+
+    def handoff_text(self) -> str:
+        """This session's handoff as the loop computes it (no turn written)."""
+        if self._continuity is None:
+            from agent.providers import factory
+            from agent.services.handoff import Continuity
+
+            universal = factory.build_universal_embedder(self.settings)
+            counter = factory.build_llm(self.settings, "system1").count_tokens
+            self._continuity = Continuity(self.settings, universal.embed_query, counter)
+        made = self._continuity.for_session(self.conn, self.session_id, self.user_id)
+        if made is None:
+            return "no handoff: no earlier session, no open intention, no morning brief"
+        text, meta = made
+        sources = [f"  {i['kind']} {i['id']} <- {', '.join(i['source_ids']) or '-'}"
+                   for i in meta["items"]]
+        return "\n".join([text, "sources:", *sources] if sources else [text])
 
     def ensure_loop(self, say: Any) -> None:
         """Run the loop in this process when no loop worker is alive."""
@@ -184,12 +204,22 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
             mid = introspect.remember(client.conn, client.writer, client.session_id,
                                       client.user_id, arg)
             echo(f"remembered as memory {mid}")
+    elif cmd == "handoff":
+        echo(client.handoff_text())
     elif cmd == "mood":
         from agent.domain.emotion import EmotionConfig
         from agent.services.emotion import mood_text
 
         echo(mood_text(client.conn, client.user_id, datetime.now(UTC),
                        EmotionConfig.from_table(client.settings.emotion)))
+    elif cmd == "drop":
+        from agent.services.intentions import drop
+
+        try:
+            echo(drop(client.conn, client.user_id, arg, via="repl") if arg
+                 else "usage: /drop <intention id>")
+        except InputError as exc:
+            echo(str(exc))
     elif cmd == "forget":
         try:
             echo(introspect.forget(client.conn, arg))

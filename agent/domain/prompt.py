@@ -165,6 +165,13 @@ class PromptParts:
     history: Sequence[tuple[str, str]] = field(default_factory=list)
     user_message: str = ""
     reflection: str | None = None
+    # what the memory knows, at the moment it matters (issue "What the memory knows must
+    # reach the conversation"); each is rendered text, made by its service
+    handoff: str | None = None  # session start: agent/services/handoff.py
+    corrections: Sequence[str] = field(default_factory=list)  # fails_when matched, fine_when
+    intentions: Sequence[str] = field(default_factory=list)  # open ones on this topic
+    mood: str | None = None  # the emotional state as a tendency: agent/services/emotion.py
+    double_takes: Sequence[str] = field(default_factory=list)  # epiphanies, shown once
 
 
 SYSTEM_HEADER = (
@@ -177,6 +184,18 @@ SYSTEM_HEADER = (
 def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     """The chat messages for System 1 (or System 2 with a reflection note)."""
     system = [SYSTEM_HEADER, "", parts.identity]
+    if parts.mood:
+        system.append("## Your mood (a tendency, not a script)")
+        system.append(parts.mood)
+    if parts.handoff:
+        system.append("## Where we left off (session handoff)")
+        system.append(parts.handoff)
+    if parts.corrections:
+        system.append("## Corrections that apply (check your answer against them)")
+        system += [f"- {c}" for c in parts.corrections]
+    if parts.intentions:
+        system.append("## Open intentions on this topic")
+        system += [f"- {i}" for i in parts.intentions]
     if parts.recalled:
         system.append("## Remembered (cite with the tag when you rely on it)")
         for r in parts.recalled:
@@ -185,6 +204,9 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     if parts.thoughts:
         system.append("## Recalled without being asked")
         system += [f"- {t}" for t in parts.thoughts]
+    if parts.double_takes:
+        system.append("## Double take (something you realised about an old memory)")
+        system += [f"- {t}" for t in parts.double_takes]
     if parts.reflection:
         system.append("## Reflect before answering")
         system.append(parts.reflection)

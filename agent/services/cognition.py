@@ -49,6 +49,7 @@ from agent.domain.tags import parse_memory_tags
 from agent.domain.text import storable_text
 from agent.inbox import LostClaim
 from agent.services.double_takes import take as take_double_takes
+from agent.services.handoff import Continuity
 from agent.services import emotion
 from agent.services.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.services.indexing import Indexer, index_config, index_pending
@@ -101,6 +102,7 @@ class TurnContext:
     identity_triggers: list[str]
     exits: list[Any]
     started: float
+    reach_meta: dict[str, Any] = field(default_factory=dict)  # handoff, corrections, intentions
     mood: Any = None  # the emotional state after this turn (services/emotion.Mood), or None
     double_take_ids: list[str] = field(default_factory=list)  # epiphanies shown
 
@@ -160,6 +162,9 @@ class Cognition:
         self.indexer = Indexer(None, index_config(settings))
         self.relevance = RelevanceScorer(lambda texts: self.universal.embed_documents(list(texts)))
         self.rollover = Rollover(self.cfg.entry, self.cfg.exit, self.relevance, self.rng)
+        # session handoff, corrections and intentions in the prompt (issue 17)
+        self.continuity = Continuity(settings, self.universal.embed_query, self.count_tokens,
+                                     recorder)
         self._boundary_vectors: tuple[list[str], Any] | None = None
         self._goal_cache: tuple[tuple[str, ...], Any] | None = None
         self._bootstrapped = False
@@ -285,7 +290,14 @@ class Cognition:
         double = take_double_takes(  # seed 001 §9.8.2: each epiphany once, when relevant
             conn, self.universal, user[0] if user else None, query_text,
             {i.id for i in recalled}, float(need(self.settings.idle, "double_take_min_similarity")))
+        reach = self.continuity.turn(  # issue 17: handoff, corrections, intentions
+            conn, session_id=session_id, user_id=user[0] if user else None,
+            entry_id=user_entry, content=content, query_text=query_text,
+            window_ids={f"day_table:{t.entry_id}" for t in inside})
         parts = PromptParts(
+            handoff=reach.handoff,
+            corrections=reach.corrections,
+            intentions=reach.intentions,
             identity=identity_block,
             recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict) for i in recalled],
             thoughts=self._thoughts(conn, session_id),
@@ -299,6 +311,7 @@ class Cognition:
             content=content, parts=parts, recall=outcome, recalled=recalled,
             boundary_sims=boundary_sims, identity_triggers=fired, exits=exits,
             started=started, double_take_ids=[i for i, _ in double], mood=mood,
+            reach_meta=reach.metadata,
         )
 
     def respond(
@@ -354,6 +367,7 @@ class Cognition:
             "double_takes": ctx.double_take_ids,
             "exit_gate": [{"entry_id": str(e.entry_id), "action": e.action} for e in ctx.exits],
         }
+        metadata.update(ctx.reach_meta)  # handoff, corrections, intentions (issue 17)
         if ctx.mood is not None:  # seed 000 §3: the state this turn left
             metadata["emotion"] = ctx.mood.as_dict()
         inbox_id, user = ctx.inbox_id, ctx.user

@@ -1,8 +1,8 @@
 """One consolidation pass (issue #5): every operation in its own transaction, each logged.
 
 drain scratch_buffer → strengthen from recall_log → merge into insights →
-contradictions → decay → corrections → intentions → promotion → goal safety →
-gate tuning.
+contradictions → decay → corrections → intentions → continuation notes → promotion →
+goal safety → gate tuning.
 
 Nothing is deleted: merged sources are marked superseded (importance lowered,
 `supersedes` links from the insight), decayed memories below the archive threshold
@@ -25,7 +25,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -146,12 +146,14 @@ class Consolidator:
             ("decay", self.decay),
             ("corrections", self.corrections),
             ("intentions", self.intentions),
+            ("continuation", self.continuation),
             ("promotion", self.promotion),
             ("goal_safety", self.goal_safety),
             ("gate_tuning", self.gate_tuning),
             ("index", self.index),
         ]
         self.indexer = Indexer(None, index_config(settings))
+        self._notes: Any = None  # the continuation notes' writer, built on first use
 
     # -- the pass -------------------------------------------------------------
 
@@ -446,7 +448,8 @@ class Consolidator:
             if kind:
                 conn.execute(
                     query("consolidation_intention_insert"),
-                    (user, session, entry, kind, content[:2000], at))
+                    {"user": user, "session": session, "entry": entry, "kind": kind,
+                     "content": content[:2000], "at": at})
                 found.append({"entry_id": str(entry), "kind": kind})
         latest = conn.execute(query("consolidation_last_user_turn_at")
                               ).fetchone()
@@ -467,6 +470,18 @@ class Consolidator:
         if not found and not carried:
             return None
         return {"outputs": {"new": found, "carried": carried, "detector": "keyword-heuristic"}}
+
+    def continuation(self, conn: psycopg.Connection[Any], now: datetime
+                     ) -> dict[str, Any] | None:
+        """Continuation notes for the sessions quiet for [context] session_quiet_minutes
+        whose note is missing or older than their last turn (agent/services/handoff.py)."""
+        from agent.services.handoff import NoteWriter
+
+        if self._notes is None:
+            self._notes = NoteWriter(self.settings)
+        quiet = timedelta(minutes=float(need(self.settings.context, "session_quiet_minutes")))
+        written = self._notes.refresh_quiet(conn, now, quiet)
+        return {"outputs": {"notes": written}} if written else None
 
     def promotion(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """5+ signals over 14+ days → a Layer 1 goal; 10+ over 30+ → a Layer 0 proposal."""

@@ -8,11 +8,11 @@ removed (ids and counts per place), never the text.
 What goes, for a memory: the memory; its source turn; the owner's other turns and
 memories that contain its text (or its turn's text) verbatim; the insights that
 supersede any of them (they carry the fact; their other sources become active again);
-the rows that point at them (gate decisions, citations, links, intentions, scratch
-copies, recall log entries, escalations). Where the text is kept inside something that
-also holds other content, it is cut out and replaced by "[forgotten]": holographic
-blocks (then re-embedded and re-indexed), the inbox and outbox, consolidation log
-entries, proposals and goals, the LanceDB cortex (blocks, archive, cluster summaries,
+the rows that point at them (gate decisions, citations, links, intentions, continuation
+notes, scratch copies, recall log entries, escalations). Where the text is kept inside
+something that also holds other content, it is cut out and replaced by "[forgotten]":
+holographic blocks (then re-embedded and re-indexed), the inbox and outbox, consolidation
+log entries, proposals and goals, the LanceDB cortex (blocks, archive, cluster summaries,
 antechamber; then re-embedded, and old table versions removed from disk), and the
 morning briefs on disk (a line holding the start of the text is removed). For a whole
 user: all of their rows, their sessions, tokens and the user row; the cortex rows of
@@ -55,7 +55,8 @@ PREFIX_CHARS = 40  # a brief line holding this much of a text's start is removed
 Holding = tuple[str, str, tuple[str, ...], tuple[str, ...], str]
 DELETE_HOLDING: tuple[Holding, ...] = (
     ("scratch_buffer", "id", ("content",), ("signals",), "user"),
-    ("intentions", "intention_id", ("content",), (), "user"),
+    ("intentions", "intention_id", ("content",), ("resolution",), "user"),
+    ("continuation_notes", "note_id", ("content",), ("source_ids",), "user"),
     ("thoughts", "thought_id", ("content", "theme"), ("source_ids",), "session"),
     ("recall_log", "id", ("query",), ("items",), "session"),
     ("gate_decisions", "decision_id", ("reason",), ("signals", "outcome"), "session"),
@@ -252,7 +253,7 @@ class Forgetter:
                          conn.execute(query("forget_delete_turns"), ids).rowcount)
             if whole:
                 for name in ("inbox", "escalations", "gate_decisions", "recall_log",
-                             "thoughts", "scratch_buffer"):
+                             "thoughts", "scratch_buffer", "continuation_notes"):
                     report.count("removed", name, conn.execute(
                         query(f"forget_session_{name}"), (sessions,)).rowcount)
                 conn.execute(query("forget_unlink_blocks"), ids)

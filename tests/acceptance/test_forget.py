@@ -55,6 +55,13 @@ def night(pg_admin_url: str, template_db: str,
     with psycopg.connect(url, autocommit=True) as conn:
         for handle, tier in HANDLES.values():
             conn.execute("UPDATE users SET tier = %s WHERE handle = %s", (tier, handle))
+    # the sessions' continuation notes (the handoff's), which quote what was said; written
+    # before the night cycle clears the day table
+    from agent.services.handoff import NoteWriter
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert NoteWriter(load_settings(data_dir=data, database_url=url)).refresh_quiet(
+            conn, NOW + timedelta(days=30), timedelta(minutes=30), limit=10_000)
     cycle = run("night-cycle", "--json", env=env, timeout=900)
     assert cycle.returncode == 0, cycle.stderr
     api = MemoryAPI(load_settings(data_dir=data, database_url=url), url, "nora")
@@ -118,7 +125,7 @@ def test_a_forgotten_memory_is_nowhere_afterwards(copy: tuple[str, Path]) -> Non
     url, data = copy
     before = tables_holding(url, WORD)
     # the control: the text is in the turns, the memory, a block, the cortex and the brief
-    assert {"day_table", "memories", "holographic_blocks"} <= set(before)
+    assert {"day_table", "memories", "holographic_blocks", "continuation_notes"} <= set(before)
     assert {t for t, _ in lexicon_holding(url, TERM)} == {"terms", "postings"}
     # briefs quote block excerpts (which blocks depends on the night): one quoting the
     # secret's start, wrapped, and a summary holding it JSON-escaped, as the run writes them
@@ -189,7 +196,9 @@ def test_forget_user_erases_one_user_and_keeps_the_others(copy: tuple[str, Path]
         for text in mine:
             hit = conn.execute("SELECT count(*) FROM day_table WHERE content = %s "
                                "UNION ALL SELECT count(*) FROM holographic_blocks "
-                               "WHERE prose::text LIKE %s", (text, f"%{text[:40]}%")).fetchall()
-            assert hit == [(0,), (0,)], text
+                               "WHERE prose::text LIKE %s UNION ALL SELECT count(*) FROM "
+                               "continuation_notes WHERE content LIKE %s",
+                               (text, f"%{text[:40]}%", f"%{text[:40]}%")).fetchall()
+            assert hit == [(0,), (0,), (0,)], text
     assert_clean_error(run("forget", "--user", "mia", "--yes", env=env), "no user")
     assert_clean_error(run("forget", env=env), "give a memory id")

@@ -99,8 +99,13 @@ WHERE i.source_entry_id = d.entry_id)
 WHERE key = 'consolidation.intentions'), '-infinity') ORDER BY d.created_at LIMIT 5000;
 
 -- name: consolidation_intention_insert
-INSERT INTO intentions (user_id, session_id, source_entry_id, kind, content, created_at)
-VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING;
+-- with its source turn's vector, so it surfaces when its topic comes up and a later turn
+-- can be matched against it (agent/services/intentions.py)
+INSERT INTO intentions (user_id, session_id, source_entry_id, kind, content, created_at,
+                        universal_embedding)
+VALUES (%(user)s, %(session)s, %(entry)s, %(kind)s, %(content)s, %(at)s,
+        (SELECT universal_embedding FROM day_table WHERE entry_id = %(entry)s))
+ON CONFLICT DO NOTHING;
 
 -- name: consolidation_last_user_turn_at
 SELECT max(created_at) FROM day_table WHERE role = 'user';

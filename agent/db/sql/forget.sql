@@ -153,6 +153,9 @@ DELETE FROM thoughts WHERE session_id = ANY(%s);
 -- name: forget_session_scratch_buffer
 DELETE FROM scratch_buffer WHERE session_id = ANY(%s);
 
+-- name: forget_session_continuation_notes
+DELETE FROM continuation_notes WHERE session_id = ANY(%s);
+
 -- name: forget_user_intentions
 DELETE FROM intentions WHERE user_id = %s;
 
