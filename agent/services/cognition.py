@@ -151,6 +151,8 @@ class Cognition:
         self.emotion_judge = emotion.build_judge(settings, recorder)  # None: lexicon heuristic
         self.count_tokens: Callable[[str], int] = self.system1.count_tokens
         self.rng = rng or random.Random()
+        # the decay's noise draws from its own generator: the gates' draws stay as they were
+        self.emotion_rng = random.Random()
         self.writer = TurnWriter(
             self.universal, self.native, self.count_tokens, self.cfg.entry, self.rng,
             index_config(settings),
@@ -240,7 +242,7 @@ class Cognition:
         user_entry, content = self.write_user_turn(conn, session_id, content, inbox_id, user)
         mood = None if user is None else emotion.update(  # seed 000 §3: this turn's state
             conn, user[0], user_entry, content, datetime.now(UTC), self.emotion_cfg,
-            judge=self.emotion_judge, rng=self.rng)
+            judge=self.emotion_judge, rng=self.emotion_rng)
         traits = load_traits(conn)
         goals = load_goals(conn)
         self.relevance.set_targets(
