@@ -8,6 +8,8 @@ from typing import Any, Protocol
 
 import psycopg
 
+from agent.domain.broad import ClusterNode, LeafBlock
+
 
 class CortexStore(Protocol):
     """Long-term blocks in LanceDB (issue #6, agent/cortex): search returns (id, content,
@@ -18,6 +20,11 @@ class CortexStore(Protocol):
 
     def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
                       session_id: Any = None) -> list[dict[str, Any]]: ...
+
+    def cluster_tree(self) -> tuple[list[ClusterNode], dict[str, LeafBlock]]:
+        """The RAPTOR nodes (levels 1-3) and the blocks under them, for broad questions
+        (agent/domain/broad.py)."""
+        ...
 
 
 class EmptyCortex:
@@ -30,3 +37,6 @@ class EmptyCortex:
     def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
                       session_id: Any = None) -> list[dict[str, Any]]:
         return []
+
+    def cluster_tree(self) -> tuple[list[ClusterNode], dict[str, LeafBlock]]:
+        return [], {}

@@ -27,9 +27,17 @@ import numpy as np
 import psycopg
 
 from agent.config import Settings
-from agent.cortex.lance import ARCHIVE, BLOCKS, CortexWriteError, LanceCortex, cortex_uri
+from agent.cortex.lance import (
+    ARCHIVE,
+    BLOCKS,
+    CLUSTERS,
+    CortexWriteError,
+    LanceCortex,
+    cortex_uri,
+)
 from agent.db import day_table
 from agent.db.queries import query, vector_text
+from agent.domain.broad import ClusterNode, LeafBlock
 from agent.domain.night_reconsolidation import reconsolidation_event, shift_description
 from agent.domain.tables import need
 from agent.providers.ports import Embedder
@@ -70,6 +78,34 @@ class LanceCortexStore:
                  "parent": c["parent_cluster_id"], "members": c["member_ids"],
                  "member_count": c["member_count"], "leaf_count": c["leaf_count"]}
                 for c in self.cortex.search_clusters(vector, level, k)]
+
+    def cluster_tree(self) -> tuple[list[ClusterNode], dict[str, LeafBlock]]:
+        """The RAPTOR nodes (levels 1-3, stage 8's cortex_clusters) and every block they
+        may hold (cortex and archive): when, whose, and its source turns."""
+        nodes = [ClusterNode(
+            cluster_id=r["cluster_id"], level=int(r["level"]), summary=r["summary_text"] or "",
+            member_ids=tuple(json.loads(r["member_ids"] or "[]")),
+            leaf_count=int(r["leaf_count"] or 0), vector=r["summary_vector"])
+            for r in self.cortex.rows(CLUSTERS, columns=[
+                "cluster_id", "level", "summary_text", "member_ids", "leaf_count",
+                "summary_vector"])]
+        if not nodes:
+            return [], {}
+        blocks: dict[str, LeafBlock] = {}
+        for name in (ARCHIVE, BLOCKS):  # a block in both (promoted back): the cortex's row
+            for r in self.cortex.rows(name, columns=[
+                    "block_id", "user_id", "arc_start_time", "arc_end_time", "created_at",
+                    "flux_metrics"]):
+                try:
+                    flux = json.loads(r["flux_metrics"] or "{}")
+                except ValueError:
+                    flux = {}
+                entries = flux.get("entry_ids") if isinstance(flux, dict) else None
+                blocks[r["block_id"]] = LeafBlock(
+                    r["block_id"], r["arc_start_time"] or r["created_at"],
+                    r["arc_end_time"] or r["created_at"], r["user_id"],
+                    tuple(str(e) for e in entries or ()))
+        return nodes, blocks
 
     def reconsolidate(self, conn: psycopg.Connection[Any], ids: Sequence[str],
                       session_id: Any = None) -> list[dict[str, Any]]:
@@ -205,3 +241,14 @@ class CortexWhenPresent:
             logger.warning("cortex reconsolidation failed (%s); the blocks stay as they were",
                            exc)
             return []
+
+    def cluster_tree(self) -> tuple[list[ClusterNode], dict[str, LeafBlock]]:
+        store = self.store()
+        if store is None:
+            return [], {}
+        try:
+            return store.cluster_tree()
+        except (OSError, RuntimeError, ValueError) as exc:  # recall goes on without it
+            logger.warning("reading the cortex's RAPTOR nodes failed (%s); no cluster nodes",
+                           exc)
+            return [], {}

@@ -186,8 +186,21 @@ class RecallItem:
     components: dict[str, float]
     speaker: str | None = None  # whose words: a name, or the role's label
     role: str | None = None
+    # kind "cluster" (a RAPTOR node for a broad question, agent/domain/broad.py): its
+    # level, leaf count, the asked window and its member blocks (id, dates, turns)
+    cluster: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        if self.cluster is not None:
+            return {**self._as_dict(), "level": self.cluster["level"],
+                    "leaf_count": self.cluster["leaf_count"],
+                    "window": self.cluster["window"], "detector": self.cluster["detector"],
+                    "sources": {"day_table": list(self.source_ids),
+                                "external": list(self.external_ids),
+                                "blocks": self.cluster["blocks"]}}
+        return self._as_dict()
+
+    def _as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "kind": self.kind, "content": self.content, "speaker": self.speaker,
             "role": self.role,
@@ -213,6 +226,8 @@ class RecallResult:
     window: TimeWindow | None = None  # the period the query asks about, resolved
     rewrites: list[str] = field(default_factory=list)  # the weak-match fallback's queries
     rewritten_by: str | None = None  # "heuristic" or "llm:<provider>/<model>"
+    # the broad-question heuristic's decision when it fired (agent/domain/broad.py)
+    broad: dict[str, Any] | None = None
 
     @property
     def best_similarity(self) -> float | None:

@@ -30,6 +30,7 @@ from agent.config import Settings
 from agent.db import day_table
 from agent.db.queries import query
 from agent.domain import emotion as emotion_rules
+from agent.domain.broad import BroadConfig
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.monitors import MonitorConfig, MonitorReport, monitor
@@ -160,6 +161,7 @@ class Cognition:
         self.recaller = Recaller(
             self.universal, self.reranker, self.cfg.recall, self.count_tokens,
             cortex=build_cortex(settings, self.universal, self.native),
+            broad_cfg=BroadConfig.from_table(settings.recall),  # broad questions: RAPTOR nodes
         )
         self.indexer = Indexer(None, index_config(settings))
         self.relevance = RelevanceScorer(lambda texts: self.universal.embed_documents(list(texts)))
@@ -358,7 +360,8 @@ class Cognition:
             "model": {"system1": self.system1.model, "system2": self.system2.model},
             "recall": {"verdict": outcome.result.verdict, "log_id": outcome.log_id,
                        "items": [i.id for i in ctx.recalled],
-                       "latency_ms": round(outcome.latency_ms, 1)},
+                       "latency_ms": round(outcome.latency_ms, 1),
+                       "broad": outcome.result.broad},  # broad-question heuristic, if it fired
             "identity": {"mode": "full" if ctx.identity_triggers else "hash",
                          "triggers": ctx.identity_triggers},
             "monitors": resp.first_report.as_dict(),

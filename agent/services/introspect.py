@@ -54,6 +54,10 @@ def format_recall(payload: dict[str, Any]) -> str:
     if payload.get("window"):
         w = payload["window"]
         lines.append(f"  asks about {w['phrase']!r}: {w['start'][:10]} .. {w['end'][:10]}")
+    if payload.get("broad"):
+        b = payload["broad"]
+        lines.append(f"  broad question ({b['detector']}, cue {b['cue']!r}): "
+                     f"{b['nodes']} RAPTOR node(s)")
     for i in payload["items"]:
         text = " ".join(i["content"].split())
         if len(text) > 160:
@@ -65,6 +69,10 @@ def format_recall(payload: dict[str, Any]) -> str:
         ext = i["sources"]["external"]
         if ext:
             lines.append(f"  {'':<12} sources: {', '.join(ext)}")
+        blocks = i["sources"].get("blocks") or []  # a RAPTOR node's member blocks
+        if blocks:
+            lines.append(f"  {'':<12} blocks: " + ", ".join(
+                f"{b['block_id']} ({(b['end'] or b['start'] or '')[:10]})" for b in blocks))
     return "\n".join(lines)
 
 
@@ -79,6 +87,7 @@ def recall_payload(outcome: Any) -> dict[str, Any]:
         "window": None if r.window is None else r.window.as_dict(),
         "rewrites": r.rewrites,
         "rewritten_by": r.rewritten_by,
+        "broad": r.broad,  # the broad-question heuristic's decision, when it fired
         "items": [i.as_dict() for i in r.items],
     }
 

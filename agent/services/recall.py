@@ -6,6 +6,10 @@ question names | cortex port → the domain pipeline (weighted RRF, time, person
 factors, tie-breakers or newness, rerank, verdict, recently-injected filter, token
 budget) → recall_log.
 
+A broad question (about a period or a theme, by the broad-question heuristic of
+agent/domain/broad.py) also gets the cortex's RAPTOR nodes (levels 1-3) as items of kind
+"cluster", first, within a share of the token budget; the cortex is read only then.
+
 Round trips per recall: one for the speakers the question names, one for every list
 (pipeline mode; the BM25 lists are ranked by the server while the query is embedded),
 one for the judged (and goal) similarities of the candidates, one for recall_log.
@@ -28,7 +32,7 @@ import psycopg
 from agent.config import Settings
 from agent.cortex.port import CortexStore, EmptyCortex
 from agent.db.queries import query, vector_text
-from agent.domain import lexical, timeref
+from agent.domain import broad, lexical, timeref
 from agent.domain import recall as domain
 from agent.domain.contextual import prose_text
 from agent.domain.emotion import EmotionState, MoodCue
@@ -57,8 +61,11 @@ class Recaller:
         count_tokens: Callable[[str], int],
         cortex: CortexStore | None = None,
         rewriter: LLM | None = None,
+        broad_cfg: broad.BroadConfig | None = None,
     ) -> None:
         self.embedder = embedder
+        # broad questions read the cortex's RAPTOR nodes ([recall] broad_*); None: never
+        self.broad_cfg = broad_cfg
         # the weak-match fallback's LLM (role `rewrite`), only when it routes to a real
         # model; None: the named heuristic rewrites, if [recall] heuristic_fallback
         self.rewriter = rewriter
@@ -256,6 +263,10 @@ class Recaller:
         ctx = self.query_context(conn, verdict_text or text, now, user_id)
         if mood is not None:
             ctx = replace(ctx, mood=mood)
+        budget = budget_tokens if budget_tokens is not None else self.cfg.token_budget
+        decision, nodes = self.broad_nodes(verdict_text or text, ctx, now, user_id,
+                                           recent_ids or set(), budget)
+        budget -= sum(self.count_tokens(n.content) for n in nodes)
         cands = self.candidates(conn, text, k, verdict_text, goal_vector, user_id, ctx)
         rerank_scores = self._rerank(text, cands)
         result = domain.recall_pipeline(
@@ -267,13 +278,20 @@ class Recaller:
             rerank_scores=rerank_scores,
             verify=verify,
             recent_ids=recent_ids or set(),
-            budget_tokens=budget_tokens if budget_tokens is not None else self.cfg.token_budget,
+            budget_tokens=budget,
             count_tokens=self.count_tokens,
         )
         if (result.verdict != "strong_match" and self.cfg.fallback_query_variants > 0
                 and (self.rewriter is not None or self.cfg.heuristic_fallback)):
             result = self._fallback(conn, cands, result, text, verdict_text, goal_vector,
-                                    user_id, ctx, now, k, verify, recent_ids, budget_tokens)
+                                    user_id, ctx, now, k, verify, recent_ids, budget)
+        if decision.fired:  # the nodes first: the prompt shows the overview before turns
+            result.items = nodes + result.items
+            result.tokens += sum(self.count_tokens(n.content) for n in nodes)
+            result.verdict = domain.query_verdict(result.items)
+            result.broad = {**decision.as_dict(), "nodes": len(nodes)}
+            logger.info("broad question (%s, cue %r): %d RAPTOR node(s)", broad.DETECTOR,
+                        decision.cue, len(nodes))
         cortex_ids = [i.id.split(":", 1)[1] for i in result.items if i.kind == "cortex"]
         events = (self.cortex.reconsolidate(conn, cortex_ids, session_id)
                   if cortex_ids and reconsolidate else [])
@@ -318,6 +336,58 @@ class Recaller:
         result.rewrites, result.rewritten_by = variants, how
         return result
 
+    def broad_nodes(
+        self, question: str, ctx: domain.QueryContext, now: datetime, user_id: Any,
+        recent_ids: set[str], budget: int,
+    ) -> tuple[broad.BroadQuestion, list[domain.RecallItem]]:
+        """The broad-question heuristic's decision on `question` and, when it fires, the
+        RAPTOR nodes that answer it as recall items (kind "cluster"), within
+        broad_budget_share of `budget`. Reads the cortex only when it fires."""
+        cfg = self.broad_cfg
+        if cfg is None or not cfg.broad_questions:
+            return broad.NOT_BROAD, []
+        decision = broad.classify(question, ctx.window)
+        if not decision.fired:
+            return decision, []
+        # its topic words: without the time phrase
+        decision = broad.classify(question, ctx.window, timeref.resolve(question, now).text)
+        tree, blocks = self.cortex.cluster_tree()
+        if not tree:
+            return decision, []
+        # the topic words alone: "garden" finds the garden's node better than the whole
+        # "summarise our conversations about the garden" (a spot check with MiniLM)
+        qvec = ([float(x) for x in self.embedder.embed_query(" ".join(decision.topic))]
+                if decision.topic else None)
+        chosen = broad.choose_nodes(
+            tree, blocks, decision, window=ctx.window, query_vector=qvec,
+            user_id=None if user_id is None else str(user_id), cfg=cfg,
+            skip=frozenset(i.split(":", 1)[1] for i in recent_ids if i.startswith("cluster:")))
+        window = None if ctx.window is None else ctx.window.as_dict()
+        items: list[domain.RecallItem] = []
+        left = int(cfg.broad_budget_share * budget)
+        for c in chosen:
+            content = broad.node_text(c)
+            tokens = self.count_tokens(content)
+            if tokens > left:
+                continue
+            left -= tokens
+            match = c.similarity
+            verdict = domain.verdict_for(match, self.cfg)
+            share = c.in_window / len(c.leaves)
+            items.append(domain.RecallItem(
+                id=f"cluster:{c.node.cluster_id}", kind="cluster", content=content,
+                score=match if match is not None else share,
+                # chosen by the rule (in the window, or near the topic): at least weak
+                verdict="weak_match" if verdict == "no_match" else verdict,
+                similarity=c.similarity, coverage=None, match=match,
+                created_at=c.leaves[-1].end or c.leaves[-1].start,
+                source_ids=tuple(dict.fromkeys(e for b in c.sources for e in b.entry_ids)),
+                external_ids=(), components={"broad": 1.0, "in_window_share": share},
+                cluster={"level": c.node.level, "leaf_count": len(c.leaves), "window": window,
+                         "detector": broad.DETECTOR,
+                         "blocks": broad.node_sources(c, ctx.window)}))
+        return decision, items
+
     def rewrites(self, question: str) -> tuple[list[str], str | None]:
         """Up to fallback_query_variants rewrites of `question` and who wrote them. A
         failed LLM call is logged and falls back to the heuristic (when enabled), so a
@@ -354,7 +424,9 @@ class Recaller:
         items = [
             {"id": i.id, "kind": i.kind, "score": round(i.score, 5), "verdict": i.verdict,
              "similarity": None if i.similarity is None else round(i.similarity, 5),
-             "match": None if i.match is None else round(i.match, 5)}
+             "match": None if i.match is None else round(i.match, 5),
+             **({"level": i.cluster["level"], "via": i.cluster["detector"]}
+                if i.cluster is not None else {})}
             for i in result.items
         ]
         row = conn.execute(
@@ -377,6 +449,7 @@ def build_recaller(settings: Settings, recorder: Any = None) -> Recaller:
         default_counter().count,
         cortex=build_cortex(settings, universal),
         rewriter=build_rewriter(settings, recorder),
+        broad_cfg=broad.BroadConfig.from_table(settings.recall),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from agent.config import SEED_TABLES, default_config_path, load_settings
+from agent.domain.broad import BroadConfig
 from agent.domain.consolidation import ConsolidationConfig, SafetyConfig
 from agent.domain.contextual import IndexConfig
 from agent.domain.dmn import DmnConfig
@@ -54,6 +55,7 @@ BUILDERS: dict[type, Callable[[Callable[[str], Mapping[str, Any]]], Any]] = {
     EntryGateConfig: lambda t: EntryGateConfig.from_table(t("entry_gate")),
     ExitGateConfig: lambda t: ExitGateConfig.from_table(t("exit_gate")),
     RecallConfig: lambda t: RecallConfig.from_table(t("recall")),
+    BroadConfig: lambda t: BroadConfig.from_table(t("recall")),
     IndexConfig: lambda t: IndexConfig.from_table(t("recall")),
     ConsolidationConfig: lambda t: ConsolidationConfig.from_table(t("consolidation")),
     SafetyConfig: lambda t: SafetyConfig.from_table(t("compulsion_safety")),
