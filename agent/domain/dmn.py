@@ -40,11 +40,11 @@ class DmnConfig:
     search_results: int
     connection_min_similarity: float
     weight_step: float
-    max_per_session: int = 3  # seed 000 §6.3 observations' cooldown, per session
-    min_minutes_between: float = 5.0
-    act_idle_minutes: float = 1.0  # thoughts that act: idle for this long ...
-    act_every_minutes: float = 30.0  # ... and at most one internal turn this often
-    act_recall_results: int = 5
+    max_per_session: int  # seed 000 §6.3 observations' cooldown, per session
+    min_minutes_between: float
+    act_idle_minutes: float  # thoughts that act: idle for this long ...
+    act_every_minutes: float  # ... and at most one internal turn this often
+    act_recall_results: int
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> DmnConfig:
