@@ -15,9 +15,10 @@ from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.errors import InputError
 from agent.services.consolidation import Consolidator
-from agent.services.intentions import drop
+from agent.services.intentions import IntentionTracker, drop
 from agent.workers.loop import LoopWorker
-from tests.conftest import make_session
+from tests.acceptance.test_cli import assert_clean_error, run
+from tests.conftest import cogd_env, make_session
 from tests.integration.test_cognition import loop, say  # noqa: F401  (the loop fixture)
 
 PLAN = "I need to send the quarterly invoice to Marta before Friday."
@@ -162,9 +163,16 @@ def test_the_second_session_starts_with_the_handoff_and_an_intention_is_fulfille
     later = say(loop, conn, s3, "Hello again, can we talk about bread?")
     assert "intention" not in {i["kind"] for i in later["meta"]["handoff"]["items"]}
     assert later["meta"]["handoff"]["mode"] == "instant_resume"
+    # /handoff: session 2's handoff as at its first turn, computed the same way, no turn
+    turns = conn.execute("SELECT count(*) FROM day_table").fetchone()[0]
+    made = loop.cognition.continuity.for_session(conn, s2, alice)
+    assert made is not None and made[1]["mode"] == "catch_up"
+    assert {i["kind"] for i in made[1]["items"]} >= {"note", "correction", "brief"}
+    assert conn.execute("SELECT count(*) FROM day_table").fetchone()[0] == turns
 
 
-def test_an_intention_is_dropped_by_its_user_only(conn: Any, settings: Settings) -> None:
+def test_an_intention_is_dropped_by_its_user_only(conn: Any, settings: Settings,
+                                                  db_url: str) -> None:
     s1 = make_session(conn, "alice")
     alice = _user(conn, "alice")
     make_session(conn, "bob")
@@ -178,7 +186,18 @@ def test_an_intention_is_dropped_by_its_user_only(conn: Any, settings: Settings)
                                (alice, "7d3c1a52-0000-4000-8000-000000000000", "no intention")):
         with pytest.raises(InputError, match=error):
             drop(conn, who, target, via="test")
+    tracker = IntentionTracker(settings)
+    assert [i["id"] for i in tracker.list(conn, alice)] == [iid]
+    assert tracker.list(conn, bob) == []
+    env = cogd_env(COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(settings.data_dir))
+    listed = run("intentions", "--user", "alice", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [i["id"] for i in json.loads(listed.stdout)["intentions"]] == [iid]
+    assert_clean_error(run("intentions", "drop", iid, "--user", "bob", env=env), "no intention")
+    assert_clean_error(run("intentions", "--user", "nobody", env=env), "no user 'nobody'")
     assert drop(conn, alice, f"intention:{iid}", via="test").endswith("dropped")
+    assert tracker.list(conn, alice) == []  # open ones only, unless asked for all
+    assert tracker.list(conn, alice, include_resolved=True)[0]["status"] == "dropped"
     row = conn.execute("SELECT status, resolution FROM intentions WHERE intention_id = %s",
                        (iid,)).fetchone()
     assert row == ("dropped", {"detector": "user", "via": "test"})
