@@ -58,7 +58,8 @@ def words(text: str) -> int:
 def test_the_handoff_is_cut_to_its_budget_in_priority_order() -> None:
     items = [h.HandoffItem("note", "note:1", "one two three four five"),
              h.HandoffItem("intention", "intention:2", "six seven eight nine ten"),
-             h.HandoffItem("brief", "block:3", "eleven twelve thirteen fourteen fifteen sixteen seventeen")]
+             h.HandoffItem("brief", "block:3",
+                           "eleven twelve thirteen fourteen fifteen sixteen seventeen")]
     full, kept = h.render_handoff("catch_up", 1560, items, 1000, words)
     assert kept == items and full.count("\n- ") == 3
     assert full.startswith("Last session: 26 hours ago (catch up: warmer greeting")
