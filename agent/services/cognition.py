@@ -49,9 +49,9 @@ from agent.domain.tables import need
 from agent.domain.tags import parse_memory_tags
 from agent.domain.text import storable_text
 from agent.inbox import LostClaim
+from agent.services import emotion
 from agent.services.double_takes import take as take_double_takes
 from agent.services.handoff import Continuity
-from agent.services import emotion
 from agent.services.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.services.indexing import Indexer, index_config, index_pending
 from agent.services.recall import Recaller, RecallOutcome, build_cortex
@@ -104,8 +104,8 @@ class TurnContext:
     exits: list[Any]
     started: float
     reach_meta: dict[str, Any] = field(default_factory=dict)  # handoff, corrections, intentions
-    mood: Any = None  # the emotional state after this turn (services/emotion.Mood), or None
     double_take_ids: list[str] = field(default_factory=list)  # epiphanies shown
+    mood: Any = None  # the emotional state after this turn (services/emotion.Mood), or None
 
 
 @dataclass
