@@ -49,6 +49,7 @@ from agent.domain.tables import need
 from agent.domain.tags import parse_memory_tags
 from agent.domain.text import storable_text
 from agent.inbox import LostClaim
+from agent.providers.embedding import BaseEmbedder
 from agent.services import emotion
 from agent.services.double_takes import take as take_double_takes
 from agent.services.handoff import Continuity
@@ -144,6 +145,8 @@ class Cognition:
         self.settings = settings
         self.cfg = CognitionConfig.from_settings(settings)
         self.universal = factory.build_universal_embedder(settings)
+        if isinstance(self.universal, BaseEmbedder):  # one embedding of each turn's query
+            self.universal.keep_queries()  # for recall, corrections, intentions, double takes
         self.native = factory.build_native_embedder(settings, recorder)
         self.system1 = factory.build_llm(settings, "system1", recorder)
         self.system2 = factory.build_llm(settings, "system2", recorder)
@@ -236,8 +239,10 @@ class Cognition:
         inbox_id: int | None = None,
     ) -> TurnContext:
         """Steps 1-4: commit the user turn, roll the window over, recall on the compound
-        query, choose the identity block; the prompt's parts. Writes only the user turn,
-        the rollover's exits and the recall log."""
+        query, choose the identity block; the prompt's parts. Writes the user turn and its
+        emotional state, the rollover's exits, the recall log, and what reaching the
+        prompt changes: a fulfilled intention, a continuation note written on demand, the
+        intentions' and epiphanies' shown marks (issue 17)."""
         started = time.perf_counter()
         self.bootstrap(conn)
         user = self._session_user(conn, session_id)  # (user_id, tier), once
