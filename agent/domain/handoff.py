@@ -175,7 +175,15 @@ _PAST = re.compile(r"\b(?:i|we)\s+(?:(?:have|'ve|just|already|finally|actually|a
                    r"([a-z]{3,}ed)\b(?!\s+to\b)", re.I)
 _NOT_DONE_VERBS = frozenset({"needed", "wanted", "planned", "decided", "intended", "tried",
                              "hoped", "forgot", "started", "wondered", "expected",
-                             "promised", "agreed", "offered", "considered", "scheduled"})
+                             "promised", "agreed", "offered", "considered", "scheduled",
+                             # noticing, asking or talking about it is not doing it
+                             "noticed", "realized", "realised", "remembered", "asked",
+                             "mentioned", "discussed", "talked", "worried", "assumed",
+                             "guessed", "imagined", "suggested", "wished", "struggled",
+                             # putting it off or giving it up is not doing it either
+                             "missed", "failed", "postponed", "delayed", "rescheduled",
+                             "cancelled", "canceled", "skipped", "ignored", "dropped",
+                             "procrastinated", "hesitated"})
 _NEGATION = re.compile(
     r"\b(not|never|no|haven'?t|hasn'?t|hadn'?t|didn'?t|isn'?t|wasn'?t|aren'?t|weren'?t|"
     r"won'?t|can'?t|couldn'?t|yet to|forgot to|still need|still have to|need to|have to|"

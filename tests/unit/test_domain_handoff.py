@@ -40,6 +40,12 @@ def test_gap_bounds_must_name_every_mode() -> None:
     ("I needed to email the landlord", None),
     ("let me know when it is done", None),
     ("I will send it tomorrow", None),
+    # -ed verbs that report no completion: noticing, asking, putting off, missing
+    ("I noticed the invoice to Marta still isn't sent", None),
+    ("I missed the deadline for the invoice to Marta", None),
+    ("I postponed the dentist appointment to next month", None),
+    ("we cancelled the booking for the venue", None),
+    ("I asked Marta about the invoice", None),
 ])
 def test_completion_cue(text: str, cue: str | None) -> None:
     assert h.completion_cue(text) == cue
