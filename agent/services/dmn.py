@@ -40,6 +40,9 @@ OUTCOME_HORIZON_MINUTES = 60  # cogd choice: a surfaced item recalled within an 
 # cogd choice: proactive recall is about the live conversation; turns older than this (an
 # imported history, a backlog after downtime) never trigger it (wall-clock seconds)
 LIVE_TURNS_S = 3600
+# cogd choice: the turns whose proactive pass ran (tick or NOTIFY), kept so neither path
+# runs it again (worker_state dmn.proactive "handled")
+HANDLED_KEPT = 500
 
 
 def _vec(text: str | None) -> np.ndarray[Any, Any] | None:
@@ -95,21 +98,24 @@ class Dmn:
             query("dmn_recent_user_turns"),
             (state.get("seen_to", "-infinity"), now - timedelta(seconds=LIVE_TURNS_S))
         ).fetchall()
-        handled = set(state.get("handled", []))
+        handled = list(state.get("handled", []))
         made: list[dict[str, Any]] = []
         for row in rows:
             if str(row[0]) not in handled:
                 made += self._proactive_row(conn, row, now)
+                handled.append(str(row[0]))  # a late notification of it does nothing
         if rows:
             set_state(conn, "dmn.proactive", {"seen_to": rows[-1][4].isoformat(),
-                                              "handled": []})
+                                              "handled": handled[-HANDLED_KEPT:]})
         return made
 
     def proactive_turn(self, conn: psycopg.Connection[Any], entry_id: str,
                        now: datetime | None = None) -> list[dict[str, Any]]:
         """The proactive pass for one user turn, on its TURN notification (seed 002 §1:
         within seconds, not on the next tick). An assistant turn, or a turn that is not
-        live, does nothing. The tick's catch-up pass skips the turns handled here."""
+        live, does nothing. Each turn's pass runs once: the tick's catch-up pass skips the
+        turns handled here, and this skips those the tick (or a repeated notification)
+        handled."""
         now = now or datetime.now(UTC)
         try:
             uuid.UUID(str(entry_id))
@@ -120,9 +126,11 @@ class Dmn:
                                (entry_id, now - timedelta(seconds=LIVE_TURNS_S))).fetchone()
             if row is None:
                 return []
-            made = self._proactive_row(conn, row, now)
             state = get_state(conn, "dmn.proactive")
-            handled = [*state.get("handled", []), str(row[0])][-500:]
+            if str(row[0]) in state.get("handled", []):
+                return []  # the tick's pass, or a repeated notification, handled it
+            made = self._proactive_row(conn, row, now)
+            handled = [*state.get("handled", []), str(row[0])][-HANDLED_KEPT:]
             set_state(conn, "dmn.proactive", {**state, "handled": handled})
         return made
 

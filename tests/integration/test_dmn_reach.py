@@ -128,6 +128,30 @@ def test_the_per_session_cooldown_holds(fast: Settings, conn: Any, cog: Cognitio
     assert dmn.proactive_turn(conn, "not-an-entry-id") == []
 
 
+def test_each_turns_proactive_pass_runs_once(fast: Settings, conn: Any,
+                                             cog: Cognition) -> None:
+    """A repeated notification, or one that arrives after the tick handled its turn, does
+    not run the turn's pass again (with the cooldowns off, a second pass would store the
+    same recall twice)."""
+    fast.idle["topic_cooldown_minutes"] = 0
+    fast.idle["min_minutes_between_observations"] = 0
+    fast.idle["max_observations_per_session"] = 100
+    _remember(conn, cog, "lou", PASSPORT, DENTIST)
+    dmn = Dmn(fast)
+    sid = make_session(conn, "lou")
+    cog.write_user_turn(conn, sid, SMALLTALK)
+    entry, _ = cog.write_user_turn(conn, sid, "When does my passport expire?")
+    assert len(dmn.proactive_turn(conn, str(entry))) == 1
+    assert dmn.proactive_turn(conn, str(entry)) == []  # the same notification again
+    cog.write_user_turn(conn, sid, SMALLTALK)
+    entry, _ = cog.write_user_turn(conn, sid, "When is my dentist appointment?")
+    assert [t["content"] for t in dmn.proactive(conn, datetime.now(UTC))] == [
+        f"Earlier: {DENTIST}"]  # the tick's pass got there first (and skipped the passport)
+    assert dmn.proactive_turn(conn, str(entry)) == []  # its notification, late
+    assert conn.execute("SELECT count(*) FROM thoughts WHERE kind = 'proactive_recall'"
+                        ).fetchone() == (2,)
+
+
 def _self_prompt(conn: Any, dmn: Dmn, now: datetime) -> dict[str, Any]:
     for _ in range(30):
         got = dmn.surface(conn, now)
