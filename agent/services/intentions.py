@@ -6,9 +6,13 @@ On each user turn the loop checks the user's open intentions against the turn:
 - the consolidation role's LLM is asked yes/no when that role routes to a real provider
   (openai, gemini) and the turn is at least [intentions] fulfil_candidate_similarity
   close; its resolution names "llm:<model>";
+  at most the [intentions] fulfil_llm_max closest are asked per turn (each ask is a call
+  on the turn's hot path);
 - otherwise (offline, or when the model fails or answers neither) the named
   "completion-heuristic": the turn is at least [intentions] fulfil_min_similarity close
-  and carries a completion cue (agent/domain/handoff.py: completion_cue).
+  and carries a completion cue (agent/domain/handoff.py: completion_cue); it closes only
+  the closest intention (and those within [intentions] fulfil_heuristic_margin of it),
+  since a cue says that something was done, not which of several related plans.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ class IntentionTracker:
         self.recorder = recorder
         self.fulfil_min = float(need(t, "fulfil_min_similarity"))
         self.candidate_min = float(need(t, "fulfil_candidate_similarity"))
+        self.llm_max = int(need(t, "fulfil_llm_max"))
+        self.heuristic_margin = float(need(t, "fulfil_heuristic_margin"))
         self.surface_min = float(need(t, "surface_min_similarity"))
         self.cooldown = timedelta(minutes=float(need(t, "surface_cooldown_minutes")))
         self.surface_max = int(need(t, "surface_max"))
@@ -82,10 +88,15 @@ class IntentionTracker:
             return []
         cue = rules.completion_cue(content)
         done: list[dict[str, Any]] = []
+        closest = float(rows[0][3])  # the rows come closest first
+        asked = 0
         with conn.transaction():
             for iid, _kind, text, sim in rows:
                 sim = float(sim)
-                resolution = self._judge(text, content, sim, cue)
+                ask = asked < self.llm_max and sim >= self.candidate_min
+                asked += ask
+                resolution = self._judge(text, content, sim, cue, ask=ask,
+                                         heuristic=sim >= closest - self.heuristic_margin)
                 if resolution is None:
                     continue
                 hit = conn.execute(query("intentions_fulfil"), {
@@ -96,9 +107,11 @@ class IntentionTracker:
                                  "source_ids": [f"day_table:{entry_id}"], **resolution})
         return done
 
-    def _judge(self, intention: str, turn: str, sim: float, cue: str | None
-               ) -> dict[str, Any] | None:
-        llm = self.llm if sim >= self.candidate_min else None
+    def _judge(self, intention: str, turn: str, sim: float, cue: str | None, *,
+               ask: bool = True, heuristic: bool = True) -> dict[str, Any] | None:
+        """The model's yes/no when `ask` and one is configured; else (or when it fails)
+        the completion heuristic, when `heuristic` (the closest of the candidates)."""
+        llm = self.llm if ask else None
         if llm is not None:
             try:
                 answer = llm.chat([{"role": "system", "content": FULFIL_SYSTEM},
@@ -113,7 +126,7 @@ class IntentionTracker:
             if verdict is not None:
                 return ({"detector": f"llm:{llm.model}", "similarity": round(sim, 4)}
                         if verdict else None)
-        if rules.fulfils(sim, cue, self.fulfil_min):
+        if heuristic and rules.fulfils(sim, cue, self.fulfil_min):
             return {"detector": rules.COMPLETION_DETECTOR, "similarity": round(sim, 4),
                     "cue": cue}
         return None

@@ -1,0 +1,92 @@
+"""The intentions' fulfilment check on a real database (agent/services/intentions.py):
+the completion heuristic closes only the intention the turn is about, never another
+user's; a real model is asked about a bounded number of intentions per turn."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from agent.config import Settings
+from agent.db.queries import vector_text
+from agent.providers import factory
+from agent.services.intentions import IntentionTracker
+from tests.conftest import make_session
+from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
+
+
+def _turn(conn: Any, embedder: Any, session: Any, user: Any, text: str, at: datetime) -> Any:
+    vec = embedder.embed_documents([text])[0]
+    return conn.execute(
+        "INSERT INTO day_table (session_id, user_id, role, content, universal_embedding, "
+        "created_at) VALUES (%s, %s, 'user', %s, %s::vector, %s) RETURNING entry_id",
+        (session, user, text, vector_text(vec), at)).fetchone()[0]
+
+
+def _intention(conn: Any, embedder: Any, session: Any, user: Any, text: str) -> str:
+    at = datetime.now(UTC) - timedelta(hours=2)
+    entry = _turn(conn, embedder, session, user, text, at)
+    return str(conn.execute(
+        "INSERT INTO intentions (user_id, session_id, source_entry_id, kind, content, "
+        "created_at, universal_embedding) SELECT user_id, session_id, entry_id, 'plan', "
+        "content, created_at, universal_embedding FROM day_table WHERE entry_id = %s "
+        "RETURNING intention_id", (entry,)).fetchone()[0])
+
+
+def _user_of(conn: Any, session: Any) -> Any:
+    return conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                        (session,)).fetchone()[0]
+
+
+def _open(conn: Any) -> set[str]:
+    return {str(r[0]) for r in conn.execute(
+        "SELECT intention_id FROM intentions WHERE status = 'open'")}
+
+
+def test_a_completion_closes_the_intention_it_is_about_only(settings: Settings,
+                                                            conn: Any) -> None:
+    settings.llm.roles["consolidation"] = "heuristic"  # offline: the completion heuristic
+    embedder = factory.build_universal_embedder(settings)
+    sa, sb = make_session(conn, "alice"), make_session(conn, "bob")
+    alice, bob = _user_of(conn, sa), _user_of(conn, sb)
+    report = _intention(conn, embedder, sa, alice, "I need to email Bob the quarterly report.")
+    invoice = _intention(conn, embedder, sa, alice, "I need to email Bob the invoice for March.")
+    bobs = _intention(conn, embedder, sb, bob, "I need to email Bob the quarterly report.")
+    tracker = IntentionTracker(settings)
+    # a turn about neither, with an -ed verb that reports no completion
+    missed = _turn(conn, embedder, sa, alice, "I missed the deadline for the quarterly "
+                   "report to Bob.", datetime.now(UTC) - timedelta(minutes=5))
+    assert tracker.check_fulfilment(conn, alice, missed, "I missed the deadline for the "
+                                    "quarterly report to Bob.") == []
+    text = "I emailed Bob the quarterly report."
+    entry = _turn(conn, embedder, sa, alice, text, datetime.now(UTC))
+    done = tracker.check_fulfilment(conn, alice, entry, text)
+    assert [d["id"] for d in done] == [f"intention:{report}"]
+    assert done[0]["detector"] == "completion-heuristic" and done[0]["cue"] == "emailed"
+    # the March invoice is related (the same verb, the same person) but not what was done;
+    # bob's intention of the same words is not alice's
+    assert _open(conn) == {invoice, bobs}
+
+
+def test_a_real_model_is_asked_about_a_bounded_number_of_intentions_per_turn(
+        settings: Settings, conn: Any, stub_server: StubServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = factory.build_universal_embedder(settings)
+    stub_server.route(settings, monkeypatch, "consolidation")
+    sa = make_session(conn, "alice")
+    alice = _user_of(conn, sa)
+    for thing in ("report", "invoice", "budget", "slides", "contract", "roadmap"):
+        _intention(conn, embedder, sa, alice, f"I need to send Marta the {thing} this week.")
+    stub_server.set_reply("no")
+    tracker = IntentionTracker(settings)
+    text = "I talked to Marta about the week's work."
+    entry = _turn(conn, embedder, sa, alice, text, datetime.now(UTC))
+    before = stub_server.count()
+    try:
+        assert tracker.check_fulfilment(conn, alice, entry, text) == []
+    finally:
+        if tracker.llm is not None:
+            tracker.llm.close()
+    assert stub_server.count() - before == int(settings.intentions["fulfil_llm_max"]) == 3
