@@ -14,7 +14,10 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import psycopg
+
 from agent.bus import Channel, Event, Kind
+from agent.errors import CogdError, DatabaseError
 from agent.workers.base import Worker
 
 logger = logging.getLogger(__name__)
@@ -43,7 +46,14 @@ class IdleWorker(Worker):
         on turns whose notification was missed."""
         self.last_activity = time.monotonic()
         assert self.conn is not None
-        made = self.dmn.proactive_turn(self.conn, event.id)
+        try:
+            made = self.dmn.proactive_turn(self.conn, event.id)
+        except (psycopg.OperationalError, psycopg.InterfaceError, DatabaseError):
+            raise  # the connection is gone: Worker._guarded reconnects
+        except (psycopg.Error, CogdError) as exc:  # one turn's pass (rolled back), not the worker
+            logger.warning("idle: the proactive pass of turn %s failed (%s); left to the tick",
+                           event.id, exc)
+            return
         self.items_done += len(made)
         if made:
             self.last_result = {**self.last_result, "proactive_on_notify": len(made)}

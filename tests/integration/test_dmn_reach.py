@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 
+from agent.bus import Channel, Event, Kind
 from agent.config import Settings
 from agent.cortex.lance import BLOCKS, LanceCortex
 from agent.cortex.store import LanceCortexStore
+from agent.errors import ProviderError
 from agent.services import introspect
 from agent.services.cognition import Cognition
 from agent.services.consolidation import Consolidator
@@ -150,6 +153,32 @@ def test_each_turns_proactive_pass_runs_once(fast: Settings, conn: Any,
     assert dmn.proactive_turn(conn, str(entry)) == []  # its notification, late
     assert conn.execute("SELECT count(*) FROM thoughts WHERE kind = 'proactive_recall'"
                         ).fetchone() == (2,)
+
+
+@pytest.mark.parametrize("error", [ProviderError("the embedder broke"),
+                                   psycopg.errors.DataError("a bad value")])
+def test_a_failing_proactive_pass_does_not_stop_the_idle_worker(
+        fast: Settings, db_url: str, conn: Any, cog: Cognition, error: Exception,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _remember(conn, cog, "flo", PASSPORT)
+    sid = make_session(conn, "flo")
+    cog.write_user_turn(conn, sid, SMALLTALK)
+    entry, _ = cog.write_user_turn(conn, sid, "When does my passport expire?")
+    worker = IdleWorker(fast, db_url)
+    worker.setup()
+    worker.conn = worker._connect()
+    try:
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise error
+
+        monkeypatch.setattr(worker.dmn.recaller, "recall", broken)
+        worker.on_turn(Event(Channel.TURN, Kind.TURN, str(entry)))  # logged, not raised
+        assert worker.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        monkeypatch.undo()
+        made = worker.dmn.proactive(worker.conn, datetime.now(UTC))  # the tick catches up
+        assert [m["content"] for m in made] == [f"Earlier: {PASSPORT}"]
+    finally:
+        worker.conn.close()
 
 
 def _self_prompt(conn: Any, dmn: Dmn, now: datetime) -> dict[str, Any]:
