@@ -107,7 +107,17 @@ _STOP = frozenset({
     "are", "was", "were", "will", "would", "can", "could", "should", "what", "when", "where",
     "which", "who", "how", "why", "not", "but", "its", "it's", "about", "into", "over", "just",
     "also", "then", "than", "there", "here", "they", "them", "their", "our", "ours", "yes",
-    "okay", "thanks", "thank", "please", "hello", "bye", "see"
+    "okay", "thanks", "thank", "please", "hello", "bye", "see",
+    # the stems of negated contractions ("don't" reads as "don") and everyday verbs and
+    # quantifiers: two of them shared say nothing about the topic ("I don't need that" vs
+    # a correction that fails when "you don't need the lock file")
+    "don", "doesn", "didn", "isn", "aren", "wasn", "weren", "won", "haven", "hasn",
+    "hadn", "shouldn", "wouldn", "couldn", "does", "did",
+    "doing", "done", "been", "being", "need", "needs", "want", "wants", "use", "using",
+    "used", "make", "get", "got", "let", "like", "know", "think", "some", "any", "all",
+    "more", "most", "much", "many", "very", "only", "now", "one", "out", "off", "again",
+    "still", "even", "well", "back", "really", "thing", "things", "something", "way",
+    "other", "these", "those", "such", "same", "each", "every"
 })
 
 

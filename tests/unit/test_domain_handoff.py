@@ -89,6 +89,9 @@ def test_a_correction_applies_by_similarity_or_by_words_of_its_fails_when() -> N
                             "the repo is public and holds a .env file")
     assert shared >= 2 and h.correction_applies(0.1, 0.35, shared, 2)
     assert not h.correction_applies(0.1, 0.35, shared, 0)  # the word rule off
+    # everyday words (and a negated contraction's stem) are no shared topic
+    assert h.shared_words("I don't need that, I want to use the other one",
+                          "you don't need the lock file and want to use other tools") == 0
     line = h.correction_line("Don't stage .env files", "the repo is public",
                              "the repo is private", "m1")
     assert line == ("Correction: Don't stage .env files — fails when the repo is public; "
