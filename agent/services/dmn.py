@@ -78,8 +78,7 @@ class Dmn:
             out["proactive"] = self.proactive(conn, now)
         with conn.transaction():
             out["surfaced"] = self.surface(conn, now)
-        with conn.transaction():
-            out["acted"] = self.act(conn, now)
+        out["acted"] = self.act(conn, now)  # its writes in a transaction, the model outside
         with conn.transaction():
             out["weights"] = self.evolve(conn, now)
         with conn.transaction():
@@ -303,7 +302,9 @@ class Dmn:
         newest self-prompt not acted on (within the outcome horizon) becomes an internal
         System 1 turn while the agent is idle (no user turn for `act_idle_minutes`), at most
         one per `act_every_minutes`. The answer is stored as an `internal_turn` thought with
-        no session: never in a conversation's pending thoughts, never sent to a user."""
+        no session: never in a conversation's pending thoughts, never sent to a user. The
+        model is called outside a transaction (the worker's connection is autocommit); the
+        writes that follow are one transaction."""
         row = conn.execute(query("dmn_next_self_prompt"),
                            (now - self.minutes(OUTCOME_HORIZON_MINUTES),)).fetchone()
         if row is None:
@@ -347,18 +348,20 @@ class Dmn:
             result = self._system1.chat(messages)
         except ProviderError as exc:  # the self-prompt is not retried: the loop goes on
             logger.warning("dmn: the internal turn's model failed (%s)", exc)
-            conn.execute(query("dmn_thought_status"), ("act_failed", prompt_id))
+            with conn.transaction():
+                conn.execute(query("dmn_thought_status"), ("act_failed", prompt_id))
             return {"failed": str(exc)[:200], "self_prompt": str(prompt_id)}
         text = result.text.strip() or "(no answer)"
         if result.fallback:  # the heuristic profile: extractive, and it says so
             text = f"Heuristic answer (extractive, no model): {text}"
-        made = self._thought(
-            conn, "internal_turn", text, f"internal_turn:{item}",
-            [f"thought:{prompt_id}", item, *[i.id for i in material],
-             {"goal": goal, "model": getattr(self._system1, "model", None),
-              "fallback": bool(result.fallback)}],
-            None, now, owner)
-        conn.execute(query("dmn_thought_status"), ("acted", prompt_id))
+        with conn.transaction():
+            made = self._thought(
+                conn, "internal_turn", text, f"internal_turn:{item}",
+                [f"thought:{prompt_id}", item, *[i.id for i in material],
+                 {"goal": goal, "model": getattr(self._system1, "model", None),
+                  "fallback": bool(result.fallback)}],
+                None, now, owner)
+            conn.execute(query("dmn_thought_status"), ("acted", prompt_id))
         return {**made, "self_prompt": str(prompt_id), "item": item, "goal": goal,
                 "material": [i.id for i in material], "fallback": bool(result.fallback)}
 

@@ -21,6 +21,7 @@ from agent.config import Settings
 from agent.cortex.lance import BLOCKS, LanceCortex
 from agent.cortex.store import LanceCortexStore
 from agent.errors import ProviderError
+from agent.providers.ports import ChatResult
 from agent.services import introspect
 from agent.services.cognition import Cognition
 from agent.services.consolidation import Consolidator
@@ -227,6 +228,31 @@ def test_a_self_prompt_acts_as_an_internal_turn_never_sent_to_a_user(
     assert not any("Heuristic answer" in t for t in result.metadata["thoughts"])
     assert conn.execute("SELECT count(*) FROM thoughts WHERE kind = 'internal_turn' "
                         "AND (session_id IS NOT NULL OR status <> 'new')").fetchone() == (0,)
+
+
+def test_the_internal_turns_model_is_called_outside_a_transaction(
+        fast: Settings, conn: Any, cog: Cognition) -> None:
+    """The tick holds no transaction open on the worker's connection while System 1
+    answers a self-prompt (a real model takes seconds)."""
+    _cello(conn, cog)
+    dmn = Dmn(fast, rng=random.Random(7))
+    now = datetime.now(UTC) + timedelta(seconds=5)
+    _self_prompt(conn, dmn, now)
+    seen: list[Any] = []
+
+    class Model:
+        model = "stub"
+
+        def chat(self, messages: Any, **kwargs: Any) -> ChatResult:
+            seen.append(conn.info.transaction_status)
+            return ChatResult("Practise scales daily.", "stub", "stub")
+
+    dmn._system1 = Model()
+    acted = dmn.tick(conn, now)["acted"]
+    assert acted is not None and acted.get("thought_id"), acted
+    assert seen == [psycopg.pq.TransactionStatus.IDLE]
+    assert conn.execute("SELECT content FROM thoughts WHERE kind = 'internal_turn'"
+                        ).fetchone() == ("Practise scales daily.",)
 
 
 def test_useful_actions_move_after_a_recall_or_a_citation(
