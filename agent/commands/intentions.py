@@ -64,10 +64,13 @@ def intentions(ctx: click.Context, handle: str | None, show_all: bool, as_json: 
 @click.argument("intention_id")
 @click.option("--user", "handle", default=None, metavar="HANDLE", envvar="COGD_USER",
               show_envvar=True, help=USER_HELP)
-def drop_intention(intention_id: str, handle: str | None) -> int:
+@click.pass_context
+def drop_intention(ctx: click.Context, intention_id: str, handle: str | None) -> int:
     """Drop one of the user's open intentions (it never surfaces again)."""
     from agent.services.intentions import drop
 
+    if handle is None and ctx.parent is not None:  # `cogd intentions --user U drop ID`
+        handle = ctx.parent.params.get("handle")
     conn, user_id = _user_conn(handle, "cogd-intentions")
     try:
         click.echo(drop(conn, user_id, intention_id, via="cli"))

@@ -195,11 +195,14 @@ def test_an_intention_is_dropped_by_its_user_only(conn: Any, settings: Settings,
     assert [i["id"] for i in json.loads(listed.stdout)["intentions"]] == [iid]
     assert_clean_error(run("intentions", "drop", iid, "--user", "bob", env=env), "no intention")
     assert_clean_error(run("intentions", "--user", "nobody", env=env), "no user 'nobody'")
-    assert drop(conn, alice, f"intention:{iid}", via="test").endswith("dropped")
+    # --user given to the group (as for listing) reaches `drop` too
+    dropped = run("intentions", "--user", "alice", "drop", f"intention:{iid}", env=env)
+    assert dropped.returncode == 0, dropped.stderr
+    assert dropped.stdout.strip().endswith("dropped")
     assert tracker.list(conn, alice) == []  # open ones only, unless asked for all
     assert tracker.list(conn, alice, include_resolved=True)[0]["status"] == "dropped"
     row = conn.execute("SELECT status, resolution FROM intentions WHERE intention_id = %s",
                        (iid,)).fetchone()
-    assert row == ("dropped", {"detector": "user", "via": "test"})
+    assert row == ("dropped", {"detector": "user", "via": "cli"})
     with pytest.raises(InputError, match="already dropped"):
         drop(conn, alice, iid, via="test")
