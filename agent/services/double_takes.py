@@ -6,12 +6,18 @@ items, or the compound query's similarity to the block's text (the excerpt the t
 keeps; its own text without one) or to the block's universal vector is at least
 `[idle] double_take_min_similarity`. Those are marked
 'injected' (so each is shown once) and returned for `PromptParts.double_takes`.
+
+The hot path: an epiphany waits, unseen, until a relevant turn comes, and every turn of
+its user checks it; the excerpts' vectors are kept in this process (the last
+EXCERPTS_KEPT), so a waiting epiphany's text is embedded once, not on every turn.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +25,28 @@ import psycopg
 
 from agent.db.queries import query
 from agent.providers.ports import Embedder
+
+EXCERPTS_KEPT = 256  # cogd choice: more than a user's waiting epiphanies (10 read per turn)
+_excerpts: OrderedDict[tuple[str, str], np.ndarray[Any, Any]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _excerpt_vectors(universal: Embedder, texts: Sequence[str]) -> np.ndarray[Any, Any]:
+    """The excerpts' universal vectors, embedding only those not kept yet."""
+    model = universal.model_id
+    with _lock:
+        kept = {t: _excerpts[(model, t)] for t in texts if (model, t) in _excerpts}
+    missing = [t for t in dict.fromkeys(texts) if t not in kept]
+    if missing:
+        vectors = np.asarray(universal.embed_documents(missing), dtype=np.float32)
+        kept.update(zip(missing, vectors, strict=True))
+    with _lock:
+        for text in texts:
+            _excerpts[(model, text)] = kept[text]
+            _excerpts.move_to_end((model, text))
+        while len(_excerpts) > EXCERPTS_KEPT:
+            _excerpts.popitem(last=False)
+    return np.asarray([kept[t] for t in texts], dtype=np.float32)
 
 
 def take(conn: psycopg.Connection[Any], universal: Embedder, user_id: Any, query_text: str,
@@ -32,8 +60,7 @@ def take(conn: psycopg.Connection[Any], universal: Embedder, user_id: Any, query
         return next((s["excerpt"] for s in sources or [] if isinstance(s, dict)
                      and s.get("excerpt")), content)
 
-    texts = np.asarray(universal.embed_documents([excerpt(r[1], r[3]) for r in rows]),
-                       dtype=np.float32)
+    texts = _excerpt_vectors(universal, [excerpt(r[1], r[3]) for r in rows])
     picked = []
     for (tid, _content, theme, _sources, block), tvec in zip(rows, texts, strict=True):
         sims = [float(tvec @ q)]

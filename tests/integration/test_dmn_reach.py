@@ -4,6 +4,7 @@ epiphanies shown once as a double take. Real Postgres, heuristic models, fast cl
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -22,7 +23,7 @@ from agent.cortex.lance import BLOCKS, LanceCortex
 from agent.cortex.store import LanceCortexStore
 from agent.errors import ProviderError
 from agent.providers.ports import ChatResult
-from agent.services import introspect
+from agent.services import double_takes, introspect
 from agent.services.cognition import Cognition
 from agent.services.consolidation import Consolidator
 from agent.services.dmn import Dmn
@@ -348,3 +349,35 @@ def test_an_epiphany_shows_up_once_as_a_double_take(
     assert again.metadata["double_takes"] == []
     assert conn.execute("SELECT status FROM thoughts WHERE thought_id = %s",
                         (tid,)).fetchone() == ("injected",)
+
+
+def test_a_waiting_epiphany_is_not_embedded_again_on_every_turn(
+        fast: Settings, conn: Any, cog: Cognition, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop's hot path: an unseen epiphany is checked on each of its user's turns; its
+    excerpt is embedded once, not per turn. Another user never takes it."""
+    sid = make_session(conn, "ivy")
+    excerpt = f"Mycorrhizal fungi trade sugars with tree roots {uuid.uuid4()}."
+    conn.execute(
+        "INSERT INTO thoughts (kind, content, theme, source_ids, user_id, status) VALUES "
+        "('epiphany', 'a shift', %s, %s::jsonb, %s, 'new')",
+        (f"cortex:{uuid.uuid4()}", json.dumps([{"excerpt": excerpt}]), _user(conn, sid)))
+    embedded: list[str] = []
+    real = cog.universal.embed_documents
+
+    def counting(texts: Any, memory_type: Any = None) -> Any:
+        embedded.extend(texts)
+        return real(texts, memory_type)
+
+    monkeypatch.setattr(cog.universal, "embed_documents", counting)
+    for question in ("What should I cook tonight?", "Any good films this week?"):
+        assert double_takes.take(conn, cog.universal, _user(conn, sid), question, set(),
+                                 0.45) == []
+    assert embedded.count(excerpt) == 1
+    other = make_session(conn, "max")
+    assert double_takes.take(conn, cog.universal, _user(conn, other),
+                             "How do mycorrhizal fungi trade sugars with tree roots?",
+                             set(), 0.45) == []
+    [(_, shown)] = double_takes.take(conn, cog.universal, _user(conn, sid),
+                                     "How do mycorrhizal fungi trade sugars with roots?",
+                                     set(), 0.45)
+    assert shown == "a shift"
