@@ -161,7 +161,10 @@ LEXICON: dict[str, tuple[float, float, float]] = {
     "thanks": (0.6, 0.0, 0.2), "thank you": (0.7, 0.0, 0.3), "good": (0.5, 0.1, 0.0),
     "nice": (0.5, 0.1, 0.1), "happy": (0.8, 0.3, 0.2), "glad": (0.7, 0.1, 0.2),
     "calm": (0.4, -0.6, 0.2), "relaxed": (0.6, -0.6, 0.2), "relieved": (0.6, -0.4, 0.2),
-    "content": (0.6, -0.4, 0.1), "helpful": (0.6, 0.1, 0.1), "perfect": (0.8, 0.2, 0.1),
+    # "content" only as a feeling: alone it is mostly the noun ("the page content")
+    "i'm content": (0.6, -0.4, 0.1), "am content": (0.6, -0.4, 0.1),
+    "feel content": (0.6, -0.4, 0.1),
+    "helpful": (0.6, 0.1, 0.1), "perfect": (0.8, 0.2, 0.1),
     # energy without valence
     "urgent": (-0.1, 0.8, 0.0), "asap": (-0.1, 0.8, 0.0), "quickly": (0.0, 0.5, 0.0),
     "hurry": (-0.1, 0.8, 0.0), "slowly": (0.0, -0.4, 0.0),
@@ -177,7 +180,7 @@ LEXICON: dict[str, tuple[float, float, float]] = {
 }
 NEGATORS = frozenset({"not", "never", "hardly", "barely", "isn't", "wasn't", "aren't",
                       "don't", "doesn't", "didn't", "can't", "cannot", "won't", "without",
-                      "isnt", "dont", "doesnt", "didnt", "cant", "wont"})
+                      "isnt", "dont", "doesnt", "didnt", "cant", "wont", "nothing"})
 NEGATION_WINDOW = 3  # cogd choice: a negator up to 3 words before a cue flips it
 NEGATED_SCALE = 0.5  # cogd choice: "not bad" is milder than "good"
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[.,;:!?]")

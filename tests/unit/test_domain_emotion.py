@@ -37,6 +37,10 @@ def test_lexicon_reads_negative_positive_energy_and_openness_cues() -> None:
     assert e.lexicon_signal("I'm excited!!").energy > 0.8
     neutral = e.lexicon_signal("The meeting is at 3 pm in room B.")
     assert (neutral.valence, neutral.energy, neutral.openness, neutral.cues) == (0, 0, 0, ())
+    # "content" the noun is no feeling; "content" the feeling is
+    assert e.lexicon_signal("Update the page content and the content type header").cues == ()
+    assert e.lexicon_signal("Honestly, I'm content with it").valence > 0.5
+    assert e.lexicon_signal("nothing works").valence < 0  # not "works"
 
 
 def test_negation_flips_the_next_cue_within_its_clause() -> None:
