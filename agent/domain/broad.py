@@ -35,6 +35,10 @@ LEVEL_NAMES = {1: "branch", 2: "trunk", 3: "canopy"}  # seed 001 §5.4
 Scope = Literal["period", "theme"]
 
 _APOS = "'\u2019"
+# "how has the garden been going?": broad only when it names a topic or a period ("how is
+# it going?", "how has your day been going?" are greetings)
+_HOW_GOING = (r"\bhow (?:has|have|is|are|was|were)\b(?:(?!\bgoing to\b).)* (?:been )?going\b"
+              r"(?! to\b)")
 # a summary or overview asked for: broad with or without a period
 _THEME_CUES = [
     r"^(?:(?:can|could|would) you |please |now |ok(?:ay)?,? )*(?:summari[sz]e|recap|sum up)\b",
@@ -45,8 +49,7 @@ _THEME_CUES = [
     r"^(?:so,? )?overall\b|\boverall,|\bon the whole\b|\bbig picture\b|\bin general,? how\b",
     r"\b(?:main|key|big|recurring|common) (?:themes?|topics?|threads?|subjects?)\b",
     r"\bwhat (?:themes|topics|subjects) (?:have|did|do|were|came|come)\b",
-    r"\bhow (?:has|have|is|are|was|were)\b(?:(?!\bgoing to\b).)* (?:been )?going\b"
-    r"(?! to\b)",
+    _HOW_GOING,
     r"\b(?:catch|fill) me (?:up|in)\b",
     r"\bwhat(?:'s| has) been (?:going on|happening)\b",
     r"\bwhere (?:are|were) we (?:at )?with\b",
@@ -81,6 +84,7 @@ conversation chats chat chatted chatting discussions discussion discuss discusse
 discussing talks talk talked talking work worked working focus focused focusing busy
 happened happening happen week month weekend year day fortnight quick short brief rough
 give show everything lately recently been up made came come comes
+hey hi hello
 """
 CUE_WORDS = frozenset(_CUE_WORD_TEXT.split())
 _WORDS = re.compile(r"[^\W\d_]+", re.UNICODE)
@@ -113,15 +117,17 @@ def classify(question: str, window: TimeWindow | None = None,
     flat = " ".join(question.split())
     for ch in _APOS[1:]:
         flat = flat.replace(ch, "'")
-    found = next((m for p in _THEME + _PERIOD for m in [p.search(flat)] if m), None)
-    if found is None and window is not None:
-        found = next((m for p in _WINDOWED for m in [p.search(flat)] if m), None)
-    if found is None:
-        return NOT_BROAD
     rest = text_without_time if text_without_time is not None else flat
     topic = tuple(dict.fromkeys(
         w for w in (x.lower() for x in _WORDS.findall(rest))
         if len(w) > 1 and w not in STOPWORDS and w not in CUE_WORDS))
+    cues = [p for p in _THEME + _PERIOD
+            if p.pattern != _HOW_GOING or topic or window is not None]
+    found = next((m for p in cues for m in [p.search(flat)] if m), None)
+    if found is None and window is not None:
+        found = next((m for p in _WINDOWED for m in [p.search(flat)] if m), None)
+    if found is None:
+        return NOT_BROAD
     return BroadQuestion(fired=True, scope="period" if window is not None else "theme",
                          cue=found.group(0).strip(), topic=topic)
 

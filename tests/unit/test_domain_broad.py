@@ -49,6 +49,9 @@ NEVER_BROAD = [
     "How was your day?",
     "Which team sport does Leo play?",
     "What did we decide about the deposit?",
+    "How is it going?",  # greetings: "how ... going" names no topic and no period
+    "Hey, how are things going?",
+    "How has your day been going?",
 ]
 
 
