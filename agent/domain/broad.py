@@ -227,7 +227,8 @@ def choose_nodes(
     """The RAPTOR nodes (levels 1-3) that answer a broad question, best first.
 
     Eligible: every block under the node is `user_id`'s or of no user (any user when
-    None), the node is not in `skip`. With a window: at least broad_window_min_share of
+    None; a node over a block that is gone, whose owner is unknown, is offered to no
+    user), the node is not in `skip`. With a window: at least broad_window_min_share of
     its blocks inside it; ranked by similarity to the topic when the question names one,
     else broadest level first, then most blocks inside. Without a window: a topical
     question takes nodes at least broad_min_similarity close to its topic and at most
@@ -240,9 +241,11 @@ def choose_nodes(
     for n in nodes:
         if not 1 <= n.level <= 3 or n.cluster_id in skip:
             continue
-        leaves = [blocks[b] for b in leaves_of.get(n.cluster_id, []) if b in blocks]
-        if not leaves or (user_id is not None
-                          and any(b.user_id not in (None, user_id) for b in leaves)):
+        ids = leaves_of.get(n.cluster_id, [])
+        leaves = [blocks[b] for b in ids if b in blocks]
+        if not leaves or (user_id is not None and (
+                len(leaves) < len(ids)  # a block gone (forgotten): whose it was is unknown
+                or any(b.user_id not in (None, user_id) for b in leaves))):
             continue
         leaves.sort(key=lambda b: (_when(b), b.block_id))
         inside = [b for b in leaves if window is None or b.inside(window)]

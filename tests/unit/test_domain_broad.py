@@ -173,6 +173,19 @@ def test_a_node_over_another_users_block_is_never_offered() -> None:
         "october", "garden", "kitchen"]
 
 
+def test_a_node_over_a_block_that_is_gone_is_offered_to_no_user() -> None:
+    """Its summary was written from that block too, and whose it was is unknown."""
+    blocks = {k: v for k, v in BLOCKS.items() if k != "b3"}
+    q = decide("what did we work on in October?")
+    window = timeref.resolve("in October", NOW).window
+    got = broad.choose_nodes(TREE, blocks, q, window=window, query_vector=None,
+                             user_id="ada", cfg=cfg())
+    assert [c.node.summary for c in got] == ["garden"]
+    assert [c.node.summary for c in broad.choose_nodes(
+        TREE, blocks, q, window=window, query_vector=None, user_id=None, cfg=cfg())] == [
+        "october", "garden", "kitchen"]
+
+
 def test_a_single_child_chain_and_recently_shown_nodes_are_left_out() -> None:
     chain = node(2, [TAX.cluster_id], "tax again", (0.0, 0.0, 1.0))
     q = decide("what did we work on in November?")
