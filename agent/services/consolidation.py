@@ -480,7 +480,10 @@ class Consolidator:
         if self._notes is None:
             self._notes = NoteWriter(self.settings)
         quiet = timedelta(minutes=float(need(self.settings.context, "session_quiet_minutes")))
-        written = self._notes.refresh_quiet(conn, now, quiet)
+        since = get_state(conn, "consolidation.continuation").get("scanned_to")
+        written, watermark = self._notes.refresh_quiet(
+            conn, now, quiet, datetime.fromisoformat(since) if since else None)
+        set_state(conn, "consolidation.continuation", {"scanned_to": watermark.isoformat()})
         return {"outputs": {"notes": written}} if written else None
 
     def promotion(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:

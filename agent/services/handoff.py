@@ -114,16 +114,22 @@ class NoteWriter:
         return None if result.fallback or not text else text
 
     def refresh_quiet(self, conn: psycopg.Connection[Any], now: datetime, quiet: timedelta,
-                      limit: int = 50) -> list[dict[str, Any]]:
-        """Notes for the sessions quiet since `now - quiet` whose note is missing or older
-        than their last turn (consolidation's `continuation` operation)."""
+                      since: datetime | None = None, limit: int = 50,
+                      ) -> tuple[list[dict[str, Any]], datetime]:
+        """Notes for the sessions quiet since `now - quiet`, with a turn after `since`,
+        whose note is missing or older than their last turn (consolidation's
+        `continuation` operation); and the watermark the next pass starts from."""
+        quiet_before = now - quiet
+        rows = conn.execute(query("handoff_quiet_sessions"), {
+            "since": since or datetime.min.replace(tzinfo=UTC),
+            "quiet_before": quiet_before, "k": limit}).fetchall()
         out = []
-        for session_id, _last in conn.execute(query("handoff_quiet_sessions"), {
-                "quiet_before": now - quiet, "k": limit}).fetchall():
+        for session_id, _last in rows:
             note = self.write(conn, session_id)
             if note is not None:
                 out.append({k: note[k] for k in ("note_id", "session_id", "detector")})
-        return out
+        # a full page: the next pass goes on after the last session read (oldest first)
+        return out, (rows[-1][1] if len(rows) >= limit else quiet_before)
 
 
 @dataclass

@@ -61,7 +61,7 @@ def night(pg_admin_url: str, template_db: str,
 
     with psycopg.connect(url, autocommit=True) as conn:
         assert NoteWriter(load_settings(data_dir=data, database_url=url)).refresh_quiet(
-            conn, NOW + timedelta(days=30), timedelta(minutes=30), limit=10_000)
+            conn, NOW + timedelta(days=30), timedelta(minutes=30), limit=10_000)[0]
     cycle = run("night-cycle", "--json", env=env, timeout=900)
     assert cycle.returncode == 0, cycle.stderr
     api = MemoryAPI(load_settings(data_dir=data, database_url=url), url, "nora")

@@ -90,3 +90,46 @@ def test_a_real_model_is_asked_about_a_bounded_number_of_intentions_per_turn(
         if tracker.llm is not None:
             tracker.llm.close()
     assert stub_server.count() - before == int(settings.intentions["fulfil_llm_max"]) == 3
+
+
+def test_continuation_notes_read_only_the_turns_since_the_last_pass(settings: Settings,
+                                                                    conn: Any) -> None:
+    """Consolidation's `continuation` operation keeps a watermark: a pass reads the turns
+    written since the previous one (not the whole day table), so a session whose turns are
+    all older than the watermark is left to the handoff's on-demand note."""
+    from agent.services.consolidation import Consolidator, get_state
+
+    settings.llm.roles["consolidation"] = "heuristic"
+    embedder = factory.build_universal_embedder(settings)
+    now = datetime.now(UTC)
+    s1 = make_session(conn, "alice")
+    alice = _user_of(conn, s1)
+    _turn(conn, embedder, s1, alice, "We planned the kitchen tiles and the grout colour.",
+          now - timedelta(hours=3))
+    cons = Consolidator(settings)
+
+    def noted() -> set[str]:
+        return {str(r[0]) for r in conn.execute("SELECT session_id FROM continuation_notes")}
+
+    with conn.transaction():
+        first = cons.continuation(conn, now)
+    assert first is not None and noted() == {str(s1)}
+    mark = datetime.fromisoformat(get_state(conn, "consolidation.continuation")["scanned_to"])
+    assert mark == now - timedelta(minutes=float(settings.context["session_quiet_minutes"]))
+    # an old session appears below the watermark (an import of last month's history), and
+    # session 1 goes on after it: the next pass notes only what came after the watermark
+    s2 = make_session(conn, "alice")
+    _turn(conn, embedder, s2, alice, "Old history about the allotment and its tomatoes.",
+          now - timedelta(days=30))
+    _turn(conn, embedder, s1, alice, "And we picked a dark grey grout for the kitchen.",
+          mark + timedelta(minutes=1))
+    later = mark + timedelta(minutes=2) + timedelta(
+        minutes=float(settings.context["session_quiet_minutes"]))
+    with conn.transaction():
+        second = cons.continuation(conn, later)
+    assert second is not None
+    assert [n["session_id"] for n in second["outputs"]["notes"]] == [str(s1)]
+    assert str(s2) not in noted()
+    note = conn.execute("SELECT content FROM continuation_notes WHERE session_id = %s",
+                        (s1,)).fetchone()[0]
+    assert "grey grout" in note

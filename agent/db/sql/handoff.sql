@@ -48,12 +48,19 @@ ON CONFLICT (session_id) DO UPDATE SET content = EXCLUDED.content,
 RETURNING note_id;
 
 -- name: handoff_quiet_sessions
--- sessions quiet since %(quiet_before)s whose note is missing or older than their last turn
-SELECT s.session_id, t.last_at FROM (
-    SELECT session_id, max(created_at) AS last_at FROM day_table
-    WHERE message_type = 'dialogue' GROUP BY session_id) t
-JOIN sessions s ON s.session_id = t.session_id
-LEFT JOIN continuation_notes n ON n.session_id = t.session_id
+-- sessions with a dialogue turn in (%(since)s, %(quiet_before)s), quiet since
+-- %(quiet_before)s, whose note is missing or older than their last turn; `since` is the
+-- previous pass's watermark, so a pass reads only the turns written since (created_at index)
+WITH touched AS (
+    SELECT DISTINCT session_id FROM day_table
+    WHERE message_type = 'dialogue' AND created_at > %(since)s
+      AND created_at < %(quiet_before)s)
+SELECT s.session_id, t.last_at FROM touched
+CROSS JOIN LATERAL (
+    SELECT max(d.created_at) AS last_at FROM day_table d
+    WHERE d.session_id = touched.session_id AND d.message_type = 'dialogue') t
+JOIN sessions s ON s.session_id = touched.session_id
+LEFT JOIN continuation_notes n ON n.session_id = touched.session_id
 WHERE t.last_at < %(quiet_before)s
   AND (n.note_id IS NULL OR n.last_turn_at IS NULL OR n.last_turn_at < t.last_at)
 ORDER BY t.last_at LIMIT %(k)s;
