@@ -11,8 +11,10 @@ then (0.5 s later, as a user would type) the question about that fact, written t
 real write path (`Cognition.write_user_turn`: embeddings, entry gate, commit, NOTIFY). The
 clock: `time.perf_counter()` right after `write_user_turn` returned (the turn committed)
 until a `Listener` on another connection receives the DMN's THOUGHT notification for a
-proactive_recall thought of that session (sent when the thought's row commits). A question
-with no thought within 5 s is a miss (no strong match, or an item on its cooldown).
+proactive_recall thought of that session (sent when the thought's row commits). A thought
+that recalls another fact than the one asked about is timed and counted as such. A question
+with no thought within 5 s is a miss; each miss is reported with the triggers its turn fired
+and its recall's verdict (no trigger, no strong match, or else a cooldown held it back).
 
 Writes bench/results/proactive-<date>.md and .json.
 """
@@ -53,11 +55,38 @@ def stats(values: list[float]) -> dict[str, Any]:
             "max": round(max(values), 1)}
 
 
+def why_not(conn: Any, dmn: Any, sid: Any, entry: Any) -> dict[str, Any]:
+    """Why a question made no thought: the triggers its turn fired (a proactive recall
+    needs topic_shift or task_completion) and the verdict of its recall (a thought needs
+    a strong match); a strong match with a trigger was held back by a cooldown."""
+    import json
+
+    import numpy as np
+
+    from agent.db.queries import query
+    from agent.domain import dmn as rules
+    from agent.services.dmn import LIVE_TURNS_S
+
+    row = conn.execute(query("dmn_user_turn"), (entry, dt.datetime.now(dt.UTC)
+                                                - dt.timedelta(seconds=LIVE_TURNS_S))
+                       ).fetchone()
+    if row is None:
+        return {"reason": "turn not found"}
+    prev = None if row[6] is None else np.asarray(json.loads(row[6]), dtype=np.float32)
+    fired = rules.triggers(prev, np.asarray(json.loads(row[5]), dtype=np.float32), row[3],
+                           dmn.cfg)
+    out = dmn.recaller.recall(conn, row[3], k=dmn.cfg.search_results, log=False,
+                              reconsolidate=False, session_id=sid,
+                              recent_ids={f"day_table:{entry}"})
+    return {"triggers": fired, "verdict": out.result.verdict}
+
+
 def run(turns: int, seed: int) -> dict[str, Any]:
     from agent.bus import Channel, Kind, Listener
     from agent.db.connect import connect
     from agent.services import introspect
     from agent.services.cognition import Cognition
+    from agent.services.dmn import Dmn
     from agent.services.sessions import ensure_session, ensure_user
     from agent.workers.idle import IdleWorker
     from bench.common import scratch_database
@@ -89,14 +118,17 @@ def run(turns: int, seed: int) -> dict[str, Any]:
                     "SELECT count(*) FROM gut_signals").fetchone()[0]:  # type: ignore[index]
                 time.sleep(0.1)  # the worker's first tick ran: the next is a minute away
             ear.wait(0.2)  # drain
-            latencies, writes, misses = [], [], []
+            latencies, writes = [], []
+            misses: list[dict[str, Any]] = []
+            wrong: list[str] = []
+            dmn = Dmn(settings)  # only to say why a question made no thought
             for thing, _place in facts:
                 sid = ensure_session(conn, user, None)
                 cog.write_user_turn(conn, sid, SMALLTALK)
                 time.sleep(0.5)
                 ear.wait(0.05)
                 t0 = time.perf_counter()
-                cog.write_user_turn(conn, sid, f"Where do I keep my {thing}?")
+                entry, _ = cog.write_user_turn(conn, sid, f"Where do I keep my {thing}?")
                 committed = time.perf_counter()
                 writes.append((committed - t0) * 1000)
                 seen = None
@@ -104,21 +136,23 @@ def run(turns: int, seed: int) -> dict[str, Any]:
                     for event in ear.wait(0.5):
                         if event.type != Kind.THOUGHT:
                             continue
-                        row = conn.execute("SELECT session_id FROM thoughts WHERE "
+                        row = conn.execute("SELECT session_id, content FROM thoughts WHERE "
                                            "thought_id = %s AND kind = 'proactive_recall'",
                                            (event.id,)).fetchone()
                         if row and row[0] == sid:
                             seen = time.perf_counter()
+                            if thing not in row[1]:
+                                wrong.append(thing)  # timed, but another fact came up
                             break
                 if seen is None:
-                    misses.append(thing)
+                    misses.append({"thing": thing, **why_not(conn, dmn, sid, entry)})
                 else:
                     latencies.append((seen - committed) * 1000)
             ticks = conn.execute("SELECT count(*) FROM gut_signals").fetchone()[0]  # type: ignore[index]
         worker.stop.set()
         thread.join(30)
     data.update({"commit_to_thought_ms": stats(latencies), "write_turn_ms": stats(writes),
-                 "misses": misses, "ticks_during_run": int(ticks),
+                 "misses": misses, "wrong_fact": wrong, "ticks_during_run": int(ticks),
                  "wall_s": round(time.perf_counter() - started, 1),
                  "within_2s": sum(1 for x in latencies if x <= 2000)})
     return data
@@ -137,8 +171,11 @@ def markdown(data: dict[str, Any]) -> str:
         f"{lat.get('n')} | {lat.get('p50')} | {lat.get('p95')} | {lat.get('max')} |",
         f"| writing the user turn (embeddings, entry gate, commit) | {w.get('n')} | "
         f"{w.get('p50')} | {w.get('p95')} | {w.get('max')} |", "",
-        f"Within 2 s: {data['within_2s']} of {lat.get('n')}. Misses (no thought within "
-        f"{MISS_AFTER_S:g} s): {len(data['misses'])} {data['misses']}. Idle ticks during the "
+        f"Within 2 s: {data['within_2s']} of {lat.get('n')}; of the thoughts timed, "
+        f"{len(data['wrong_fact'])} recalled another fact than the one asked about "
+        f"{data['wrong_fact']}. Misses (no thought within {MISS_AFTER_S:g} s), with the "
+        f"triggers the turn fired and its recall's verdict: {len(data['misses'])} "
+        f"{data['misses']}. Idle ticks during the "
         f"run: {data['ticks_during_run']} (one DMN minute = {data['idle_heartbeat_s']:g} s; "
         "the thoughts came from the NOTIFY path).", ""])
 
