@@ -313,10 +313,16 @@ class Dmn:
         if last_turn and last_turn[0] and now - last_turn[0] < self.minutes(
                 self.cfg.act_idle_minutes):
             return {"skipped": "not idle"}
+        # the rate limit counts every attempt, a failed one too: a model that is down is
+        # not asked again on every tick
         last_act = conn.execute(query("dmn_last_internal_turn_at")).fetchone()
-        if last_act and last_act[0] and now - last_act[0] < self.minutes(
-                self.cfg.act_every_minutes):
+        tried = get_state(conn, "dmn.act").get("attempted_at")
+        last = max((t for t in (last_act[0] if last_act else None,
+                                datetime.fromisoformat(tried) if tried else None) if t),
+                   default=None)
+        if last is not None and now - last < self.minutes(self.cfg.act_every_minutes):
             return {"skipped": "rate limit"}
+        set_state(conn, "dmn.act", {"attempted_at": now.isoformat()})
         return self._internal_turn(conn, row, now)
 
     def _internal_turn(self, conn: psycopg.Connection[Any], row: tuple[Any, ...],

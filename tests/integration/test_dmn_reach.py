@@ -256,6 +256,34 @@ def test_the_internal_turns_model_is_called_outside_a_transaction(
                         ).fetchone() == ("Practise scales daily.",)
 
 
+def test_a_failing_model_is_not_asked_again_on_every_tick(
+        fast: Settings, conn: Any, cog: Cognition) -> None:
+    """A self-prompt whose model call fails is marked act_failed; the next self-prompt
+    waits for act_every_minutes like after a success."""
+    _cello(conn, cog)
+    dmn = Dmn(fast, rng=random.Random(7))
+    now = datetime.now(UTC) + timedelta(seconds=5)
+    first = _self_prompt(conn, dmn, now)
+    calls: list[int] = []
+
+    class Down:
+        model = "stub"
+
+        def chat(self, messages: Any, **kwargs: Any) -> ChatResult:
+            calls.append(1)
+            raise ProviderError("stub: the model is down")
+
+    dmn._system1 = Down()
+    assert "failed" in (dmn.act(conn, now) or {})
+    assert conn.execute("SELECT status FROM thoughts WHERE thought_id = %s",
+                        (first["thought_id"],)).fetchone() == ("act_failed",)
+    _self_prompt(conn, dmn, now)
+    assert dmn.act(conn, now + dmn.minutes(1)) == {"skipped": "rate limit"}
+    assert len(calls) == 1
+    later = now + dmn.minutes(fast.idle["act_every_minutes"] + 1)
+    assert "failed" in (dmn.act(conn, later) or {}) and len(calls) == 2
+
+
 def test_useful_actions_move_after_a_recall_or_a_citation(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     _, item = _cello(conn, cog)
