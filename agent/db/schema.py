@@ -233,6 +233,8 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
         Column("content_tsv", TSVECTOR, Computed(TSV_EXPR, persisted=True)),
         Column("emotion", JSONB),  # revision 0014: the emotional imprint (seed 000 §3.4)
+        Index("ix_memories_active_corrections", "user_id",  # revision 0014: every turn's
+              postgresql_where=text("memory_type = 'correction' AND status = 'active'")),
         *_index_columns(),
         CheckConstraint(_in("memory_type", MEMORY_TYPES), name="ck_memories_type"),
         CheckConstraint(_in("status", MEMORY_STATUSES), name="ck_memories_status"),

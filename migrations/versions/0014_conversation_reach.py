@@ -17,7 +17,8 @@ emotional state.
   the temperament by the time since (the decay is applied on read, in code). `v_emotion`
   shows each user's latest row.
 - `memories.emotion`: the emotional imprint of a memory formed in that state (seed 000
-  §3.4, §4.2): {"valence", "energy", "openness"}.
+  §3.4, §4.2): {"valence", "energy", "openness"}; a partial index of the active
+  corrections, which every turn matches against its query.
 
 Revision ID: 0014_conversation_reach
 Revises: 0013_api_tokens
@@ -151,12 +152,18 @@ def upgrade() -> None:
     op.create_index("ix_emotional_state_user", "emotional_state", ["user_id", "created_at"])
     op.create_index("uq_emotional_state_entry", "emotional_state", ["entry_id"], unique=True)
     op.add_column("memories", sa.Column("emotion", JSONB()))
+    # every turn asks for the corrections that match it: a partial index keeps that from
+    # reading the whole memories table
+    op.create_index("ix_memories_active_corrections", "memories", ["user_id"],
+                    postgresql_where=sa.text(
+                        "memory_type = 'correction' AND status = 'active'"))
     op.execute(V_EMOTION)
     op.execute("SELECT cogd_apply_grants()")
 
 
 def downgrade() -> None:
     op.execute("DROP VIEW v_emotion")
+    op.drop_index("ix_memories_active_corrections", "memories")
     op.drop_column("memories", "emotion")
     op.drop_table("emotional_state")
     op.drop_index("ix_thoughts_user_kind", "thoughts")
