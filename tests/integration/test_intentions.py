@@ -170,3 +170,32 @@ def test_a_real_model_writes_the_note_and_settles_an_intention(
     row = conn.execute("SELECT status, resolution->>'detector', resolved_by_entry_id "
                        "FROM intentions WHERE intention_id = %s", (plan,)).fetchone()
     assert row[0] == "fulfilled" and row[1].startswith("llm:") and row[2] == entry
+
+
+def test_a_session_starts_again_after_a_quiet_gap_inside_it(settings: Settings,
+                                                            conn: Any) -> None:
+    """Session start (the handoff's trigger): a session's first user turn, or its first
+    turn after [context] session_quiet_minutes of quiet; not a turn minutes after the
+    last one."""
+    from agent.services.handoff import Continuity
+
+    embedder = factory.build_universal_embedder(settings)
+    cont = Continuity(settings, embedder.embed_query, len)
+    quiet = float(settings.context["session_quiet_minutes"])
+    now = datetime.now(UTC)
+    s1 = make_session(conn, "alice")
+    alice = _user_of(conn, s1)
+    first = _turn(conn, embedder, s1, alice, "Let's plan the garden beds.",
+                  now - timedelta(minutes=quiet + 60))
+    assert cont.start(conn, s1, alice, first, now - timedelta(minutes=quiet + 60)).is_start
+    soon = _turn(conn, embedder, s1, alice, "Tomatoes go on the left.",
+                 now - timedelta(minutes=quiet + 55))
+    started = cont.start(conn, s1, alice, soon, now - timedelta(minutes=quiet + 55))
+    assert not started.is_start and started.previous_session == s1
+    back = _turn(conn, embedder, s1, alice, "I'm back: what about the beans?", now)
+    again = cont.start(conn, s1, alice, back, now)
+    assert again.is_start and again.previous_at == now - timedelta(minutes=quiet + 55)
+    # another user's turns never make this user's session start or continue
+    sb = make_session(conn, "bob")
+    bob_turn = _turn(conn, embedder, sb, _user_of(conn, sb), "Hi", now)
+    assert cont.start(conn, sb, _user_of(conn, sb), bob_turn, now).previous_at is None
