@@ -58,7 +58,15 @@ LINK_TYPES = ("supersedes", "contradicts", "related")
 THOUGHT_KINDS = (
     "self_prompt", "creative_impulse", "proactive_recall", "discarded",
     "internal_turn", "epiphany",  # revision 0014
+    "overnight", "creative_drift",  # revision 0015: the night's thinking phase
 )
+MODEL_DOMAINS = ("work_patterns", "emotional", "project", "behavioral", "technical",
+                 "business", "general")  # seed 000 §10.2
+MODEL_STATUSES = ("active", "weakened", "invalidated", "superseded")
+PREDICTION_STATUSES = ("pending", "correct", "wrong", "partially_correct", "expired")
+PRINCIPLE_STATUSES = ("active", "challenged", "retired", "proposed")
+PROBLEM_KINDS = ("open_question", "contradiction", "failed_prediction", "user_submitted")
+PROBLEM_STATUSES = ("open", "worked", "resolved", "dropped")
 INTENTION_STATUSES = ("open", "fulfilled", "dropped")
 
 
@@ -558,7 +566,10 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_thoughts_status", "status", "created_at"),
         Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),  # revision 0014
         Index("ix_thoughts_user_kind", "user_id", "kind", "status"),
+        Column("confidence", Float),  # revision 0015: the night's thoughts (low offline)
     )
+
+    _thinking_layer(md, universal)
 
     # revision 0014: the session handoff's continuation note, one per session
     Table(
@@ -800,3 +811,181 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
     )
 
     return md
+
+
+def _user_col() -> Column:
+    return Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id"))
+
+
+def _entry_col(name: str) -> Column:
+    return Column(name, UUID(as_uuid=True), ForeignKey("day_table.entry_id", ondelete="SET NULL"))
+
+
+def _list_col(name: str, default: str = "[]") -> Column:
+    return Column(name, JSONB, nullable=False, server_default=text(f"'{default}'::jsonb"))
+
+
+def _thinking_layer(md: MetaData, universal: Vector) -> None:
+    """Revision 0015: models, evidence, predictions, principles, workflows, decisions, the
+    problem queue and the self-model test (seed 000 §8, §9.5, §10; seed 003)."""
+    Table(
+        "cognitive_models", md, _uuid_pk("model_id"), _user_col(),
+        Column("statement", Text, nullable=False),
+        Column("domain", Text, nullable=False, server_default="general"),
+        Column("confidence", Float, nullable=False, server_default="0.5"),
+        Column("status", Text, nullable=False, server_default="active"),
+        Column("check_count", Integer, nullable=False, server_default="0"),
+        Column("strengthen_count", Integer, nullable=False, server_default="0"),
+        Column("weaken_count", Integer, nullable=False, server_default="0"),
+        Column("universal_embedding", universal),
+        Column("detector", Text, nullable=False),
+        _ts(), _ts("updated_at"), _ts("last_checked_at", nullable=True),
+        CheckConstraint(_in("domain", MODEL_DOMAINS), name="ck_cognitive_models_domain"),
+        CheckConstraint("confidence >= 0 AND confidence <= 0.95",
+                        name="ck_cognitive_models_confidence"),
+        CheckConstraint(_in("status", MODEL_STATUSES), name="ck_cognitive_models_status"),
+        Index("ix_cognitive_models_user_status", "user_id", "status"),
+    )
+    Table(
+        "model_evidence", md, _serial_pk(),
+        Column("model_id", UUID(as_uuid=True),
+               ForeignKey("cognitive_models.model_id", ondelete="CASCADE"), nullable=False),
+        Column("memory_id", UUID(as_uuid=True),
+               ForeignKey("memories.memory_id", ondelete="SET NULL")),
+        _entry_col("entry_id"),
+        Column("direction", Text, nullable=False),
+        Column("note", Text),
+        Column("confidence_before", Float, nullable=False),
+        Column("confidence_after", Float, nullable=False),
+        Column("detector", Text, nullable=False),
+        _ts(),
+        CheckConstraint(_in("direction", ("supports", "contradicts", "invalidates")),
+                        name="ck_model_evidence_direction"),
+        Index("ix_model_evidence_model", "model_id"),
+        Index("uq_model_evidence_memory", "model_id", "memory_id", unique=True,
+              postgresql_where=text("memory_id IS NOT NULL")),
+    )
+    Table(
+        "predictions", md, _uuid_pk("prediction_id"), _user_col(),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id")),
+        Column("statement", Text, nullable=False),
+        Column("domain", Text, nullable=False, server_default="general"),
+        Column("confidence", Float, nullable=False, server_default="0.5"),
+        _ts("deadline", nullable=True),
+        Column("made_by", Text, nullable=False),
+        _entry_col("source_entry_id"),
+        Column("source_model_id", UUID(as_uuid=True),
+               ForeignKey("cognitive_models.model_id", ondelete="SET NULL")),
+        Column("status", Text, nullable=False, server_default="pending"),
+        _ts("settled_at", nullable=True),
+        _entry_col("settled_by_entry_id"),
+        Column("settlement", JSONB),
+        Column("universal_embedding", universal),
+        Column("detector", Text, nullable=False),
+        _ts(),
+        CheckConstraint(_in("domain", MODEL_DOMAINS), name="ck_predictions_domain"),
+        CheckConstraint("confidence >= 0 AND confidence <= 1", name="ck_predictions_confidence"),
+        CheckConstraint(_in("made_by", ("agent", "user")), name="ck_predictions_made_by"),
+        CheckConstraint(_in("status", PREDICTION_STATUSES), name="ck_predictions_status"),
+        CheckConstraint("(status = 'pending') = (settled_at IS NULL)",
+                        name="ck_predictions_settled"),
+        Index("ix_predictions_user_status", "user_id", "status"),
+        Index("uq_predictions_source_entry", "source_entry_id", unique=True,
+              postgresql_where=text("source_entry_id IS NOT NULL")),
+    )
+    Table(
+        "principles", md, _uuid_pk("principle_id"), _user_col(),
+        Column("statement", Text, nullable=False),
+        Column("confidence", Float, nullable=False, server_default="0.5"),
+        Column("status", Text, nullable=False, server_default="active"),
+        _list_col("source_ids"),
+        Column("confirm_count", Integer, nullable=False, server_default="0"),
+        Column("challenge_count", Integer, nullable=False, server_default="0"),
+        Column("universal_embedding", universal),
+        Column("proposal_id", UUID(as_uuid=True), ForeignKey("proposals.proposal_id")),
+        Column("detector", Text, nullable=False),
+        _ts(), _ts("updated_at"),
+        CheckConstraint("confidence >= 0 AND confidence <= 0.95",
+                        name="ck_principles_confidence"),
+        CheckConstraint(_in("status", PRINCIPLE_STATUSES), name="ck_principles_status"),
+        Index("ix_principles_user_status", "user_id", "status"),
+    )
+    Table(
+        "workflows", md, _uuid_pk("workflow_id"), _user_col(),
+        Column("name", Text, nullable=False),
+        Column("trigger", Text, nullable=False),
+        _list_col("steps"),
+        Column("domain", Text, nullable=False, server_default="general"),
+        Column("confidence", Float, nullable=False, server_default="0.5"),
+        Column("status", Text, nullable=False, server_default="active"),
+        Column("times_matched", Integer, nullable=False, server_default="0"),
+        Column("times_completed", Integer, nullable=False, server_default="0"),
+        Column("times_skipped", Integer, nullable=False, server_default="0"),
+        _list_col("source_sessions"),
+        Column("signature", Text, nullable=False),
+        Column("universal_embedding", universal),
+        Column("detector", Text, nullable=False),
+        _ts(), _ts("updated_at"), _ts("last_matched_at", nullable=True),
+        CheckConstraint("confidence >= 0 AND confidence <= 0.95", name="ck_workflows_confidence"),
+        CheckConstraint(_in("status", ("active", "retired")), name="ck_workflows_status"),
+        Index("uq_workflows_user_signature", "user_id", "signature", unique=True),
+    )
+    Table(
+        "decisions", md, _uuid_pk("decision_id"), _user_col(),
+        Column("session_id", UUID(as_uuid=True), ForeignKey("sessions.session_id")),
+        _entry_col("entry_id"),
+        Column("memory_id", UUID(as_uuid=True),
+               ForeignKey("memories.memory_id", ondelete="SET NULL")),
+        Column("decision", Text, nullable=False),
+        _list_col("alternatives"),
+        Column("rationale", Text),
+        Column("outcome", Text),
+        _entry_col("outcome_entry_id"),
+        Column("assessment", Text),
+        Column("lesson", Text),
+        Column("universal_embedding", universal),
+        Column("detector", Text, nullable=False),
+        _ts(), _ts("outcome_at", nullable=True),
+        CheckConstraint("assessment IS NULL OR " + _in("assessment", ("win", "loss", "partial")),
+                        name="ck_decisions_assessment"),
+        Index("ix_decisions_user", "user_id", "created_at"),
+        Index("uq_decisions_entry", "entry_id", unique=True,
+              postgresql_where=text("entry_id IS NOT NULL")),
+    )
+    Table(
+        "problem_queue", md, _uuid_pk("problem_id"), _user_col(),
+        Column("kind", Text, nullable=False),
+        Column("content", Text, nullable=False),
+        _list_col("source_ids"),
+        Column("source_key", Text, nullable=False),
+        Column("status", Text, nullable=False, server_default="open"),
+        Column("attempts", Integer, nullable=False, server_default="0"),
+        Column("last_run_id", BigInteger, ForeignKey("night_cycle_runs.run_id")),
+        Column("result_thought_id", UUID(as_uuid=True),
+               ForeignKey("thoughts.thought_id", ondelete="SET NULL")),
+        _ts(), _ts("updated_at"),
+        CheckConstraint(_in("kind", PROBLEM_KINDS), name="ck_problem_queue_kind"),
+        CheckConstraint(_in("status", PROBLEM_STATUSES), name="ck_problem_queue_status"),
+        Index("uq_problem_queue_source", "source_key", unique=True),
+    )
+    Table(
+        "self_test_runs", md, _serial_pk("run_id"), _ts(),
+        Column("scenarios", Integer, nullable=False),
+        Column("agreed", Integer, nullable=False),
+        Column("agreement", Float, nullable=False),
+        Column("model", Text, nullable=False),
+        Column("detector", Text, nullable=False),
+        _list_col("details", "{}"),
+        CheckConstraint("agreed >= 0 AND agreed <= scenarios", name="ck_self_test_runs_agreed"),
+    )
+    Table(
+        "self_test_items", md, _serial_pk(),
+        Column("run_id", BigInteger, ForeignKey("self_test_runs.run_id", ondelete="CASCADE"),
+               nullable=False),
+        Column("scenario", Text, nullable=False),
+        _list_col("options"),
+        Column("predicted", Text, nullable=False),
+        Column("actual", Text, nullable=False),
+        Column("agreed", Boolean, nullable=False),
+        Index("ix_self_test_items_run", "run_id"),
+    )

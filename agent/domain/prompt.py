@@ -172,6 +172,9 @@ class PromptParts:
     intentions: Sequence[str] = field(default_factory=list)  # open ones on this topic
     mood: str | None = None  # the emotional state as a tendency: agent/services/emotion.py
     double_takes: Sequence[str] = field(default_factory=list)  # epiphanies, shown once
+    # the thinking layer (issue "The thinking layer"): rendered by their services
+    principles: Sequence[str] = field(default_factory=list)  # relevant principles
+    workflows: Sequence[str] = field(default_factory=list)  # a recognised workflow's steps
 
 
 SYSTEM_HEADER = (
@@ -196,6 +199,12 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     if parts.intentions:
         system.append("## Open intentions on this topic")
         system += [f"- {i}" for i in parts.intentions]
+    if parts.principles:
+        system.append("## Principles that apply (learned from experience)")
+        system += [f"- {p}" for p in parts.principles]
+    if parts.workflows:
+        system.append("## A workflow this looks like (the usual next steps)")
+        system += [f"- {w}" for w in parts.workflows]
     if parts.recalled:
         system.append("## Remembered (cite with the tag when you rely on it)")
         for r in parts.recalled:

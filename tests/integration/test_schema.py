@@ -22,11 +22,14 @@ TABLES = {
     "inbox", "outbox", "process_heartbeats", "audit_log", "llm_calls", "worker_state",
     "memory_citations", "escalations", "gut_signals", "lexical_postings", "lexical_stats",
     "lexical_terms", "api_tokens", "continuation_notes", "emotional_state",
+    "cognitive_models", "model_evidence", "predictions", "principles", "workflows", "decisions",
+    "problem_queue", "self_test_runs", "self_test_items",
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",
     "v_night_cycle", "v_llm_calls", "v_citations", "v_escalations", "v_thoughts",
-    "v_intentions", "v_emotion",
+    "v_intentions", "v_emotion", "v_models", "v_predictions", "v_calibration", "v_principles",
+    "v_workflows", "v_problem_queue", "v_self_test",
 }
 SEARCHED_EMBEDDINGS = {
     ("day_table", "universal_embedding"), ("day_table", "native_embedding"),
