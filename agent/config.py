@@ -202,7 +202,7 @@ def _sections() -> dict[str, type[Section]]:
 SEED_TABLES: tuple[str, ...] = (
     "entry_gate", "exit_gate", "context", "recall", "identity", "goals", "consolidation",
     "compulsion_safety", "intentions", "idle", "night_cycle", "retention", "monitors",
-    "emotion",
+    "emotion", "cognitive_models", "principles",
 )
 SECTIONS = _sections()  # one model per seed table, typed from config/default.toml
 
@@ -221,6 +221,8 @@ if TYPE_CHECKING:  # the models are made from default.toml when cogd starts
     RetentionSection: TypeAlias = Section
     MonitorsSection: TypeAlias = Section
     EmotionSection: TypeAlias = Section
+    CognitiveModelsSection: TypeAlias = Section
+    PrinciplesSection: TypeAlias = Section
 else:
     EntryGateSection, ExitGateSection, ContextSection, RecallSection = (
         SECTIONS[t] for t in ("entry_gate", "exit_gate", "context", "recall"))
@@ -230,6 +232,8 @@ else:
         SECTIONS[t] for t in ("intentions", "idle", "night_cycle", "retention"))
     MonitorsSection = SECTIONS["monitors"]
     EmotionSection = SECTIONS["emotion"]
+    CognitiveModelsSection = SECTIONS["cognitive_models"]
+    PrinciplesSection = SECTIONS["principles"]
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -268,6 +272,8 @@ class Settings(BaseSettings):
     retention: RetentionSection
     monitors: MonitorsSection
     emotion: EmotionSection
+    cognitive_models: CognitiveModelsSection
+    principles: PrinciplesSection
 
     @classmethod
     def settings_customise_sources(
