@@ -203,6 +203,7 @@ SEED_TABLES: tuple[str, ...] = (
     "entry_gate", "exit_gate", "context", "recall", "identity", "goals", "consolidation",
     "compulsion_safety", "intentions", "idle", "night_cycle", "retention", "monitors",
     "emotion", "cognitive_models", "principles",
+    "workflows", "self_test",
 )
 SECTIONS = _sections()  # one model per seed table, typed from config/default.toml
 
@@ -221,6 +222,8 @@ if TYPE_CHECKING:  # the models are made from default.toml when cogd starts
     RetentionSection: TypeAlias = Section
     MonitorsSection: TypeAlias = Section
     EmotionSection: TypeAlias = Section
+    WorkflowsSection: TypeAlias = Section
+    SelfTestSection: TypeAlias = Section
     CognitiveModelsSection: TypeAlias = Section
     PrinciplesSection: TypeAlias = Section
 else:
@@ -232,6 +235,7 @@ else:
         SECTIONS[t] for t in ("intentions", "idle", "night_cycle", "retention"))
     MonitorsSection = SECTIONS["monitors"]
     EmotionSection = SECTIONS["emotion"]
+    WorkflowsSection, SelfTestSection = SECTIONS["workflows"], SECTIONS["self_test"]
     CognitiveModelsSection = SECTIONS["cognitive_models"]
     PrinciplesSection = SECTIONS["principles"]
 
@@ -272,6 +276,8 @@ class Settings(BaseSettings):
     retention: RetentionSection
     monitors: MonitorsSection
     emotion: EmotionSection
+    workflows: WorkflowsSection
+    self_test: SelfTestSection
     cognitive_models: CognitiveModelsSection
     principles: PrinciplesSection
 
