@@ -58,6 +58,7 @@ from agent.services.indexing import Indexer, index_config, index_pending
 from agent.services.recall import Recaller, RecallOutcome, build_cortex
 from agent.services.rollover import RelevanceScorer, Rollover
 from agent.services.turns import TurnInput, TurnWriter
+from agent.services.workflows import Workflows
 
 logger = logging.getLogger(__name__)
 
@@ -172,6 +173,9 @@ class Cognition:
         # session handoff, corrections and intentions in the prompt (issue 17)
         self.continuity = Continuity(settings, self.universal.embed_query, self.count_tokens,
                                      recorder)
+        self.workflows = Workflows(  # seed 000 §10.5: a recognised workflow's next steps
+            settings, lambda t: self.universal.embed_documents(list(t)),
+            self.universal.embed_query, recorder)
         self._boundary_vectors: tuple[list[str], Any] | None = None
         self._goal_cache: tuple[tuple[str, ...], Any] | None = None
         self._bootstrapped = False
@@ -303,6 +307,11 @@ class Cognition:
             conn, session_id=session_id, user_id=user[0] if user else None,
             entry_id=user_entry, content=content, query_text=query_text,
             window_ids={f"day_table:{t.entry_id}" for t in inside})
+        flows, flow_meta = self.workflows.turn(
+            conn, session_id=session_id, user_id=user[0] if user else None,
+            entry_id=user_entry, content=content)
+        if flow_meta:
+            reach.metadata["workflows"] = flow_meta
         parts = PromptParts(
             handoff=reach.handoff,
             corrections=reach.corrections,
@@ -314,6 +323,7 @@ class Cognition:
             history=[(t.role, t.content) for t in inside],
             user_message=content,
             mood=None if mood is None else emotion_rules.render(mood.state, self.emotion_cfg),
+            workflows=flows,
         )
         return TurnContext(
             session_id=session_id, inbox_id=inbox_id, user=user, user_entry=user_entry,

@@ -1,7 +1,7 @@
 """One consolidation pass (issue #5): every operation in its own transaction, each logged.
 
 drain scratch_buffer → strengthen from recall_log → merge into insights →
-contradictions → decay → corrections → intentions → continuation notes → promotion →
+contradictions → decay → corrections → intentions → continuation notes → workflows → promotion →
 goal safety → gate tuning.
 
 Nothing is deleted: merged sources are marked superseded (importance lowered,
@@ -147,6 +147,7 @@ class Consolidator:
             ("corrections", self.corrections),
             ("intentions", self.intentions),
             ("continuation", self.continuation),
+            ("workflows", self.workflows),
             ("promotion", self.promotion),
             ("goal_safety", self.goal_safety),
             ("gate_tuning", self.gate_tuning),
@@ -154,6 +155,7 @@ class Consolidator:
         ]
         self.indexer = Indexer(None, index_config(settings))
         self._notes: Any = None  # the continuation notes' writer, built on first use
+        self._workflows: Any = None  # workflow detection (seed 000 §10.5), on first use
 
     # -- the pass -------------------------------------------------------------
 
@@ -485,6 +487,26 @@ class Consolidator:
             conn, now, quiet, datetime.fromisoformat(since) if since else None)
         set_state(conn, "consolidation.continuation", {"scanned_to": watermark.isoformat()})
         return {"outputs": {"notes": written}} if written else None
+
+    def workflows(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Recurring multi-step procedures in the sessions with new user turns (the named
+        sequence-heuristic; agent/services/workflows.py), and the open offers whose
+        session completed or skipped them (seed 000 §10.5)."""
+        from agent.services.workflows import STATE_KEY, Workflows
+
+        if self._workflows is None:
+            self._workflows = Workflows(
+                self.settings, lambda t: self.universal.embed_documents(list(t)),
+                self.universal.embed_query)
+        since = get_state(conn, STATE_KEY).get("scanned_to")
+        found, watermark = self._workflows.detect_since(
+            conn, now, datetime.fromisoformat(since) if since else None)
+        if watermark is not None:
+            set_state(conn, STATE_KEY, {"scanned_to": watermark.isoformat()})
+        settled = self._workflows.settle_open(conn, now)
+        if not found and not settled:
+            return None
+        return {"outputs": {"workflows": found, "offers": settled}}
 
     def promotion(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """5+ signals over 14+ days → a Layer 1 goal; 10+ over 30+ → a Layer 0 proposal."""

@@ -57,6 +57,7 @@ DELETE_HOLDING: tuple[Holding, ...] = (
     ("scratch_buffer", "id", ("content",), ("signals",), "user"),
     ("intentions", "intention_id", ("content",), ("resolution",), "user"),
     ("continuation_notes", "note_id", ("content",), ("source_ids",), "user"),
+    ("workflows", "workflow_id", ("name", "trigger"), ("steps",), "user"),
     ("thoughts", "thought_id", ("content", "theme"), ("source_ids",), "session"),
     ("recall_log", "id", ("query",), ("items",), "session"),
     ("gate_decisions", "decision_id", ("reason",), ("signals", "outcome"), "session"),
@@ -261,6 +262,8 @@ class Forgetter:
                              conn.execute(query("forget_delete_blocks"), ids).rowcount)
                 report.count("removed", "intentions", conn.execute(
                     query("forget_user_intentions"), (owner,)).rowcount)
+                report.count("removed", "workflows", conn.execute(
+                    query("forget_user_workflows"), (owner,)).rowcount)
             for table, key, cols, jsons, k, new in redact:
                 scrub.rewrite(conn, table, key, cols, jsons, k, [
                     json.dumps(v) if c in jsons and v is not None else v

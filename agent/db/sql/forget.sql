@@ -159,5 +159,8 @@ DELETE FROM continuation_notes WHERE session_id = ANY(%s);
 -- name: forget_user_intentions
 DELETE FROM intentions WHERE user_id = %s;
 
+-- name: forget_user_workflows
+DELETE FROM workflows WHERE user_id = %s;
+
 -- name: forget_owner_sessions
 SELECT session_id FROM sessions WHERE user_id IS NOT DISTINCT FROM %s;

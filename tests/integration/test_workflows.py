@@ -1,0 +1,98 @@
+"""Workflow patterns (seed 000 §10.5) on a real database, through the loop: a three-step
+procedure repeated (paraphrased, with chatter around) in two sessions of one user becomes
+a workflow at consolidation (the named sequence-heuristic, offline); a third session that
+starts it gets the remaining steps in System 1's prompt, an unrelated turn does not; the
+user following the steps completes the offer (+0.05, seed 000 §10.5)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from agent.config import Settings
+from agent.services.consolidation import Consolidator
+from agent.workers.loop import LoopWorker
+from tests.acceptance.test_handoff import _spy
+from tests.conftest import make_session
+from tests.integration.test_cognition import loop, say  # noqa: F401  (the loop fixture)
+
+SESSION_1 = [
+    "hi, the release is today",
+    "Let's run the tests.",
+    "they all pass, nice",
+    "Now bump the version.",
+    "Push the tag.",
+    "thanks, that was quick",
+]
+SESSION_2 = [
+    "morning! I had a long weekend",
+    "Can you execute the test suite?",
+    "ok, increase the version number",
+    "the coffee machine is broken again",
+    "push the tag to origin",
+]
+SECTION = "## A workflow this looks like"
+
+
+def _workflows(cons: Consolidator, conn: Any) -> dict[str, Any] | None:
+    with conn.transaction():
+        return cons.workflows(conn, datetime.now(UTC))
+
+
+def test_a_repeated_three_step_procedure_becomes_a_workflow_offered_when_it_starts(
+        loop: LoopWorker, conn: Any, settings: Settings,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    settings.llm.roles["consolidation"] = "heuristic"  # offline: the named heuristic
+    prompts = _spy(loop, monkeypatch)
+    s1, s2 = make_session(conn, "alice"), make_session(conn, "alice")
+    for text in SESSION_1:
+        say(loop, conn, s1, text)
+    cons = Consolidator(settings)
+    assert _workflows(cons, conn) is None  # one session: no workflow yet
+    for text in SESSION_2:
+        say(loop, conn, s2, text)
+    bob = make_session(conn, "bob")  # another user's turns never join alice's sessions
+    say(loop, conn, bob, "Let's run the tests.")
+    out = _workflows(cons, conn)
+    assert out is not None and len(out["outputs"]["workflows"]) == 1
+    rows = conn.execute(
+        "SELECT w.workflow_id, w.name, w.trigger, w.steps, w.source_sessions, w.confidence, "
+        "w.detector, u.handle FROM workflows w JOIN users u USING (user_id)").fetchall()
+    assert len(rows) == 1
+    wid, name, trigger, steps, sessions, confidence, detector, handle = rows[0]
+    assert handle == "alice" and detector == "sequence-heuristic"
+    assert [s["key"] for s in steps] == ["run tests", "bump version", "push tag"]
+    assert name == "run tests → bump version → push tag"
+    assert trigger == "run the tests"
+    assert sorted(sessions) == sorted([str(s1), str(s2)])
+    assert confidence == pytest.approx(0.5)  # seed 000 §10.5
+    assert _workflows(cons, conn) is None  # the watermark: nothing new, nothing read again
+    view = conn.execute("SELECT steps, sessions, name FROM v_workflows").fetchone()
+    assert view == (3, 2, name)
+
+    # a third session: an unrelated turn gets no workflow; starting it offers the rest
+    s3 = make_session(conn, "alice")
+    unrelated = say(loop, conn, s3, "What's a good recipe for pancakes?")
+    assert "workflows" not in unrelated["meta"]
+    assert SECTION not in prompts[-1][0]["content"]
+    started = say(loop, conn, s3, "ok let's run the tests again")
+    system = prompts[-1][0]["content"]
+    assert SECTION in system
+    offered = system.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    assert "bump the version" in offered and "Push the tag" in offered
+    assert "run the tests" not in offered  # only the remaining steps
+    assert [m["id"] for m in started["meta"]["workflows"]] == [f"workflow:{wid}"]
+    assert conn.execute("SELECT times_matched FROM workflows").fetchone()[0] == 1
+    # the user follows the steps: the next pass counts the offer completed
+    say(loop, conn, s3, "now bump the version")
+    say(loop, conn, s3, "and push the tag")
+    out = _workflows(cons, conn)
+    assert out is not None
+    assert out["outputs"]["offers"] == [{"workflow_id": str(wid), "outcome": "completed"}]
+    done = conn.execute("SELECT times_completed, times_skipped, confidence, "
+                        "jsonb_array_length(source_sessions) FROM workflows").fetchone()
+    # completed +0.05; the pass also found it in session 3 (a confirmation, +0.05)
+    assert done[0] == 1 and done[1] == 0
+    assert done[2] == pytest.approx(0.6) and done[3] == 3
