@@ -102,11 +102,34 @@ def _register() -> None:
         return
     for command in getattr(models, "COMMANDS", ()):
         cli.add_command(command)
-    from agent.commands import assist, bench, chat, intentions, mcp, memory, serve
+    from agent.commands import assist, bench, chat, intentions, mcp, memory, problems, serve
 
-    for command in (*chat.COMMANDS, *memory.COMMANDS, *intentions.COMMANDS, *mcp.COMMANDS,
-                    *assist.COMMANDS, *serve.COMMANDS, *bench.COMMANDS):
+    for command in _predictions_commands():  # issue 18: predictions and calibration
         cli.add_command(command)
+    for command in _self_test_commands():  # issue 18: the self-model prediction test
+        cli.add_command(command)
+    for command in (*chat.COMMANDS, *memory.COMMANDS, *intentions.COMMANDS, *mcp.COMMANDS,
+                    *assist.COMMANDS, *serve.COMMANDS, *bench.COMMANDS, *problems.COMMANDS,
+                    *_thinking_commands()):
+        cli.add_command(command)
+
+
+def _thinking_commands() -> tuple[Any, ...]:
+    from agent.commands.thinking import COMMANDS  # cognitive models, principles
+
+    return COMMANDS
+
+
+def _self_test_commands() -> tuple[Any, ...]:
+    from agent.commands.self_test import COMMANDS
+
+    return COMMANDS
+
+
+def _predictions_commands() -> tuple[Any, ...]:
+    from agent.commands.predictions import COMMANDS
+
+    return COMMANDS
 
 
 _register()

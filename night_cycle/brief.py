@@ -8,6 +8,7 @@ from typing import Any
 
 from agent.cortex.lance import CLUSTERS
 from agent.db.queries import query
+from agent.services import problems
 from night_cycle.artifacts import RunDir
 from night_cycle.context import RunContext
 
@@ -22,7 +23,8 @@ def _excerpt(prose: dict[str, Any], n: int = 280) -> str:
 def _stage_lines(result: dict[str, Any]) -> list[str]:
     names = {"1": "flux detection", "2": "block formation", "3": "salience",
              "4": "compression", "5": "dual embedding", "6": "storage",
-             "7": "cortex migration", "8": "RAPTOR clustering", "9": "day-table cleanup"}
+             "7": "cortex migration", "8": "RAPTOR clustering", "9": "day-table cleanup",
+             "10": "overnight thinking"}
     lines = []
     for k, v in result["stages"].items():
         shown = {kk: vv for kk, vv in v.items() if kk not in ("artifact_sha256",)}
@@ -63,6 +65,13 @@ def render(ctx: RunContext, result: dict[str, Any]) -> str:
     if cents:
         out += ["", "## Preoccupations", ""]
         out += [f"- {kind} ({status}): {label}" for kind, status, label in cents]
+    thoughts = problems.of_run(conn, f"night-cycle run {result['run_id']}")
+    if thoughts:  # stage 10 (seed 000 §9.5-9.6); offline: low confidence, said in each
+        out += ["", "## Overnight thinking", ""]
+        for kind, content, conf, handle, tid in thoughts:
+            shown = " ".join(str(content).split())[:400]
+            out.append(f"- {kind.replace('_', ' ')} for {handle or 'no user'}, confidence "
+                       f"{(conf or 0.0):.2f} (`thought:{tid}`): {shown}")
     out += ["", "## Stages", "", *_stage_lines(result), ""]
     return "\n".join(out)
 

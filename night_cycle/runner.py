@@ -1,12 +1,15 @@
-"""The night-cycle run: one at a time (advisory lock), nine checkpointed stages, a morning
-brief, one NOTIFY at the end.
+"""The night-cycle run: one at a time (advisory lock), ten checkpointed stages (seed 001
+§8.2's nine, then seed 000 §9.5-9.6's overnight thinking), a morning brief, one NOTIFY at
+the end.
 
 A run owns the day_table rows created before its start (its cutoff); its "now" is that
 start time too, so a resumed run judges ages exactly as the uninterrupted one would have.
 Stages 1, 3, 6, 7, 8 and 9 write the hippocampus in one transaction with their
 checkpoint; stages 7 and 8 also write the cortex by key (upserts, derived ids) and are
-safe to repeat. When the cortex refuses a write (read-only, full), the stage's Postgres
-writes roll back and the run fails with one line saying where, why and what to do.
+safe to repeat; stage 10 writes each result in a transaction of its own, under an id
+derived from what it is about (so a crash mid-stage never writes one twice). When the
+cortex refuses a write (read-only, full), the stage's Postgres writes roll back and the
+run fails with one line saying where, why and what to do.
 `--resume` continues the newest unfinished run after its last checkpoint; a plain run
 marks unfinished runs failed and starts afresh, which is also safe: rows already in
 blocks are never formed again.
@@ -49,16 +52,17 @@ from night_cycle.stages import (
     migration,
     salience,
     storage,
+    thinking,
 )
 
 logger = logging.getLogger(__name__)
 LOCK_NAME = "night-cycle"
 STAGES: dict[int, ModuleType] = {
     1: flux, 2: blocks, 3: salience, 4: compression, 5: embedding, 6: storage,
-    7: migration, 8: clustering, 9: cleanup,
+    7: migration, 8: clustering, 9: cleanup, 10: thinking,
 }
 # stages 2-6 read the previous stage's artifact; these stand alone on the stores
-STANDALONE = (1, 7, 8, 9)
+STANDALONE = (1, 7, 8, 9, 10)
 
 
 class NightCycleStopped(CogdError):

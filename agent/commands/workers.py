@@ -108,10 +108,10 @@ def idle(once: bool, as_json: bool) -> int:
 
 
 @click.command("night-cycle")
-@click.option("--stage", type=click.IntRange(1, 9), envvar="COGD_NIGHT_CYCLE_STAGE",
+@click.option("--stage", type=click.IntRange(1, 10), envvar="COGD_NIGHT_CYCLE_STAGE",
               show_envvar=True,
-              help="Run only this stage, as a run of its own (1, 7, 8 or 9: the stages that "
-              "need no earlier stage's output).")
+              help="Run only this stage, as a run of its own (1, 7, 8, 9 or 10: the stages "
+              "that need no earlier stage's output).")
 @click.option("--resume", is_flag=True, envvar="COGD_NIGHT_CYCLE_RESUME", show_envvar=True,
               help="Continue the newest interrupted run after its last checkpoint.")
 @click.option("--json", "as_json", is_flag=True, envvar="COGD_JSON", show_envvar=True,
@@ -121,7 +121,9 @@ def night_cycle(stage: int | None, resume: bool, as_json: bool) -> int:
 
     Nine stages (seed 001 §8.2): flux detection, block formation, salience, compression,
     dual embedding, holographic_blocks, migration to the LanceDB cortex, RAPTOR clustering
-    with the antechamber, and day-table cleanup by user tier. Each stage is checkpointed in
+    with the antechamber, and day-table cleanup by user tier; then overnight thinking
+    (seed 000 §9.5-9.6: the problem queue worked by the night_cycle model, creative
+    drift between distant cortex themes). Each stage is checkpointed in
     night_cycle_runs; one run at a time; a morning brief is written under the data dir.
     """
     import json

@@ -64,7 +64,7 @@ def one_line(text: str, limit: int = 240) -> str:
 class HandoffItem:
     """One line of the handoff: what it is, its id, what it came from, its text."""
 
-    kind: str  # note | intention | correction | brief
+    kind: str  # note | intention | correction | brief | overnight
     id: str
     text: str
     source_ids: tuple[str, ...] = field(default_factory=tuple)

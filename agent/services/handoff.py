@@ -11,7 +11,8 @@ prompt at a session start, and what reaches it on every turn (corrections, inten
   [context] handoff_max_tokens: the gap and its mode (seed 000 §5.3), the last session's
   note, the open intentions (overdue ones flagged), the corrections that apply, and the
   latest morning brief's blocks of this user (when that brief is newer than the user's
-  last turn).
+  last turn), and the user's overnight thoughts written since that turn (night cycle
+  stage 10; marked injected once shown).
 - Every turn: the intentions check (agent/services/intentions.py), corrections that
   match the compound query (agent/services/corrections.py), intentions on the topic.
 """
@@ -30,6 +31,7 @@ import psycopg
 from agent.config import Settings
 from agent.db.queries import query
 from agent.domain import handoff as rules
+from agent.domain import overnight
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
@@ -163,6 +165,7 @@ class Continuity:
         self.gap_bounds = [float(x) for x in need(ctx, "handoff_gap_minutes")]
         self.max_tokens = int(need(ctx, "handoff_max_tokens"))
         self.brief_blocks = int(need(ctx, "handoff_brief_blocks"))
+        self.overnight_max = int(need(ctx, "handoff_overnight_max"))
         self.handoff_intentions = int(need(settings.intentions, "handoff_max"))
         self.notes = NoteWriter(settings, recorder)
         self.corrections = CorrectionMatcher(settings)
@@ -200,6 +203,10 @@ class Continuity:
                 shown = {i["id"] for i in meta["items"]}
                 self.intentions.mark_surfaced(conn, [
                     i["id"].split(":", 1)[1] for i in meta["items"] if i["kind"] == "intention"])
+                shown_thoughts = [i["id"].split(":", 1)[1] for i in meta["items"]
+                                  if i["kind"] == "overnight"]
+                if shown_thoughts:
+                    conn.execute(query("handoff_overnight_shown"), (shown_thoughts,))
         if matches:
             reach.corrections = [m.line for m in matches if f"memory:{m.memory_id}" not in shown]
             reach.metadata["corrections"] = [m.as_dict() for m in matches]
@@ -254,6 +261,12 @@ class Continuity:
                         "brief", f"block:{bid}",
                         f"Morning brief (night cycle run {run_id}): {excerpt} [block:{bid}]",
                         tuple(f"day_table:{e}" for e in entry_ids or [])))
+        for tid, kind, content, conf, src in conn.execute(query("handoff_overnight_thoughts"), {
+                "user": user_id, "k": self.overnight_max,
+                "after": start.previous_at or datetime.min.replace(tzinfo=UTC)}):
+            items.append(rules.HandoffItem(
+                "overnight", f"thought:{tid}",
+                overnight.handoff_line(kind, content, conf, str(tid)), tuple(src or ())))
         if not items and start.previous_at is None:
             return None
         gap = None if start.previous_at is None else (at - start.previous_at).total_seconds() / 60

@@ -1,4 +1,5 @@
-"""The nine stages of seed 001 §8.2, one module each; `runner.py` runs them in order."""
+"""The nine stages of seed 001 §8.2 and the overnight thinking of seed 000 §9.5-9.6 (stage
+10), one module each; `runner.py` runs them in order."""
 
 from __future__ import annotations
 

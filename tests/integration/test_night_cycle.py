@@ -129,7 +129,7 @@ def test_a_night_turns_the_day_table_into_blocks_cortex_clusters_and_cleans_by_t
     assert [json.loads(n.payload) for n in notes] == [{"type": "run_done",
                                                         "id": str(result["run_id"])}]
     stages = result["stages"]
-    assert sorted(stages, key=int) == [str(i) for i in range(1, 10)]
+    assert sorted(stages, key=int) == [str(i) for i in range(1, 11)]
     assert stages["1"]["turns"] == 240 and stages["1"]["signals"] == {
         "embedding_novelty_proxy": 240}
     assert stages["4"]["summarizer"] == "extractive fallback (heuristic)"

@@ -137,3 +137,15 @@ SELECT intention_id, user_id, status FROM intentions WHERE intention_id = %s;
 UPDATE intentions SET status = 'dropped', resolved_at = now(), resolution = %(resolution)s::jsonb,
        updated_at = now()
 WHERE intention_id = %(id)s AND status = 'open' RETURNING intention_id;
+
+-- name: handoff_overnight_thoughts
+-- the user's overnight and creative-drift thoughts (night cycle stage 10) not shown yet,
+-- written since the user's previous turn; the most confident first
+SELECT thought_id, kind, content, confidence, source_ids FROM thoughts
+WHERE user_id = %(user)s AND kind IN ('overnight', 'creative_drift') AND status = 'new'
+  AND created_at > %(after)s
+ORDER BY confidence DESC NULLS LAST, created_at DESC LIMIT %(k)s;
+
+-- name: handoff_overnight_shown
+UPDATE thoughts SET status = 'injected', injected_at = now()
+WHERE thought_id = ANY(%s::uuid[]) AND status = 'new';
