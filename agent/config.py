@@ -203,7 +203,7 @@ SEED_TABLES: tuple[str, ...] = (
     "entry_gate", "exit_gate", "context", "recall", "identity", "goals", "consolidation",
     "compulsion_safety", "intentions", "idle", "night_cycle", "retention", "monitors",
     "emotion", "cognitive_models", "principles",
-    "workflows", "self_test",
+    "workflows", "self_test", "predictions", "decisions",
 )
 SECTIONS = _sections()  # one model per seed table, typed from config/default.toml
 
@@ -226,6 +226,8 @@ if TYPE_CHECKING:  # the models are made from default.toml when cogd starts
     SelfTestSection: TypeAlias = Section
     CognitiveModelsSection: TypeAlias = Section
     PrinciplesSection: TypeAlias = Section
+    PredictionsSection: TypeAlias = Section
+    DecisionsSection: TypeAlias = Section
 else:
     EntryGateSection, ExitGateSection, ContextSection, RecallSection = (
         SECTIONS[t] for t in ("entry_gate", "exit_gate", "context", "recall"))
@@ -238,6 +240,7 @@ else:
     WorkflowsSection, SelfTestSection = SECTIONS["workflows"], SECTIONS["self_test"]
     CognitiveModelsSection = SECTIONS["cognitive_models"]
     PrinciplesSection = SECTIONS["principles"]
+    PredictionsSection, DecisionsSection = SECTIONS["predictions"], SECTIONS["decisions"]
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -280,6 +283,8 @@ class Settings(BaseSettings):
     self_test: SelfTestSection
     cognitive_models: CognitiveModelsSection
     principles: PrinciplesSection
+    predictions: PredictionsSection
+    decisions: DecisionsSection
 
     @classmethod
     def settings_customise_sources(

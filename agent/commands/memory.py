@@ -259,37 +259,53 @@ def why(target: str, as_json: bool) -> int:
     """Where a memory comes from: TARGET is a memory id, or text (its best-matching
     memory; when no active memory matches, a superseded one whose text contains TARGET,
     with the insight that now holds it). Walks `supersedes` links from insights to their
-    sources and down to the day_table turns they were made from.
+    sources and down to the day_table turns they were made from. Then the reasoning
+    trails (decisions) of those memories and turns, or whose text matches TARGET:
+    "Decision / Considered (why not) / Because / Outcome (win|loss|partial)".
     """
     import uuid
 
     from agent.db.connect import connect
     from agent.services.consolidation import held_by
     from agent.services.consolidation import why as chain
-    from agent.services.introspect import memory_containing
+    from agent.services.decisions import DecisionTracker
+    from agent.services.introspect import memory_containing, trail_lines
     from agent.services.recall import build_recaller
 
     if not target.strip():
         raise InputError("give a memory id or some text")
     settings = settings_from()
     url = _ready_url(settings)
+    text: str | None = None
     with connect(url, app="cogd-why", autocommit=True) as conn:
         try:
             memory_id: Any = uuid.UUID(target.strip().removeprefix("memory:"))
         except ValueError:
-            out = build_recaller(settings).recall(conn, target, log=False)
+            text = target.strip()
+            recaller = build_recaller(settings)
+            out = recaller.recall(conn, target, log=False)
             mems = [i for i in out.result.items if i.kind == "memory"]
             if mems:
                 memory_id = mems[0].id.split(":", 1)[1]
             else:  # recall returns active memories; a superseded one is still explained
-                memory_id = memory_containing(conn, target.strip())
-        nodes = chain(conn, memory_id)
+                try:
+                    memory_id = memory_containing(conn, text)
+                except InputError:
+                    memory_id = None  # a reasoning trail may still match the text
+        nodes = chain(conn, memory_id) if memory_id is not None else []
         if nodes and nodes[0]["status"] != "active":
             nodes[0]["held_by"] = held_by(conn, nodes[0]["memory_id"])
-    if not nodes:
-        raise InputError(f"no memory {target}")
-    if as_json:
-        click.echo(json.dumps(nodes, default=str))
+        # the reasoning trails (seed 000 §8.2-8.3) of these memories and turns, or the text
+        trails = DecisionTracker(settings).trails(
+            conn, memories=[n["memory_id"] for n in nodes],
+            entries=[n["turn"]["entry_id"] for n in nodes if n["turn"]], text=text,
+            query_vec=recaller.embedder.embed_query(text) if text else None)
+    if not nodes and not trails:
+        raise InputError(f"no memory {target}" if text is None
+                         else f"no memory or decision matches {target!r}")
+    if as_json:  # the chain's nodes, then a node per trail (type "reasoning_trail")
+        click.echo(json.dumps(nodes + [{"depth": 0, "type": "reasoning_trail", **t}
+                                       for t in trails], default=str))
         return 0
     for n in nodes:
         pad = "  " * n["depth"]
@@ -302,6 +318,8 @@ def why(target: str, as_json: bool) -> int:
             t = n["turn"]
             click.echo(f"{pad}  <- turn {t['entry_id']} ({t['role']}, {t['at']:%Y-%m-%d %H:%M}"
                        f"{', ' + t['external_id'] if t['external_id'] else ''})")
+    for line in trail_lines(trails):
+        click.echo(line)
     return 0
 
 

@@ -93,10 +93,17 @@ def recall_payload(outcome: Any) -> dict[str, Any]:
 
 
 def why_text(conn: psycopg.Connection[Any], payload: dict[str, Any]) -> str:
-    """Where the matching memories come from: their source turns."""
+    """Where the matching memories come from: their source turns; then the reasoning
+    trails (decisions) linked to those memories and turns or containing the query."""
+    from agent.services.decisions import trails_for
+
     lines = [format_recall(payload)]
+    memories, entries = [], []
     for item in payload["items"][:5]:
+        if item["id"].startswith("memory:"):
+            memories.append(item["id"].split(":", 1)[1])
         for entry in item["sources"]["day_table"]:
+            entries.append(str(entry))
             row = conn.execute(
                 query("introspect_source_turn"),
                 (entry,),
@@ -104,7 +111,30 @@ def why_text(conn: psycopg.Connection[Any], payload: dict[str, Any]) -> str:
             if row:
                 lines.append(f"  <- {item['id']} from turn {entry} ({row[1]}, "
                              f"{row[0]:%Y-%m-%d %H:%M}): {' '.join(row[2].split())}")
+    lines += trail_lines(trails_for(conn, memories=memories, entries=entries,
+                                    text=payload.get("query") or None), "  ")
     return "\n".join(lines)
+
+
+def trail_lines(trails: list[dict[str, Any]], pad: str = "") -> list[str]:
+    """A reasoning trail (seed 000 §8.2-8.3) as `cogd why` prints it: the decision, the
+    alternatives considered and why not, the rationale, the outcome and its lesson."""
+    lines: list[str] = []
+    for t in trails:
+        lines.append(f"{pad}Decision: {' '.join(t['decision'].split())}  "
+                     f"[decision:{t['decision_id']}, {t['detector']}]")
+        alts = [a.get("option", "") + (f" ({a['why_not']})" if a.get("why_not") else "")
+                for a in t["alternatives"] if isinstance(a, dict)]
+        considered = "; ".join(alts) if alts else "(no alternatives recorded)"
+        lines.append(f"{pad}Considered: {considered}")
+        lines.append(f"{pad}Because: {t['rationale'] or '(no reason recorded)'}")
+        if t["outcome"]:
+            lines.append(f"{pad}Outcome: {' '.join(t['outcome'].split())} ({t['assessment']})")
+        else:
+            lines.append(f"{pad}Outcome: not known yet")
+        if t.get("lesson"):
+            lines.append(f"{pad}Lesson: {t['lesson']}")
+    return lines
 
 
 def remember(
