@@ -52,6 +52,7 @@ from agent.inbox import LostClaim
 from agent.providers.embedding import BaseEmbedder
 from agent.services import emotion
 from agent.services.double_takes import take as take_double_takes
+from agent.services.foresight import Foresight
 from agent.services.handoff import Continuity
 from agent.services.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.services.indexing import Indexer, index_config, index_pending
@@ -176,6 +177,7 @@ class Cognition:
         self.workflows = Workflows(  # seed 000 §10.5: a recognised workflow's next steps
             settings, lambda t: self.universal.embed_documents(list(t)),
             self.universal.embed_query, recorder)
+        self.foresight = Foresight(settings, recorder)  # seed 000 §8.2-8.3, §10.3
         self._boundary_vectors: tuple[list[str], Any] | None = None
         self._goal_cache: tuple[tuple[str, ...], Any] | None = None
         self._bootstrapped = False
@@ -312,6 +314,8 @@ class Cognition:
             entry_id=user_entry, content=content)
         if flow_meta:
             reach.metadata["workflows"] = flow_meta
+        if user is not None:  # predictions made or settled, decisions and their outcomes
+            reach.metadata.update(self.foresight.user_turn(conn, user_entry, content))
         parts = PromptParts(
             handoff=reach.handoff,
             corrections=reach.corrections,
@@ -416,6 +420,8 @@ class Cognition:
                     "triggers": json.dumps(first.triggers), "stakes": json.dumps(first.stakes),
                     "monitors": json.dumps(resp.report.as_dict()), "loops": resp.loops,
                     "outcome": "max_loops_reached" if resp.max_loops_reached else "reflected"})
+            if user is not None and assistant_entry is not None:  # the agent's predictions
+                metadata.update(self.foresight.agent_turn(conn, assistant_entry, resp.reply))
             metadata["latency_ms"] = round((time.perf_counter() - ctx.started) * 1000, 1)
             if inbox_id is not None:
                 inbox.complete(conn, inbox_id, ctx.session_id, resp.reply, metadata)

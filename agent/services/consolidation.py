@@ -147,6 +147,8 @@ class Consolidator:
             ("corrections", self.corrections),
             ("intentions", self.intentions),
             ("continuation", self.continuation),
+            ("predictions", self.predictions),
+            ("decisions", self.decisions),
             ("workflows", self.workflows),
             ("promotion", self.promotion),
             ("goal_safety", self.goal_safety),
@@ -507,6 +509,22 @@ class Consolidator:
         if not found and not settled:
             return None
         return {"outputs": {"workflows": found, "offers": settled}}
+
+    def predictions(self, conn: psycopg.Connection[Any], now: datetime
+                    ) -> dict[str, Any] | None:
+        """Pending predictions past their deadline with no settlement → 'expired'
+        (seed 000 §10.3; agent/services/predictions.py)."""
+        from agent.services.predictions import PredictionTracker
+
+        expired = PredictionTracker.expire(conn, now)
+        return {"outputs": {"expired": expired}} if expired else None
+
+    def decisions(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Reasoning trails from the exit gate's decision memories, and trails linked to
+        the decision memory of their turn (seed 000 §8.2; agent/services/decisions.py)."""
+        from agent.services.decisions import DecisionTracker
+
+        return DecisionTracker(self.settings).from_memories(conn)
 
     def promotion(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """5+ signals over 14+ days → a Layer 1 goal; 10+ over 30+ → a Layer 0 proposal."""

@@ -238,6 +238,10 @@ class Forgetter:
                                                ids).fetchall())
             row = conn.execute(query("forget_delete_references"), ids).fetchone()
             report.count("removed", "references", int(row[0]) if row else 0)
+            made = conn.execute(query(  # predictions and reasoning trails (issue 18)
+                "forget_user_foresight" if whole else "forget_turn_foresight"), ids).fetchone()
+            report.count("removed", "predictions", int(made[0]) if made else 0)
+            report.count("removed", "decisions", int(made[1]) if made else 0)
             for table, keys in doomed.items():
                 if not keys:
                     continue
