@@ -56,6 +56,7 @@ from agent.services.foresight import Foresight
 from agent.services.handoff import Continuity
 from agent.services.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.services.indexing import Indexer, index_config, index_pending
+from agent.services.models_principles import PrincipleMatcher
 from agent.services.recall import Recaller, RecallOutcome, build_cortex
 from agent.services.rollover import RelevanceScorer, Rollover
 from agent.services.turns import TurnInput, TurnWriter
@@ -177,6 +178,7 @@ class Cognition:
         self.workflows = Workflows(  # seed 000 §10.5: a recognised workflow's next steps
             settings, lambda t: self.universal.embed_documents(list(t)),
             self.universal.embed_query, recorder)
+        self.principles = PrincipleMatcher(settings)  # seed 000 §10.4: those that apply
         self.foresight = Foresight(settings, recorder)  # seed 000 §8.2-8.3, §10.3
         self._boundary_vectors: tuple[list[str], Any] | None = None
         self._goal_cache: tuple[tuple[str, ...], Any] | None = None
@@ -314,6 +316,10 @@ class Cognition:
             entry_id=user_entry, content=content)
         if flow_meta:
             reach.metadata["workflows"] = flow_meta
+        principles = self.principles.match(  # seed 000 §10.4, like the corrections
+            conn, user[0] if user else None, self.universal.embed_query(query_text))
+        if principles:
+            reach.metadata["principles"] = [p.as_dict() for p in principles]
         if user is not None:  # predictions made or settled, decisions and their outcomes
             reach.metadata.update(self.foresight.user_turn(conn, user_entry, content))
         parts = PromptParts(
@@ -328,6 +334,7 @@ class Cognition:
             user_message=content,
             mood=None if mood is None else emotion_rules.render(mood.state, self.emotion_cfg),
             workflows=flows,
+            principles=[p.line for p in principles],
         )
         return TurnContext(
             session_id=session_id, inbox_id=inbox_id, user=user, user_entry=user_entry,

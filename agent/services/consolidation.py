@@ -1,8 +1,9 @@
 """One consolidation pass (issue #5): every operation in its own transaction, each logged.
 
 drain scratch_buffer → strengthen from recall_log → merge into insights →
-contradictions → decay → corrections → intentions → continuation notes → workflows → promotion →
-goal safety → gate tuning.
+contradictions → decay → corrections → models → principles → intentions →
+continuation notes → predictions (expiry) → decisions (trails) → workflows →
+promotion → goal safety → gate tuning.
 
 Nothing is deleted: merged sources are marked superseded (importance lowered,
 `supersedes` links from the insight), decayed memories below the archive threshold
@@ -145,6 +146,8 @@ class Consolidator:
             ("contradictions", self.contradictions),
             ("decay", self.decay),
             ("corrections", self.corrections),
+            ("models", self.models),
+            ("principles", self.principles),
             ("intentions", self.intentions),
             ("continuation", self.continuation),
             ("predictions", self.predictions),
@@ -442,6 +445,27 @@ class Consolidator:
                 (fails, fine, mid))
             parsed.append({"memory_id": str(mid), "fails_when": fails, "fine_when": fine})
         return {"outputs": {"corrections": parsed}} if parsed else None
+
+    def models(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        """Cognitive models (seed 000 §10.2, §10.7): built from recurring regularities,
+        weighed against later memories, decayed when unchecked (models_principles.py)."""
+        from agent.services.models_principles import ModelsOp
+
+        result, state = ModelsOp(self.settings, self.universal, self.llm).run(
+            conn, now, get_state(conn, "consolidation.models"))
+        set_state(conn, "consolidation.models", state)
+        return result
+
+    def principles(self, conn: psycopg.Connection[Any], now: datetime
+                   ) -> dict[str, Any] | None:
+        """Principles (seed 000 §10.4): 3+ agreeing corrections or confident models
+        crystallise one; identity-changing ones become Layer 0 proposals."""
+        from agent.services.models_principles import PrinciplesOp
+
+        result, state = PrinciplesOp(self.settings, self.universal, self.llm).run(
+            conn, now, get_state(conn, "consolidation.principles"))
+        set_state(conn, "consolidation.principles", state)
+        return result
 
     def intentions(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Find plans, promises, reminders and unfinished work; carry them forward."""

@@ -28,6 +28,7 @@ from agent.domain.night_flux import FluxConfig
 from agent.domain.night_salience import SalienceConfig
 from agent.domain.prompt import IdentityConfig
 from agent.domain.recall import RecallConfig
+from agent.domain.thinking_models import ModelConfig, PrincipleConfig
 from agent.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,6 +68,8 @@ BUILDERS: dict[type, Callable[[Callable[[str], Mapping[str, Any]]], Any]] = {
     SalienceConfig: lambda t: SalienceConfig.from_table(t("night_cycle")),
     IdentityConfig: lambda t: IdentityConfig.from_tables(t("identity"), t("context"),
                                                          t("goals")),
+    ModelConfig: lambda t: ModelConfig.from_table(t("cognitive_models")),
+    PrincipleConfig: lambda t: PrincipleConfig.from_table(t("principles")),
 }
 
 
