@@ -8,9 +8,10 @@ removed (ids and counts per place), never the text.
 What goes, for a memory: the memory; its source turn; the owner's other turns and
 memories that contain its text (or its turn's text) verbatim; the insights that
 supersede any of them (they carry the fact; their other sources become active again);
-the rows that point at them (gate decisions, citations, links, intentions, continuation
-notes, scratch copies, recall log entries, escalations). Where the text is kept inside
-something that also holds other content, it is cut out and replaced by "[forgotten]":
+the rows that point at them (gate decisions, citations, links, intentions, predictions
+and decisions made from or settled by them, continuation notes, scratch copies, recall
+log entries, escalations, the problem queue). Where the text is kept inside something
+that also holds other content, it is cut out and replaced by "[forgotten]":
 holographic blocks (then re-embedded and re-indexed), the inbox and outbox, consolidation
 log entries, proposals and goals, the LanceDB cortex (blocks, archive, cluster summaries,
 antechamber; then re-embedded, and old table versions removed from disk), and the
@@ -58,7 +59,10 @@ DELETE_HOLDING: tuple[Holding, ...] = (
     ("intentions", "intention_id", ("content",), ("resolution",), "user"),
     ("continuation_notes", "note_id", ("content",), ("source_ids",), "user"),
     ("workflows", "workflow_id", ("name", "trigger"), ("steps",), "user"),
+    ("cognitive_models", "model_id", ("statement",), (), "user"),  # evidence: cascade
+    ("principles", "principle_id", ("statement",), ("source_ids",), "user"),
     ("thoughts", "thought_id", ("content", "theme"), ("source_ids",), "session"),
+    ("problem_queue", "problem_id", ("content",), ("source_ids",), "user"),
     ("recall_log", "id", ("query",), ("items",), "session"),
     ("gate_decisions", "decision_id", ("reason",), ("signals", "outcome"), "session"),
 )
@@ -266,8 +270,15 @@ class Forgetter:
                              conn.execute(query("forget_delete_blocks"), ids).rowcount)
                 report.count("removed", "intentions", conn.execute(
                     query("forget_user_intentions"), (owner,)).rowcount)
+                # thoughts of the user outside a session (overnight, epiphanies)
+                report.count("removed", "thoughts", conn.execute(
+                    query("forget_user_thoughts"), (owner,)).rowcount)
                 report.count("removed", "workflows", conn.execute(
                     query("forget_user_workflows"), (owner,)).rowcount)
+                report.count("removed", "principles", conn.execute(
+                    query("forget_user_principles"), (owner,)).rowcount)
+                report.count("removed", "cognitive_models", conn.execute(
+                    query("forget_user_models"), (owner,)).rowcount)
             for table, key, cols, jsons, k, new in redact:
                 scrub.rewrite(conn, table, key, cols, jsons, k, [
                     json.dumps(v) if c in jsons and v is not None else v

@@ -159,8 +159,18 @@ DELETE FROM continuation_notes WHERE session_id = ANY(%s);
 -- name: forget_user_intentions
 DELETE FROM intentions WHERE user_id = %s;
 
+-- name: forget_user_thoughts
+DELETE FROM thoughts WHERE user_id = %s;
+
 -- name: forget_user_workflows
 DELETE FROM workflows WHERE user_id = %s;
+
+-- name: forget_user_principles
+DELETE FROM principles WHERE user_id = %s;
+
+-- name: forget_user_models
+-- their model_evidence rows go with them (ON DELETE CASCADE)
+DELETE FROM cognitive_models WHERE user_id = %s;
 
 -- name: forget_owner_sessions
 SELECT session_id FROM sessions WHERE user_id IS NOT DISTINCT FROM %s;
