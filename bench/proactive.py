@@ -13,8 +13,8 @@ clock: `time.perf_counter()` right after `write_user_turn` returned (the turn co
 until a `Listener` on another connection receives the DMN's THOUGHT notification for a
 proactive_recall thought of that session (sent when the thought's row commits). A thought
 that recalls another fact than the one asked about is timed and counted as such. A question
-with no thought within 5 s is a miss; each miss is reported with the triggers its turn fired
-and its recall's verdict (no trigger, no strong match, or else a cooldown held it back).
+with no thought within 5 s is a miss; each miss is reported with the triggers its turn fired,
+its recall's verdict and, for each strong item, the filter that held it back (`Dmn.screen`).
 
 Writes bench/results/proactive-<date>.md and .json.
 """
@@ -57,8 +57,9 @@ def stats(values: list[float]) -> dict[str, Any]:
 
 def why_not(conn: Any, dmn: Any, sid: Any, entry: Any) -> dict[str, Any]:
     """Why a question made no thought: the triggers its turn fired (a proactive recall
-    needs topic_shift or task_completion) and the verdict of its recall (a thought needs
-    a strong match); a strong match with a trigger was held back by a cooldown."""
+    needs topic_shift or task_completion), the verdict of its recall (a thought needs a
+    strong match) and, for each strong item, the filter of `Dmn.screen` that held it back
+    (re-run read-only after the miss; None: it would be surfaced now)."""
     import json
 
     import numpy as np
@@ -78,7 +79,10 @@ def why_not(conn: Any, dmn: Any, sid: Any, entry: Any) -> dict[str, Any]:
     out = dmn.recaller.recall(conn, row[3], k=dmn.cfg.search_results, log=False,
                               reconsolidate=False, session_id=sid,
                               recent_ids={f"day_table:{entry}"})
-    return {"triggers": fired, "verdict": out.result.verdict}
+    held = [{"item": " ".join(i.content.split())[:60], "held_by": why}
+            for i, why in dmn.screen(conn, out.result.items, sid, dt.datetime.now(dt.UTC))
+            if i.verdict == "strong_match"]
+    return {"triggers": fired, "verdict": out.result.verdict, "strong_items": held}
 
 
 def run(turns: int, seed: int) -> dict[str, Any]:
@@ -174,7 +178,8 @@ def markdown(data: dict[str, Any]) -> str:
         f"Within 2 s: {data['within_2s']} of {lat.get('n')}; of the thoughts timed, "
         f"{len(data['wrong_fact'])} recalled another fact than the one asked about "
         f"{data['wrong_fact']}. Misses (no thought within {MISS_AFTER_S:g} s), with the "
-        f"triggers the turn fired and its recall's verdict: {len(data['misses'])} "
+        f"triggers the turn fired, its recall's verdict and the filter that held back each "
+        f"strong item: {len(data['misses'])} "
         f"{data['misses']}. Idle ticks during the "
         f"run: {data['ticks_during_run']} (one DMN minute = {data['idle_heartbeat_s']:g} s; "
         "the thoughts came from the NOTIFY path).", ""])

@@ -157,11 +157,17 @@ class Dmn:
                  else (now - last).total_seconds() / self.cfg.seconds_per_minute)
         return rules.session_cooling(count, since, self.cfg)
 
-    def _cooling(self, conn: psycopg.Connection[Any], source: str, now: datetime) -> bool:
+    def _cooling(self, conn: psycopg.Connection[Any], source: str, session: Any,
+                 now: datetime) -> bool:
+        """seed 002 §1: the same item is not injected into a conversation twice within
+        `topic_cooldown_minutes`. Keyed by the item and the session it was injected into
+        (a thought is pending for its own session's prompt only: another conversation has
+        not seen it), and by the item a thought surfaced (its first source), not by the
+        turn that triggered it."""
         row = conn.execute(
-            query("dmn_thought_already_surfaced"), (json.dumps([source]),
-                                     now - self.minutes(self.cfg.topic_cooldown_minutes))
-        ).fetchone()
+            query("dmn_thought_already_surfaced"),
+            {"sources": json.dumps([source]), "item": source, "session": session,
+             "since": now - self.minutes(self.cfg.topic_cooldown_minutes)}).fetchone()
         return row is not None
 
     def _thought(self, conn: psycopg.Connection[Any], kind: str, content: str, theme: str,
@@ -178,29 +184,16 @@ class Dmn:
     def _recall_for(self, conn: psycopg.Connection[Any], entry: Any, session: Any, text: str,
                     fired: list[str], now: datetime, detector: str = "keyword-heuristic",
                     user: Any = None) -> list[dict[str, Any]]:
-        """Strong matches for `text` not already in this session, not surfaced within the
-        topic cooldown, at most max_injected: each stored as a proactive_recall thought.
+        """Strong matches for `text` not already in this session, not surfaced in it within
+        the topic cooldown, at most max_injected: each stored as a proactive_recall thought.
         `entry`: the turn that triggered it (None: a prompt not yet in day_table, from
         `cogd hook`)."""
         turn = [] if entry is None else [f"day_table:{entry}"]
         out = self.recaller.recall(conn, text, k=self.cfg.search_results, log=False,
                                    recent_ids=set(turn), session_id=session)
         made: list[dict[str, Any]] = []
-        same_session = {str(r[0]) for r in conn.execute(
-            query("dmn_session_entries"), (session,))}
-        contents: set[str] = set()
-        for item in out.result.items:
-            if item.verdict != "strong_match" or len(made) >= self.cfg.max_injected:
-                continue
-            text_key = " ".join(item.content.split())
-            if text_key in contents:
-                continue  # a memory and the turn it was made from say the same thing
-            contents.add(text_key)
-            if item.kind == "day_table" and item.id.split(":", 1)[1] in same_session:
-                continue  # already in this conversation
-            if item.source_ids and set(item.source_ids) <= same_session:
-                continue  # a memory made from this conversation's own turns
-            if self._cooling(conn, item.id, now):
+        for item, why in self.screen(conn, out.result.items, session, now):
+            if why is not None:
                 continue
             thought = self._thought(
                 conn, "proactive_recall", f"Earlier: {' '.join(item.content.split())[:400]}",
@@ -211,6 +204,39 @@ class Dmn:
                          else item.created_at.isoformat()})
         return made
 
+    def screen(self, conn: psycopg.Connection[Any], items: list[Any], session: Any,
+               now: datetime) -> list[tuple[Any, str | None]]:
+        """Each recalled item with why the proactive pass holds it back (None: surfaced);
+        read-only, so `bench.proactive` can say which filter held a question's recall."""
+        same_session = {str(r[0]) for r in conn.execute(
+            query("dmn_session_entries"), (session,))}
+        contents: set[str] = set()
+        kept = 0
+        out: list[tuple[Any, str | None]] = []
+        for item in items:
+            out.append((item, self._held(conn, item, session, now, same_session, contents,
+                                         kept)))
+            kept += out[-1][1] is None
+        return out
+
+    def _held(self, conn: psycopg.Connection[Any], item: Any, session: Any, now: datetime,
+              same_session: set[str], contents: set[str], kept: int) -> str | None:
+        if item.verdict != "strong_match":
+            return "not a strong match"
+        if kept >= self.cfg.max_injected:
+            return "max_injected_thoughts reached"
+        text_key = " ".join(item.content.split())
+        if text_key in contents:
+            return "duplicate text"  # a memory and the turn it was made from say the same
+        contents.add(text_key)
+        if item.kind == "day_table" and item.id.split(":", 1)[1] in same_session:
+            return "already in this conversation"
+        if item.source_ids and set(item.source_ids) <= same_session:
+            return "a memory made from this conversation's own turns"
+        if self._cooling(conn, item.id, session, now):
+            return "item cooldown (surfaced in this session within topic_cooldown_minutes)"
+        return None
+
     def _open_intentions(self, conn: psycopg.Connection[Any], session: Any, user: Any,
                          now: datetime) -> list[dict[str, Any]]:
         made = []
@@ -218,7 +244,7 @@ class Dmn:
         for iid, kind, content, carried in conn.execute(
             query("dmn_open_intentions"), (user, limit)).fetchall():
             source = f"intention:{iid}"
-            if self._cooling(conn, source, now):
+            if self._cooling(conn, source, session, now):
                 continue
             made.append(self._thought(
                 conn, "proactive_recall",

@@ -3,7 +3,7 @@
 
 The same rules as the idle DMN's proactive recall (agent/services/dmn.py `_recall_for`):
 strong matches only, not from the prompt's own session (its turns and memories made
-from them), not surfaced within `[idle] topic_cooldown_minutes`, at most `[idle]
+from them), not surfaced in it within `[idle] topic_cooldown_minutes`, at most `[idle]
 max_injected_thoughts`; each surfaced item is stored as a `proactive_recall` thought
 (theme `prompt_submit`), which is what the cooldown reads. The session is the one
 `cogd watch` imports the transcript into (`claude:<session_id>`), owned by the user.

@@ -133,6 +133,35 @@ def test_the_per_session_cooldown_holds(fast: Settings, conn: Any, cog: Cognitio
     assert dmn.proactive_turn(conn, "not-an-entry-id") == []
 
 
+def test_the_item_cooldown_is_kept_per_conversation(fast: Settings, conn: Any,
+                                                   cog: Cognition) -> None:
+    """A fact surfaced beside another question in one session is still recalled when a new
+    session asks about it (bench.proactive's 7 misses: the cooldown was keyed by the item
+    alone, across sessions); in its own session it is not injected twice."""
+    fast.idle["min_minutes_between_observations"] = 0
+    _remember(conn, cog, "ida", "I keep my tent in the garage.",
+              "I keep my hammock in the garage.")
+    dmn = Dmn(fast)
+    first = make_session(conn, "ida")
+    cog.write_user_turn(conn, first, SMALLTALK)
+    entry, _ = cog.write_user_turn(conn, first, "Where do I keep my tent?")
+    got = [g["content"] for g in dmn.proactive_turn(conn, str(entry))]
+    assert got[0] == "Earlier: I keep my tent in the garage."
+    assert "Earlier: I keep my hammock in the garage." in got  # surfaced beside it
+    other = make_session(conn, "ida")
+    cog.write_user_turn(conn, other, SMALLTALK)
+    entry, _ = cog.write_user_turn(conn, other, "Where do I keep my hammock?")
+    got = [g["content"] for g in dmn.proactive_turn(conn, str(entry))]
+    assert got[:1] == ["Earlier: I keep my hammock in the garage."]
+    # the same session asking again: held back, and screen() says by which filter
+    out = dmn.recaller.recall(conn, "Where do I keep my hammock?", k=5, log=False,
+                              session_id=other)
+    why = {i.content: w for i, w in dmn.screen(conn, out.result.items, other,
+                                               datetime.now(UTC))}
+    assert why["I keep my hammock in the garage."] is not None
+    assert why["I keep my hammock in the garage."].startswith("item cooldown")
+
+
 def test_each_turns_proactive_pass_runs_once(fast: Settings, conn: Any,
                                              cog: Cognition) -> None:
     """A repeated notification, or one that arrives after the tick handled its turn, does

@@ -12,8 +12,11 @@ WHERE d.role = 'user' AND d.message_type = 'dialogue'
   AND d.created_at > greatest(%s::timestamptz, %s) ORDER BY d.created_at LIMIT 200;
 
 -- name: dmn_thought_already_surfaced
-SELECT 1 FROM thoughts WHERE kind = 'proactive_recall' AND source_ids @> %s::jsonb
-  AND created_at > %s;
+-- the item surfaced (a thought's first source; the rest name the turn that triggered it)
+-- in this session within the cooldown
+SELECT 1 FROM thoughts WHERE kind = 'proactive_recall' AND source_ids @> %(sources)s::jsonb
+  AND source_ids ->> 0 = %(item)s AND session_id IS NOT DISTINCT FROM %(session)s
+  AND created_at > %(since)s;
 
 -- name: dmn_thought_insert
 INSERT INTO thoughts (kind, content, theme, source_ids, session_id, created_at, user_id)
