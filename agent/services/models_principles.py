@@ -254,7 +254,7 @@ class PrinciplesOp:
                 continue
             v = _vec(vtext)
             best = max(((float(_vec(p[6]) @ v), p) for p in principles
-                        if p[1] == user and p[4] != "proposed"),
+                        if p[1] == user and p[4] not in ("proposed", "retired")),
                        key=lambda t: t[0], default=None)
             if best is None or best[0] < self.cfg.min_similarity:
                 continue
@@ -281,7 +281,8 @@ class PrinciplesOp:
             since = at.isoformat()
             v = _vec(vtext)
             for p in principles:
-                if p[1] != user or p[4] == "proposed" or f"memory:{mid}" in p[5]:
+                if p[1] != user or p[4] in ("proposed", "retired") \
+                        or f"memory:{mid}" in p[5]:
                     continue
                 linked = any(f"memory:{t}" in p[5] for t in links or [])
                 close = float(_vec(p[6]) @ v) >= self.cfg.min_similarity

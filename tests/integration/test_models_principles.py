@@ -158,3 +158,21 @@ def test_a_model_gains_from_support_loses_more_from_contradiction_and_is_capped(
     assert [(m["model_id"], m["evidence"]) for m in list_models(conn, "alice")] == [(model, 6)]
     # a later pass with nothing new changes nothing (no evidence counted twice)
     assert cons.models(conn, datetime.now(UTC)) is None
+
+
+def test_a_rejected_principle_does_not_crystallise_again_from_the_same_sources(
+        conn: Any, settings: Settings) -> None:
+    """A person rejects an identity-changing principle's proposal: it is retired, and its
+    sources stay used (they do not crystallise a new proposal on every later pass)."""
+    settings.llm.roles["consolidation"] = "heuristic"
+    make_session(conn, "alice")
+    cons = Consolidator(settings)
+    _memories(conn, cons.universal, _user(conn, "alice"), FRENCH, "correction")
+    assert cons.principles(conn, datetime.now(UTC)) is not None
+    conn.execute("UPDATE proposals SET status = 'rejected', decided_at = now()")
+    decided = cons.principles(conn, datetime.now(UTC))
+    assert decided and [d["status"] for d in decided["outputs"]["decided"]] == ["retired"]
+    assert not decided["outputs"]["crystallised"]
+    assert cons.principles(conn, datetime.now(UTC)) is None
+    assert conn.execute("SELECT count(*) FROM principles").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM proposals").fetchone()[0] == 1

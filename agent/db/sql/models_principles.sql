@@ -97,10 +97,11 @@ WHERE status = 'active' AND confidence >= %(min)s AND universal_embedding IS NOT
 ORDER BY 5, 1;
 
 -- name: principles_all
+-- every principle: a retired one (its proposal rejected) is neither confirmed nor
+-- challenged, but its sources stay used (they do not crystallise it again)
 SELECT principle_id, user_id, statement, confidence, status, source_ids,
        universal_embedding::text
-FROM principles WHERE status IN ('active', 'challenged', 'proposed')
-  AND universal_embedding IS NOT NULL
+FROM principles WHERE universal_embedding IS NOT NULL
 ORDER BY created_at;
 
 -- name: principles_insert
