@@ -99,9 +99,12 @@ class Workflows:
         """The sequence-heuristic over one user's latest sessions; new workflows are
         inserted, known ones seen in a new session confirmed."""
         sessions: dict[Any, list[rules.Step]] = {}
-        for session_id, _entry, content in conn.execute(query("workflows_user_turns"), {
+        entries: dict[Any, list[str]] = {}  # each step's turn (forget finds it by its id)
+        for session_id, entry, content in conn.execute(query("workflows_user_turns"), {
                 "user": user_id, "k": self.cfg.max_sessions}):
-            sessions.setdefault(session_id, []).extend(rules.action_steps(content))
+            steps = rules.action_steps(content)
+            sessions.setdefault(session_id, []).extend(steps)
+            entries.setdefault(session_id, []).extend([str(entry)] * len(steps))
         sessions = {s: steps for s, steps in sessions.items() if steps}
         if len(sessions) < self.cfg.min_sessions:
             return []
@@ -143,7 +146,9 @@ class Workflows:
                 continue
             first = min(f.occurrences)  # the steps as said in the earliest session
             steps = [sessions[ordered[first]][p] for p in f.occurrences[first]]
-            step_rows = [{"text": st.text, "key": k} for st, k in zip(steps, keys, strict=True)]
+            # a step is a fragment of its turn: its entry id lets forget find it
+            step_rows = [{"text": st.text, "key": k, "entry_id": entries[ordered[first]][p]}
+                         for st, k, p in zip(steps, keys, f.occurrences[first], strict=True)]
             name, detector = self._name(keys, [st.text for st in steps])
             vec = self.embed_documents([steps[0].text])[0]
             row = conn.execute(query("workflows_insert"), {

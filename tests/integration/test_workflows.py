@@ -96,3 +96,17 @@ def test_a_repeated_three_step_procedure_becomes_a_workflow_offered_when_it_star
     # completed +0.05; the pass also found it in session 3 (a confirmation, +0.05)
     assert done[0] == 1 and done[1] == 0
     assert done[2] == pytest.approx(0.6) and done[3] == 3
+
+    # forgetting a turn a step was cut from takes the workflow with it (the steps keep
+    # their turn's id: the step "Push the tag" is a fragment, not a copy, of the turn)
+    from agent.services.forget import build_forgetter
+
+    entry = conn.execute("SELECT entry_id FROM day_table WHERE session_id = %s "
+                         "AND content = 'Push the tag.'", (s1,)).fetchone()[0]
+    assert {s["entry_id"] for s in steps} >= {str(entry)}
+    memory = conn.execute(
+        "INSERT INTO memories (memory_type, content, user_id, source_entry_id) "
+        "SELECT 'episodic', content, user_id, entry_id FROM day_table WHERE entry_id = %s "
+        "RETURNING memory_id", (entry,)).fetchone()[0]
+    build_forgetter(settings, conn).memory(str(memory), "test")
+    assert conn.execute("SELECT count(*) FROM workflows").fetchone()[0] == 0
