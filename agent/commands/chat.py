@@ -195,7 +195,7 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
         else:
             out = client.recaller.recall(client.conn, query, session_id=client.session_id)
             payload = introspect.recall_payload(out)
-            echo(introspect.why_text(client.conn, payload) if cmd == "why"
+            echo(introspect.why_text(client.conn, payload, client.user_id) if cmd == "why"
                  else introspect.format_recall(payload))
     elif cmd == "remember":
         if not arg:

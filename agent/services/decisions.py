@@ -183,19 +183,22 @@ class DecisionTracker:
     # -- `cogd why` ---------------------------------------------------------------
 
     def trails(self, conn: psycopg.Connection[Any], *, memories: Sequence[str] = (),
-               entries: Sequence[str] = (), text: str | None = None, query_vec: Any = None
-               ) -> list[dict[str, Any]]:
+               entries: Sequence[str] = (), text: str | None = None, query_vec: Any = None,
+               user_id: Any = None) -> list[dict[str, Any]]:
         """The trails linked to these memories or turns, or matching the text (its words,
-        or its vector at least [decisions] why_min_similarity close)."""
+        or its vector at least [decisions] why_min_similarity close); `user_id`: only
+        that user's and no user's (None: every user's)."""
         return trails_for(conn, memories=memories, entries=entries, text=text,
-                          query_vec=query_vec, min_sim=self.why_min)
+                          query_vec=query_vec, min_sim=self.why_min, user_id=user_id)
 
 
 def trails_for(conn: psycopg.Connection[Any], *, memories: Sequence[str] = (),
                entries: Sequence[str] = (), text: str | None = None, query_vec: Any = None,
-               min_sim: float = 1.0) -> list[dict[str, Any]]:
+               min_sim: float = 1.0, user_id: Any = None) -> list[dict[str, Any]]:
     """The reasoning trails linked to memories or turns, or whose decision or rationale
-    contains `text`, or (with `query_vec`) at least `min_sim` close to it; newest first."""
+    contains `text`, or (with `query_vec`) at least `min_sim` close to it; newest first.
+    `user_id` scopes them as recall does: that user's and no user's (None: everyone's,
+    for the operator's `cogd why`; a conversation passes its user)."""
     return [{"decision_id": str(r[0]), "decision": r[1], "alternatives": r[2] or [],
              "rationale": r[3], "outcome": r[4], "assessment": r[5], "lesson": r[6],
              "detector": r[7], "memory_id": None if r[8] is None else str(r[8]),
@@ -206,4 +209,4 @@ def trails_for(conn: psycopg.Connection[Any], *, memories: Sequence[str] = (),
                 "memories": list(memories), "entries": list(entries),
                 "text": text.strip() if text and text.strip() else None,
                 "q": None if query_vec is None else vector_text(query_vec),
-                "min_sim": min_sim})]
+                "min_sim": min_sim, "user": user_id})]

@@ -92,9 +92,10 @@ def recall_payload(outcome: Any) -> dict[str, Any]:
     }
 
 
-def why_text(conn: psycopg.Connection[Any], payload: dict[str, Any]) -> str:
+def why_text(conn: psycopg.Connection[Any], payload: dict[str, Any], user_id: Any) -> str:
     """Where the matching memories come from: their source turns; then the reasoning
-    trails (decisions) linked to those memories and turns or containing the query."""
+    trails (decisions) linked to those memories and turns or containing the query, of
+    `user_id` (and of no user) only: another user's decisions never show."""
     from agent.services.decisions import trails_for
 
     lines = [format_recall(payload)]
@@ -112,7 +113,8 @@ def why_text(conn: psycopg.Connection[Any], payload: dict[str, Any]) -> str:
                 lines.append(f"  <- {item['id']} from turn {entry} ({row[1]}, "
                              f"{row[0]:%Y-%m-%d %H:%M}): {' '.join(row[2].split())}")
     lines += trail_lines(trails_for(conn, memories=memories, entries=entries,
-                                    text=payload.get("query") or None), "  ")
+                                    text=payload.get("query") or None,
+                                    user_id=user_id), "  ")
     return "\n".join(lines)
 
 

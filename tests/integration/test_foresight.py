@@ -131,3 +131,16 @@ def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
     assert out["outputs"]["made"] == []  # the memory's turn has its trail already
     assert [t["decision_id"] for t in foresight.decisions.trails(conn, memories=[str(memory)])
             ] == [made["id"].split(":", 1)[1]]
+    # another user's conversation (the REPL's /why) never sees alice's trail
+    from agent.services.introspect import why_text
+
+    bob = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                       (make_session(conn, "bob"),)).fetchone()[0]
+    alice = conn.execute("SELECT user_id FROM decisions").fetchone()[0]
+    assert foresight.decisions.trails(conn, text="Postgres", user_id=bob) == []
+    assert len(foresight.decisions.trails(conn, text="Postgres", user_id=alice)) == 1
+    payload = {"query": "Postgres", "verdict": "no_match", "latency_ms": 0.0,
+               "candidates": 0, "reranked": 0, "window": None, "rewrites": [],
+               "rewritten_by": None, "broad": None, "items": []}
+    assert "Decision:" not in why_text(conn, payload, bob)
+    assert "Decision: We decided to use Postgres" in why_text(conn, payload, alice)

@@ -119,16 +119,18 @@ RETURNING decision_id;
 
 -- name: decisions_for_why
 -- the trails linked to memories or turns (`cogd why`), or whose text contains %(text)s,
--- or close to %(q)s (a vector, or NULL)
+-- or close to %(q)s (a vector, or NULL); %(user)s scopes them like recall does (one
+-- user's and no user's; NULL: every user's, the operator's `cogd why`)
 SELECT decision_id, decision, alternatives, rationale, outcome, assessment, lesson,
        detector, memory_id, entry_id, outcome_entry_id, created_at
 FROM decisions
-WHERE memory_id = ANY(%(memories)s::uuid[]) OR entry_id = ANY(%(entries)s::uuid[])
+WHERE (%(user)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user)s::uuid)
+  AND (memory_id = ANY(%(memories)s::uuid[]) OR entry_id = ANY(%(entries)s::uuid[])
    OR outcome_entry_id = ANY(%(entries)s::uuid[])
    OR (%(text)s::text IS NOT NULL AND (decision ILIKE '%%' || %(text)s || '%%'
        OR rationale ILIKE '%%' || %(text)s || '%%'))
    OR (%(q)s::vector IS NOT NULL AND universal_embedding IS NOT NULL
-       AND 1 - (universal_embedding <=> %(q)s::vector) >= %(min_sim)s)
+       AND 1 - (universal_embedding <=> %(q)s::vector) >= %(min_sim)s))
 ORDER BY created_at DESC LIMIT 5;
 
 -- name: forget_turn_foresight
