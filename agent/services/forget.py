@@ -9,7 +9,8 @@ What goes, for a memory: the memory; its source turn; the owner's other turns an
 memories that contain its text (or its turn's text) verbatim; the insights that
 supersede any of them (they carry the fact; their other sources become active again);
 the rows that point at them (gate decisions, citations, links, intentions, predictions
-and decisions made from or settled by them, continuation notes, scratch copies, recall
+and decisions made from or settled by them, the cognitive models built from them and the
+principles crystallised from those models, continuation notes, scratch copies, recall
 log entries, escalations, the problem queue). Where the text is kept inside something
 that also holds other content, it is cut out and replaced by "[forgotten]":
 holographic blocks (then re-embedded and re-indexed), the inbox and outbox, consolidation
@@ -218,6 +219,9 @@ class Forgetter:
         conn = self.conn
         ids = {"uid": owner, "memories": memories, "turns": turns, "blocks": blocks}
         id_texts = [str(x) for x in (*memories, *turns, *blocks)]
+        if not whole:  # a failed prediction's problem and thought quote only its sentence
+            id_texts += [str(r[0]) for r in conn.execute(query("forget_doomed_predictions"),
+                                                         ids)]
         sessions = self._sessions(owner)
         doomed = {table: [k for k, _ in self._holding(table, key, texts, jsons, scope, owner,
                                                       sessions, needles, id_texts, whole)]
@@ -246,6 +250,9 @@ class Forgetter:
                 "forget_user_foresight" if whole else "forget_turn_foresight"), ids).fetchone()
             report.count("removed", "predictions", int(made[0]) if made else 0)
             report.count("removed", "decisions", int(made[1]) if made else 0)
+            built = conn.execute(query("forget_memory_models"), ids).fetchone()
+            report.count("removed", "cognitive_models", int(built[0]) if built else 0)
+            report.count("removed", "principles", int(built[1]) if built else 0)
             for table, keys in doomed.items():
                 if not keys:
                     continue

@@ -176,3 +176,21 @@ def test_a_rejected_principle_does_not_crystallise_again_from_the_same_sources(
     assert cons.principles(conn, datetime.now(UTC)) is None
     assert conn.execute("SELECT count(*) FROM principles").fetchone()[0] == 1
     assert conn.execute("SELECT count(*) FROM proposals").fetchone()[0] == 1
+
+
+def test_forgetting_a_memory_a_model_was_built_from_removes_the_model(
+        conn: Any, settings: Settings) -> None:
+    """A model carries what its memories said (the pattern-heuristic's statement is one of
+    them, cleaned): forgetting any memory it was built from removes it, even when the
+    statement is another member's words (no verbatim copy for forget to find)."""
+    from agent.services.forget import build_forgetter
+
+    settings.llm.roles["consolidation"] = "heuristic"
+    make_session(conn, "alice")
+    cons = Consolidator(settings)
+    built_from = _memories(conn, cons.universal, _user(conn, "alice"), HABIT, "episodic")
+    assert cons.models(conn, datetime.now(UTC)) is not None
+    statement = conn.execute("SELECT statement FROM cognitive_models").fetchone()[0]
+    other = next(m for m, t in zip(built_from, HABIT, strict=True) if t != statement)
+    build_forgetter(settings, conn).memory(other, "test")
+    assert conn.execute("SELECT count(*) FROM cognitive_models").fetchone()[0] == 0

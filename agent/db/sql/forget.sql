@@ -168,6 +168,18 @@ DELETE FROM workflows WHERE user_id = %s;
 -- name: forget_user_principles
 DELETE FROM principles WHERE user_id = %s;
 
+-- name: forget_memory_models
+-- the cognitive models built from a forgotten memory (they carry what it said, as the
+-- insights over it do), and the principles crystallised from those models
+WITH m AS (DELETE FROM cognitive_models c
+           WHERE EXISTS (SELECT 1 FROM model_evidence e
+                         WHERE e.model_id = c.model_id AND e.note = 'built from'
+                           AND e.memory_id = ANY(%(memories)s::uuid[]))
+           RETURNING c.model_id),
+p AS (DELETE FROM principles p USING m WHERE p.source_ids ? ('model:' || m.model_id::text)
+      RETURNING 1)
+SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM p);
+
 -- name: forget_user_models
 -- their model_evidence rows go with them (ON DELETE CASCADE)
 DELETE FROM cognitive_models WHERE user_id = %s;
