@@ -8,7 +8,10 @@ occurrence not before `now`, a weekday the next one after today. A deadline is t
 of the period the phrase names (the moment a pending prediction can be checked): "by
 June" is the end of June, "next week" the end of next Sunday, "in two weeks" now plus
 fourteen days; "before June" is the start of June. The first phrase found wins, the most
-specific rules first. Not covered: ranges, hours, "the week after next".
+specific rules first. Phrases about the past name no deadline: "took two weeks", "the
+last two weeks", "two weeks ago", "last Friday", "Friday was". Not covered: ranges,
+hours, "the week after next", a past tense carried only by the verb elsewhere ("we met
+on May 3" reads as the next May 3).
 """
 
 from __future__ import annotations
@@ -76,16 +79,19 @@ _DAY_MONTH = re.compile(
 _MONTH_DAY = re.compile(
     rf"\b(?P<lead>by|before|on|until|till)?\s*{_MONTH}\s+(?:the\s+)?(?P<d>\d{{1,2}})"
     rf"(?:st|nd|rd|th)?\b(?:,?\s+{_YEAR})?", _I)
-_WITHIN = re.compile(rf"\b(?:in|within|after|take|takes|taking|took|last|lasts)\s+"
-                     rf"(?:another\s+|only\s+|about\s+|around\s+|just\s+)?{_COUNT}\s+{_UNIT}\b", _I)
+# not "took two weeks", "the last two weeks", "two weeks ago": those are about the past
+_WITHIN = re.compile(rf"\b(?:in|within|after|take|takes|taking|(?<!the\s)(?<!past\s)last|lasts)"
+                     rf"\s+(?:another\s+|only\s+|about\s+|around\s+|just\s+)?{_COUNT}\s+"
+                     rf"{_UNIT}\b(?!\s+ago\b)", _I)
 _RELATIVE_DAYS = {"today": 0, "tonight": 0, "tomorrow": 1, "the day after tomorrow": 2}
 _DAY_WORD = re.compile(rf"\b(?P<p>{_alt(_RELATIVE_DAYS)})\b", _I)
 _END_OF = re.compile(r"\b(?:by\s+|before\s+|at\s+)?(?:the\s+)?end\s+of\s+(?:the\s+|this\s+)?"
                      r"(?P<next>next\s+)?(?P<unit>week|month|quarter|year|day)\b", _I)
 _NEXT_UNIT = re.compile(r"\b(?P<rel>next|this|by\s+next|by\s+this)\s+(?P<unit>week|weekend|"
                         r"month|quarter|year)\b", _I)
-_WEEKDAY = re.compile(rf"\b(?P<lead>by|before|on|until|till|next|this|coming)?\s*"
-                      rf"(?:next\s+)?(?P<wd>{_alt(WEEKDAYS)})\b", _I)
+_WEEKDAY = re.compile(rf"\b(?P<lead>by|before|on|until|till|next|this|coming|last|past)?\s*"
+                      rf"(?:next\s+)?(?P<wd>{_alt(WEEKDAYS)})\b(?P<past>\s+(?:was|were|did|"
+                      rf"had|went)\b)?", _I)
 _MONTH_ALONE = re.compile(
     rf"\b(?P<lead>by|before|in|until|till|during|next|this|end\s+of|early|mid|late)\s+"
     rf"{_MONTH}\b(?:\s+{_YEAR})?", _I)
@@ -159,7 +165,9 @@ def resolve_deadline(text: str, now: datetime) -> Deadline | None:
         first = date(year, month, 1)
         at = _start_of(now, first) if lead == "before" else _start_of(now, _add_months(first, 1))
         return Deadline(at, m[0])
-    m = _WEEKDAY.search(flat)
+    # "last Friday", "Friday was ...": the past; a later weekday may still name one
+    m = next((w for w in _WEEKDAY.finditer(flat) if not w["past"] and (
+        w["lead"] or "").lower() not in ("last", "past")), None)
     if m and (m["lead"] or re.search(r"\bnext\s+\w+day\b", m[0], _I)
               or re.search(r"\b(?:will|'ll|going to|by)\b", flat, _I)):
         ahead = (WEEKDAYS[m["wd"].lower()] - now.weekday() - 1) % 7 + 1  # strictly after today

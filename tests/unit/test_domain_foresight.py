@@ -80,6 +80,22 @@ def test_deadlines_look_ahead(text: str, expected: datetime) -> None:
     assert found is not None and found.at == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # phrases about the past name no deadline (the later future phrase, when there is one)
+    ("We shipped it last Friday and it will break.", None),
+    ("Friday was a mess, but it will get better.", None),
+    ("It will pass, it took 5 days last time.", None),
+    ("The last two weeks were hard, but it will get better.", None),
+    ("It started two weeks ago and it will end by June.", datetime(2026, 7, 1, tzinfo=UTC)),
+    ("We shipped it last Friday; it will break by next Friday.",
+     datetime(2026, 3, 14, tzinfo=UTC)),
+    ("The outage will last three days.", NOW + timedelta(days=3)),
+])
+def test_past_phrases_are_no_deadline(text: str, expected: datetime | None) -> None:
+    found = resolve_deadline(text, NOW)
+    assert (found and found.at) == expected, found
+
+
 def test_no_phrase_gives_the_default_horizon() -> None:
     assert resolve_deadline("the release will slip", NOW) is None
     assert deadline_or_default("the release will slip", NOW, 30).at == NOW + timedelta(days=30)
