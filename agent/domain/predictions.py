@@ -15,8 +15,12 @@ asks the consolidation role's LLM instead when that role routes to a real provid
 - "outcome-cue-heuristic": a later turn settles a prediction it is close to when it
   reports how things turned out: a quantity check first ("will take two weeks" against
   "took three weeks": the same unit, another number → wrong; the same number →
-  correct), then outcome cues ("partly" → partially_correct, "on time", "as expected"
-  → correct, "took longer", "was wrong", "didn't" → wrong).
+  correct), then what the turn says of the prediction ("partly" → partially_correct,
+  "as expected", "you were right" → correct, "I was wrong" → wrong), then what it says
+  happened, against the prediction's polarity: "on time", "it did" → correct and
+  "took longer", "late", "failed", "didn't" → wrong for a plain prediction, the other
+  way round for one of a failure or delay ("will fail" / "it failed") or a negated one
+  ("won't call" / "she didn't call").
 """
 
 from __future__ import annotations
@@ -184,15 +188,24 @@ _QUANTITY = re.compile(rf"\b(?P<n>\d{{1,4}}(?:\.\d+)?|{_NUMBERS})\s+(?P<unit>min
                        r"days?|weeks?|months?|years?|sessions?|sprints?|percent|%)", _I)
 _PARTIAL = re.compile(r"\b(?:partly|partially|in\s+part|half\s+right|half\s+true|sort\s+of|"
                       r"kind\s+of|somewhat|mostly|more\s+or\s+less|to\s+some\s+extent)\b", _I)
-_CORRECT = re.compile(r"\b(?:on\s+time|on\s+schedule|as\s+(?:i|you|we)\s+(?:expected|predicted|"
-                      r"thought|said|guessed)|as\s+expected|as\s+predicted|(?:i|you|we)\s+were\s+"
-                      r"right|(?:i|you)\s+called\s+it|called\s+it|sure\s+enough|came\s+true|"
-                      r"right\s+on\s+(?:time|schedule)|just\s+as|turned\s+out\s+right|spot\s+on|"
-                      r"it\s+did|they\s+did|(?:she|he)\s+did|did\s+happen)\b", _I)
-_WRONG = re.compile(r"\b(?:(?:i|you|we)\s+were\s+wrong|was\s+wrong|took\s+(?:longer|more)|"
-                    r"late|delayed|behind\s+schedule|didn'?t|did\s+not|never|wasn'?t|weren'?t|"
-                    r"not\s+as\s+expected|turned\s+out\s+(?:not|otherwise)|missed|failed|"
-                    r"fell\s+through|no\s+such\s+luck|nope)\b", _I)
+# what the turn says of the prediction itself: right or wrong whatever it predicted
+_SAID_RIGHT = re.compile(r"\b(?:as\s+(?:i|you|we)\s+(?:expected|predicted|thought|said|guessed)|"
+                         r"as\s+expected|as\s+predicted|(?:i|you|we)\s+were\s+right|"
+                         r"(?:i|you)\s+called\s+it|called\s+it|sure\s+enough|came\s+true|"
+                         r"just\s+as|turned\s+out\s+right|spot\s+on)\b", _I)
+_SAID_WRONG = re.compile(r"\b(?:(?:i|you|we)\s+were\s+wrong|was\s+wrong|not\s+as\s+expected|"
+                         r"turned\s+out\s+(?:not|otherwise)|no\s+such\s+luck|nope)\b", _I)
+# what happened, read against the prediction's polarity ("will fail" is right when it
+# failed; "won't call" is right when they didn't)
+_EVENT = re.compile(
+    r"\b(?:(?P<good>(?:right\s+)?on\s+(?:time|schedule))|(?P<did>it\s+did|they\s+did|"
+    r"(?:she|he)\s+did|did\s+happen)|(?P<didnt>didn'?t|did\s+not|never|wasn'?t|weren'?t)|"
+    r"(?P<bad>took\s+(?:longer|more)|late|delayed|behind\s+schedule|missed|failed|"
+    r"fell\s+through))\b", _I)
+_NEGATED = re.compile(r"\b(?:won'?t|will\s+not|not\s+going\s+to|never|isn'?t\s+going\s+to|"
+                      r"aren'?t\s+going\s+to)\b", _I)
+_BAD = re.compile(r"\b(?:fail\w*|late|delay\w*|slip\w*|miss\w*|behind|fall\s+through|"
+                  r"overrun\w*|take\s+longer)\b", _I)
 # a report of how things went: a past-tense outcome, not another forecast
 _REPORT = re.compile(r"\b(?:took|was|were|did|didn'?t|ended\s+up|in\s+the\s+end|turned\s+out|"
                      r"finished|shipped|landed|got|happened|came|went|finally|actually|"
@@ -224,12 +237,18 @@ def settlement_cue(prediction: str, turn: str) -> tuple[Status, str] | None:
         if said[u] == got[u]:
             return "correct", f"quantity-check: {got[u]:g} {u}s as predicted"
         return "wrong", f"quantity-check: {got[u]:g} {u}s, not {said[u]:g}"
-    for status, rx in (("partially_correct", _PARTIAL), ("correct", _CORRECT),
-                       ("wrong", _WRONG)):
+    for status, rx in (("partially_correct", _PARTIAL), ("correct", _SAID_RIGHT),
+                       ("wrong", _SAID_WRONG)):
         m = rx.search(s)
         if m:
             return status, m[0].lower()  # type: ignore[return-value]
-    return None
+    m = _EVENT.search(s)  # the first thing the turn says happened (or did not)
+    if m is None:
+        return None
+    neg, bad = bool(_NEGATED.search(prediction)), bool(_BAD.search(prediction))
+    right = {"good": not neg and not bad, "did": not neg, "didnt": neg,
+             "bad": bad != neg}[m.lastgroup or ""]
+    return ("correct" if right else "wrong"), f"polarity-check: {m[0].lower()}"
 
 
 LESSON = re.compile(r"\b(?:lesson(?:\s+learned)?|takeaway|next\s+time|i\s+learned|we\s+learned)"

@@ -124,6 +124,23 @@ def test_outcomes_settle(turn: str, status: str) -> None:
     assert found is not None and found[0] == status
 
 
+@pytest.mark.parametrize(("prediction", "turn", "status"), [
+    # a prediction of a failure or a delay is right when the failure or delay happens
+    ("I think the deploy will fail.", "The deploy failed.", "correct"),
+    ("I think the deploy will fail.", "The deploy didn't fail.", "wrong"),
+    ("He will probably be late.", "He was late again.", "correct"),
+    ("He will probably be late.", "He was on time.", "wrong"),
+    ("I bet the release will be delayed.", "The release was delayed.", "correct"),
+    # a negated prediction is right when the thing did not happen
+    ("I think Ana won't call.", "Ana didn't call.", "correct"),
+    ("I'm sure it won't ship on time.", "It shipped on time.", "wrong"),
+    ("I'm sure it won't ship on time.", "You were wrong, it did not ship on time.", "wrong"),
+])
+def test_outcomes_settle_by_polarity(prediction: str, turn: str, status: str) -> None:
+    found = settlement_cue(prediction, turn)
+    assert found is not None and found[0] == status, found
+
+
 @pytest.mark.parametrize("turn", [
     "How long did the migration take?",  # a question
     "I think the migration will take three weeks.",  # another forecast
