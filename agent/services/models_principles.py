@@ -174,6 +174,7 @@ class ModelsOp:
             cands = conn.execute(query("models_evidence_candidates"), {
                 "model": mid, "min": self.cfg.evidence_min_similarity}).fetchall()
             if not cands:
+                conn.execute(query("models_looked_at"), (mid,))  # to the queue's back
                 continue
             confidence, up, down = float(conf), 0, 0
             for memory, content, sim, linked in cands:

@@ -194,3 +194,27 @@ def test_forgetting_a_memory_a_model_was_built_from_removes_the_model(
     other = next(m for m, t in zip(built_from, HABIT, strict=True) if t != statement)
     build_forgetter(settings, conn).memory(other, "test")
     assert conn.execute("SELECT count(*) FROM cognitive_models").fetchone()[0] == 0
+
+
+def test_models_with_nothing_new_do_not_hold_the_others_back(
+        conn: Any, settings: Settings) -> None:
+    """Evidence is weighed for max_models_per_pass models a pass: a model with no new
+    evidence goes to the back of the queue, so the others get their turn."""
+    settings.llm.roles["consolidation"] = "heuristic"
+    settings.cognitive_models["max_models_per_pass"] = 1
+    make_session(conn, "alice")
+    alice = _user(conn, "alice")
+    cons = Consolidator(settings)
+    quiet = _memories(conn, cons.universal, alice, FRENCH, "episodic")
+    assert cons.models(conn, datetime.now(UTC)) is not None
+    _memories(conn, cons.universal, alice, HABIT, "episodic")
+    assert cons.models(conn, datetime.now(UTC)) is not None  # the habit's model, built
+    habit = conn.execute("SELECT model_id FROM cognitive_models c WHERE NOT EXISTS ("
+                         "SELECT 1 FROM model_evidence e WHERE e.model_id = c.model_id "
+                         "AND e.memory_id = ANY(%s::uuid[]))", (quiet,)).fetchone()[0]
+    _memories(conn, cons.universal, alice,
+              ["Alice went for a morning run again today before work."], "episodic")
+    for _ in range(3):
+        cons.models(conn, datetime.now(UTC))
+    assert conn.execute("SELECT count(*) FROM model_evidence WHERE model_id = %s "
+                        "AND note <> 'built from'", (habit,)).fetchone()[0] == 1

@@ -34,11 +34,18 @@ ON CONFLICT (model_id, memory_id) WHERE memory_id IS NOT NULL DO NOTHING
 RETURNING id;
 
 -- name: models_to_check
+-- the models looked at longest ago (updated_at: weighed, decayed, or found nothing new):
+-- a model with nothing new goes to the back, so every model gets its turn
 SELECT model_id, user_id, statement, domain, confidence, status,
        universal_embedding::text
 FROM cognitive_models WHERE status IN ('active', 'weakened')
   AND universal_embedding IS NOT NULL
-ORDER BY last_checked_at NULLS FIRST, created_at LIMIT %(k)s;
+ORDER BY updated_at, created_at LIMIT %(k)s;
+
+-- name: models_looked_at
+-- weighed and nothing new found: last_checked_at (the last evidence, what decay reads)
+-- stays
+UPDATE cognitive_models SET updated_at = now() WHERE model_id = %s;
 
 -- name: models_evidence_candidates
 -- memories of the model's user close to it that are not its evidence yet (oldest first),
