@@ -144,3 +144,42 @@ def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
                "rewritten_by": None, "broad": None, "items": []}
     assert "Decision:" not in why_text(conn, payload, bob)
     assert "Decision: We decided to use Postgres" in why_text(conn, payload, alice)
+
+
+def test_forgetting_a_prediction_turn_takes_its_problem_and_overnight_thought(
+        settings: Settings, conn: Any) -> None:
+    """A wrong prediction becomes a failed_prediction problem and then an overnight thought
+    that quote its sentence (not the whole turn): forgetting the turn removes them too."""
+    from agent.domain import overnight
+    from agent.services import problems
+    from agent.services.forget import build_forgetter
+
+    settings.llm.roles["consolidation"] = "heuristic"
+    embedder = factory.build_universal_embedder(settings)
+    foresight = Foresight(settings)
+    session = make_session(conn, "alice")
+    t0 = datetime.now(UTC) - timedelta(days=30)
+    said = ("Our landlord Mr Ferreira is selling the flat on Elm Street. I think the "
+            "database migration will take two weeks.")
+    entry = _turn(conn, embedder, session, said, t0)
+    assert foresight.user_turn(conn, entry, said)["predictions"]["made"]
+    _said(conn, foresight, embedder, session,
+          "The database migration took three weeks in the end.", t0 + timedelta(days=21))
+    with conn.transaction():
+        assert problems.fill(conn, t0, datetime.now(UTC))["failed_prediction"] == 1
+    problem = problems.open_batch(conn, 10)[0]
+    tid = overnight.thought_id("overnight", problem.problem_id)
+    problems.write_thought(conn, thought_id=tid, kind="overnight",
+                           content=f"Overnight, on a failed prediction: {problem.content}",
+                           theme="night-cycle run 1",
+                           sources=[f"problem:{problem.problem_id}", *problem.source_ids],
+                           user_id=problem.user_id, confidence=0.2)
+    memory = conn.execute(
+        "INSERT INTO memories (memory_type, content, user_id, source_entry_id) "
+        "SELECT 'episodic', content, user_id, entry_id FROM day_table WHERE entry_id = %s "
+        "RETURNING memory_id", (entry,)).fetchone()[0]
+    build_forgetter(settings, conn).memory(str(memory), "test")
+    for table in ("predictions", "problem_queue", "thoughts"):
+        rows = conn.execute(f"SELECT count(*) FROM {table} t "  # noqa: S608
+                            "WHERE t::text LIKE '%%migration will take%%'").fetchone()[0]
+        assert rows == 0, table

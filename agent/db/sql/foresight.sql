@@ -133,6 +133,12 @@ WHERE (%(user)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user)s::uuid)
        AND 1 - (universal_embedding <=> %(q)s::vector) >= %(min_sim)s))
 ORDER BY created_at DESC LIMIT 5;
 
+-- name: forget_doomed_predictions
+-- the predictions forget_turn_foresight removes: the problems and overnight thoughts that
+-- quote them name them in source_ids ('prediction:<id>') and go with them
+SELECT prediction_id FROM predictions WHERE source_entry_id = ANY(%(turns)s::uuid[])
+    OR settled_by_entry_id = ANY(%(turns)s::uuid[]);
+
 -- name: forget_turn_foresight
 -- predictions and decisions made from (or settled by) forgotten turns or memories
 WITH p AS (DELETE FROM predictions WHERE source_entry_id = ANY(%(turns)s::uuid[])
