@@ -29,10 +29,17 @@ OUTCOME_DETECTOR = "outcome-cue-heuristic"
 Assessment = Literal["win", "loss", "partial"]
 _I = re.IGNORECASE
 
-_VERB = (r"(?:decided(?:\s+to)?|chose(?:\s+to)?|chosen(?:\s+to)?|picked|opted\s+(?:for|to)|"
-         r"went\s+with|settled\s+on|go\s+with|'ll\s+go\s+with|will\s+go\s+with|"
-         r"are\s+going\s+with|'re\s+going\s+with|am\s+going\s+with|'m\s+going\s+with|"
-         r"switched\s+to|moved\s+to|committed\s+to|made\s+the\s+call\s+to)")
+# "go with" a person or the flow, "pick up", "commit to the repo" are no decision; "moved
+# to" is mostly a move (a city, a flat), so only "switched to" reads as one
+_NOT_AN_OPTION = (r"(?!\s+(?:(?:my|his|her|their|our|your|the)\s+(?:sister|brother|wife|"
+                  r"husband|partner|friends?|family|parents?|mom|mum|dad|kids?|son|daughter|"
+                  r"flow)|him|her|them|us|me|friends|family)\b)")
+_VERB = (r"(?:decided(?:\s+to)?|chose(?:\s+to)?|chosen(?:\s+to)?|"
+         r"picked(?!\s+(?:up|out|at|on)\b)|opted\s+(?:for|to)|"
+         r"(?:(?:'ll|will|are|'re|am|'m)\s+)?"
+         rf"(?:went\s+with|go\s+with|going\s+with){_NOT_AN_OPTION}|settled\s+on|"
+         r"switched\s+to|committed\s+to(?!\s+(?:the\s+)?(?:repo|repository|branch|main|"
+         r"master|git)\b)|made\s+the\s+call\s+to)")
 _SUBJECT = r"(?:i|we|the\s+team|they)"
 _DECISION = re.compile(rf"\b{_SUBJECT}(?:'ve|\s+have|\s+finally|\s+just|\s+eventually)*\s*"
                        rf"{_VERB}\s+(?P<what>.+)", _I)
@@ -44,9 +51,11 @@ _NOT_TAKEN = re.compile(r"\b(?:can'?t|cannot|couldn'?t|haven'?t|have\s+not|didn'
                         r"not\s+yet|still\s+haven'?t|un)\s*(?:decide|decided|chosen|choose|"
                         r"picked|pick)\b|\bundecided\b|\bif\b|\bwhether\b|\bunless\b|"
                         r"\bshould\s+(?:i|we)\b", _I)
-_ALT_SPLIT = re.compile(r"\b(?:instead\s+of|rather\s+than|over|and\s+not|not)\s+", _I)
-_WHY_SPLIT = re.compile(r"(?:,\s*|\s+)(?:because|since|as|given\s+that|due\s+to|so\s+that|"
-                        r"for)\s+(?=\w)", _I)
+_ALT_SPLIT = re.compile(r"\b(?:instead\s+of|rather\s+than|over(?!\s+(?:the\s+|a\s+)?(?:weekend|"
+                        r"week|years?|months?|days?|summer|winter|holidays?|time|night|lunch|"
+                        r"dinner|coffee|phone|email|there|here)\b)|and\s+not|not)\s+", _I)
+_WHY_SPLIT = re.compile(r"(?:,\s*|\s+)(?:because(?:\s+of)?|since|as|given\s+that|due\s+to|"
+                        r"so\s+that|for)\s+(?=\w)", _I)
 _LIST = re.compile(r"\s*(?:,|\bor\b|\band\b|/)\s*", _I)
 
 

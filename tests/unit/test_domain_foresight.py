@@ -159,6 +159,9 @@ def test_a_decision_keeps_its_alternatives_and_rationale() -> None:
     assert found.rationale == "MySQL replication is a pain to run"
     over = find_decision("We went with Rust over Go and Java since we need the speed.")
     assert over is not None and [a["option"] for a in over.alternatives] == ["Go", "Java"]
+    weekend = find_decision("We went with Postgres over the weekend because of the JSON.")
+    assert weekend is not None and weekend.alternatives == []
+    assert weekend.rationale == "the JSON"
     rather = find_decision("Rather than a rewrite, we'll refactor the billing module.")
     assert rather is not None and rather.chosen == "refactor the billing module"
     assert [a["option"] for a in rather.alternatives] == ["rewrite"]
@@ -171,6 +174,12 @@ def test_a_decision_keeps_its_alternatives_and_rationale() -> None:
     "We haven't decided on the database yet.",
     "If we decided to use Postgres, it would be fine.",
     "Postgres is a database.",
+    # everyday sentences with a decision verb in another sense
+    "I picked up the kids after school.",
+    "I moved to Berlin last year.",
+    "I'm going with my sister to the mall.",
+    "They went with the flow.",
+    "I committed to the repo an hour ago.",
 ])
 def test_non_decisions_are_not_read(text: str) -> None:
     assert find_decision(text) is None
