@@ -180,6 +180,6 @@ def test_forgetting_a_prediction_turn_takes_its_problem_and_overnight_thought(
         "RETURNING memory_id", (entry,)).fetchone()[0]
     build_forgetter(settings, conn).memory(str(memory), "test")
     for table in ("predictions", "problem_queue", "thoughts"):
-        rows = conn.execute(f"SELECT count(*) FROM {table} t "  # noqa: S608
+        rows = conn.execute(f"SELECT count(*) FROM {table} t "
                             "WHERE t::text LIKE '%%migration will take%%'").fetchone()[0]
         assert rows == 0, table
