@@ -169,10 +169,11 @@ class ModelsOp:
 
     def weigh(self, conn: psycopg.Connection[Any], now: datetime) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        for mid, _user, statement, domain, conf, status, _v in conn.execute(
+        for mid, user, statement, domain, conf, status, _v in conn.execute(
                 query("models_to_check"), {"k": self.cfg.max_models_per_pass}).fetchall():
             cands = conn.execute(query("models_evidence_candidates"), {
-                "model": mid, "min": self.cfg.evidence_min_similarity}).fetchall()
+                "model": mid, "user": user,
+                "min": self.cfg.evidence_min_similarity}).fetchall()
             if not cands:
                 conn.execute(query("models_looked_at"), (mid,))  # to the queue's back
                 continue

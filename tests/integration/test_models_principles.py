@@ -218,3 +218,18 @@ def test_models_with_nothing_new_do_not_hold_the_others_back(
         cons.models(conn, datetime.now(UTC))
     assert conn.execute("SELECT count(*) FROM model_evidence WHERE model_id = %s "
                         "AND note <> 'built from'", (habit,)).fetchone()[0] == 1
+
+
+def test_weighing_a_model_reads_only_its_users_memories_by_index(conn: Any) -> None:
+    """The evidence query narrows memories by the model's user through the (user_id,
+    status) index (a join on IS NOT DISTINCT FROM read every active memory of everyone,
+    for each model, every pass)."""
+    from agent.db.queries import query
+
+    conn.execute("SET enable_seqscan = off")
+    for user in ("00000000-0000-0000-0000-000000000001", None):
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + query(
+            "models_evidence_candidates"), {"model": "00000000-0000-0000-0000-000000000000",
+                                            "user": user, "min": 0.5}))
+        scan = plan.split(" on memories m", 1)[1].split("\n")[1]
+        assert "Index Cond" in scan and "user_id" in scan, plan

@@ -48,7 +48,8 @@ ORDER BY updated_at, created_at LIMIT %(k)s;
 UPDATE cognitive_models SET updated_at = now() WHERE model_id = %s;
 
 -- name: models_evidence_candidates
--- memories of the model's user close to it that are not its evidence yet (oldest first),
+-- memories of the model's user (%(user)s: its user_id, passed so that the (user_id,
+-- status) index narrows them) close to it that are not its evidence yet (oldest first),
 -- and whether consolidation linked one as contradicting a memory that supports the model
 SELECT m.memory_id, m.content, 1 - (m.universal_embedding <=> c.universal_embedding),
        EXISTS (SELECT 1 FROM memory_links l JOIN model_evidence s
@@ -57,7 +58,7 @@ SELECT m.memory_id, m.content, 1 - (m.universal_embedding <=> c.universal_embedd
                  AND ((l.source_id = m.memory_id AND l.target_id = s.memory_id)
                       OR (l.target_id = m.memory_id AND l.source_id = s.memory_id)))
 FROM cognitive_models c
-JOIN memories m ON m.user_id IS NOT DISTINCT FROM c.user_id
+JOIN memories m ON (m.user_id = %(user)s OR (%(user)s::uuid IS NULL AND m.user_id IS NULL))
 WHERE c.model_id = %(model)s AND m.status = 'active' AND m.universal_embedding IS NOT NULL
   AND m.memory_type NOT IN ('correction', 'intention')
   AND 1 - (m.universal_embedding <=> c.universal_embedding) >= %(min)s
