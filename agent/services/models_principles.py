@@ -227,7 +227,9 @@ class PrinciplesOp:
             state: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         decided = [{"principle_id": str(p), "status": s}
                    for p, s in conn.execute(query("principles_decided")).fetchall()]
-        principles = [list(r) for r in conn.execute(query("principles_all")).fetchall()]
+        # each principle's vector parsed once (it is compared with every new item)
+        principles = [[*r[:6], _vec(r[6])]
+                      for r in conn.execute(query("principles_all")).fetchall()]
         items = conn.execute(query("principles_source_items"),
                              {"min": self.cfg.model_min_confidence}).fetchall()
         changed: dict[Any, dict[str, Any]] = {}
@@ -255,7 +257,7 @@ class PrinciplesOp:
             if iid in used:
                 continue
             v = _vec(vtext)
-            best = max(((float(_vec(p[6]) @ v), p) for p in principles
+            best = max(((float(p[6] @ v), p) for p in principles
                         if p[1] == user and p[4] not in ("proposed", "retired")),
                        key=lambda t: t[0], default=None)
             if best is None or best[0] < self.cfg.min_similarity:
@@ -287,7 +289,7 @@ class PrinciplesOp:
                         or f"memory:{mid}" in p[5]:
                     continue
                 linked = any(f"memory:{t}" in p[5] for t in links or [])
-                close = float(_vec(p[6]) @ v) >= self.cfg.min_similarity
+                close = float(p[6] @ v) >= self.cfg.min_similarity
                 if not linked and not (close and rules.negated(content) != rules.negated(p[2])):
                     continue
                 before = p[3]
