@@ -184,7 +184,7 @@ class Workflows:
              entry_id: Any, content: str) -> tuple[list[str], list[dict[str, Any]]]:
         """The prompt lines and metadata of the workflows whose trigger this user turn
         matches (seed 000 §5.4.1 step 4, §10.5); an offer already open in this session is
-        not made again."""
+        not made again (the same turn run again after a crash gets it again, uncounted)."""
         if user_id is None or not content.strip():
             return [], []
         qvec = self.embed_query(content)
@@ -200,6 +200,11 @@ class Workflows:
         for wid, name, steps, sessions, conf, sim in rows:
             old = offers.get(str(wid))
             if old is not None and old["session_id"] == str(session_id):
+                if old.get("entry_id") == str(entry_id):  # this turn, run again (a crash):
+                    lines.append(rules.offer_line(  # the same offer, not counted again
+                        name, old["remaining"], len(sessions or []), float(conf)))
+                    meta.append({"id": f"workflow:{wid}", "name": name,
+                                 "similarity": round(sim, 3), "remaining": old["remaining"]})
                 continue  # offered in this session already
             if old is not None:
                 self.settle(conn, str(wid), old, at, final=True)

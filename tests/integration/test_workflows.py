@@ -110,3 +110,40 @@ def test_a_repeated_three_step_procedure_becomes_a_workflow_offered_when_it_star
         "RETURNING memory_id", (entry,)).fetchone()[0]
     build_forgetter(settings, conn).memory(str(memory), "test")
     assert conn.execute("SELECT count(*) FROM workflows").fetchone()[0] == 0
+
+
+def test_a_replayed_turn_gets_the_same_offer_and_is_counted_once(
+        conn: Any, settings: Settings) -> None:
+    """A turn run again after a crash (the same entry) gets the workflow it was offered
+    again in its prompt, and the match is counted once."""
+    import json
+    import uuid
+
+    from agent.db.queries import vector_text
+    from agent.providers import factory
+    from agent.services.workflows import Workflows
+
+    universal = factory.build_universal_embedder(settings)
+    flows = Workflows(settings, lambda t: universal.embed_documents(list(t)),
+                      universal.embed_query)
+    sid = make_session(conn, "alice")
+    steps = [{"text": t, "key": k} for t, k in (("run the tests", "run tests"),
+                                                ("bump the version", "bump version"))]
+    conn.execute(
+        "INSERT INTO workflows (user_id, name, trigger, steps, confidence, source_sessions, "
+        "signature, universal_embedding, detector) SELECT user_id, 'release', "
+        "'run the tests', %s::jsonb, 0.5, '[]', 'run tests | bump version', %s::vector, 'x' "
+        "FROM sessions WHERE session_id = %s",
+        (json.dumps(steps), vector_text(universal.embed_documents(["run the tests"])[0]), sid))
+    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                        (sid,)).fetchone()[0]
+    entry = uuid.uuid4()
+    first = flows.turn(conn, session_id=sid, user_id=user, entry_id=entry,
+                       content="let's run the tests")
+    again = flows.turn(conn, session_id=sid, user_id=user, entry_id=entry,
+                       content="let's run the tests")
+    assert first[0] and again == first
+    assert conn.execute("SELECT times_matched FROM workflows").fetchone()[0] == 1
+    later = flows.turn(conn, session_id=sid, user_id=user, entry_id=uuid.uuid4(),
+                       content="let's run the tests")
+    assert later == ([], [])  # a later turn of the session: offered already
