@@ -78,7 +78,10 @@ class ModelsOp:
             state: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """One pass; `state` is the op's worker_state (the last decay run), returned
         updated with the result."""
-        built = self.build(conn, now)
+        since = state.get("built_to")
+        built, newest = self.build(conn, now, datetime.fromisoformat(since) if since else None)
+        if newest is not None:
+            state = {**state, "built_to": newest.isoformat()}
         evidence = self.weigh(conn, now)
         decayed: list[dict[str, Any]] = []
         last = state.get("decayed_at")
@@ -92,9 +95,17 @@ class ModelsOp:
 
     # -- build ----------------------------------------------------------------------
 
-    def build(self, conn: psycopg.Connection[Any], now: datetime) -> list[dict[str, Any]]:
+    def build(self, conn: psycopg.Connection[Any], now: datetime, since: datetime | None = None,
+              ) -> tuple[list[dict[str, Any]], datetime | None]:
+        """Models from the groups of recent memories that hold one written after `since`
+        (the previous pass's newest): a group that was there before, and made no model
+        then, is not judged (nor sent to the LLM) again. Returns what was made and the
+        newest memory read."""
         rows = conn.execute(query("models_build_candidates"),
                             {"k": MAX_BUILD_MEMORIES}).fetchall()[::-1]
+        newest = max((r[5] for r in rows), default=None)
+        if newest is None or (since is not None and newest <= since):
+            return [], None  # nothing written since the last pass
         by_user: dict[Any, list[tuple[Any, ...]]] = defaultdict(list)
         for r in rows:
             by_user[r[3]].append(r)
@@ -106,11 +117,13 @@ class ModelsOp:
             grouped = {i for g in groups for i in g}
             # an insight consolidation formed is a recurrence already: alone it may be one
             groups += [[i] for i, r in enumerate(mems) if r[4] == "insight" and i not in grouped]
+            if since is not None:
+                groups = [g for g in groups if any(mems[i][5] > since for i in g)]
             for group in groups:
                 model = self._model(conn, user, [mems[i] for i in group], vectors[group], now)
                 if model is not None:
                     made.append(model)
-        return made
+        return made, newest
 
     def _model(self, conn: psycopg.Connection[Any], user: Any, mems: list[tuple[Any, ...]],
                vectors: np.ndarray[Any, Any], now: datetime) -> dict[str, Any] | None:

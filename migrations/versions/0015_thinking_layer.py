@@ -340,6 +340,8 @@ def upgrade() -> None:
     )
     op.create_index("ix_self_test_items_run", "self_test_items", ["run_id"])
 
+    # the models' pass reads the newest memories each time (ORDER BY created_at LIMIT)
+    op.create_index("ix_memories_created_at", "memories", ["created_at"])
     op.drop_constraint("ck_thoughts_kind", "thoughts", type_="check")
     op.create_check_constraint("ck_thoughts_kind", "thoughts", _in("kind", THOUGHT_KINDS))
     op.add_column("thoughts", sa.Column("confidence", sa.Float()))
@@ -351,6 +353,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     for name in VIEWS:
         op.execute(f"DROP VIEW {name}")
+    op.drop_index("ix_memories_created_at", "memories")
     op.drop_column("thoughts", "confidence")
     op.execute("DELETE FROM thoughts WHERE kind IN ('overnight', 'creative_drift')")
     op.drop_constraint("ck_thoughts_kind", "thoughts", type_="check")

@@ -233,3 +233,41 @@ def test_weighing_a_model_reads_only_its_users_memories_by_index(conn: Any) -> N
                                             "user": user, "min": 0.5}))
         scan = plan.split(" on memories m", 1)[1].split("\n")[1]
         assert "Index Cond" in scan and "user_id" in scan, plan
+
+
+def test_a_group_that_made_no_model_is_not_judged_again_until_it_grows(
+        conn: Any, settings: Settings) -> None:
+    """The models' pass judges only groups holding a memory written since its previous
+    pass: a group the (real) model found no regularity in is not sent to it on every
+    consolidation pass."""
+    from types import SimpleNamespace
+
+    asked: list[int] = []
+
+    class NoRegularity:  # a remote model (the provider is what real_llm checks)
+        provider, model = "openai", "stub"
+
+        def chat(self, messages: Any, **kwargs: Any) -> Any:
+            asked.append(1)
+            return SimpleNamespace(text="no regularity here", fallback=False)
+
+    settings.llm.roles["consolidation"] = "heuristic"
+    make_session(conn, "alice")
+    alice = _user(conn, "alice")
+    cons = Consolidator(settings)
+    cons.llm = NoRegularity()
+    runs = [f"Alice went running before work on {day}." for day in
+            ("Monday", "Tuesday", "Wednesday", "Thursday")]  # alike, but no regularity cue
+    _memories(conn, cons.universal, alice, runs[:3], "episodic")
+    cons.models(conn, datetime.now(UTC))
+    assert len(asked) == 1  # the group, once
+    cons.models(conn, datetime.now(UTC))
+    assert len(asked) == 1  # nothing new: not asked again
+    _memories(conn, cons.universal, alice, ["The sourdough needs feeding twice a day."],
+              "episodic")
+    cons.models(conn, datetime.now(UTC))
+    assert len(asked) == 1  # new, but in no group with it
+    _memories(conn, cons.universal, alice, runs[3:], "episodic")
+    cons.models(conn, datetime.now(UTC))
+    assert len(asked) == 2  # the group grew: judged again
+    assert conn.execute("SELECT count(*) FROM cognitive_models").fetchone() == (0,)

@@ -4,7 +4,8 @@
 -- name: models_build_candidates
 -- the newest active memories (oldest first after the caller reverses them) that are no
 -- model's evidence yet; corrections feed principles, not models
-SELECT m.memory_id, m.content, m.universal_embedding::text, m.user_id, m.memory_type
+SELECT m.memory_id, m.content, m.universal_embedding::text, m.user_id, m.memory_type,
+       m.created_at
 FROM memories m
 WHERE m.status = 'active' AND m.universal_embedding IS NOT NULL
   AND m.memory_type NOT IN ('correction', 'intention')
