@@ -266,3 +266,9 @@ def may_hold_prediction(text: str) -> bool:
     before a model is asked)."""
     return any(_FUTURE.search(s) or _STRONG.search(s) or _WEAK.search(s)
                for s in sentences(text))
+
+
+def may_report_outcome(text: str) -> bool:
+    """Whether some sentence that is not a question reports what happened (the cheap
+    filter before a model is asked to settle a prediction or a decision's outcome)."""
+    return any(_REPORT.search(s) and not is_question(s) for s in sentences(text))

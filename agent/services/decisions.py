@@ -28,7 +28,7 @@ from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import decisions as rules
 from agent.domain.llm_json import parse_llm_json
-from agent.domain.predictions import lesson_of
+from agent.domain.predictions import lesson_of, may_report_outcome
 from agent.domain.tables import need
 from agent.errors import ProviderError
 from agent.services.intentions import consolidation_llm
@@ -138,7 +138,8 @@ class DecisionTracker:
         return done
 
     def _judge(self, decision: str, turn: str, sim: float) -> tuple[str, str] | None:
-        llm = self.llm if sim >= self.candidate_min else None
+        # the model is asked only about a close decision and a turn that reports something
+        llm = self.llm if sim >= self.candidate_min and may_report_outcome(turn) else None
         if llm is not None:
             try:
                 answer = llm.chat([{"role": "system", "content": OUTCOME_SYSTEM},

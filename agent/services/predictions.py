@@ -153,7 +153,10 @@ class PredictionTracker:
 
     def _judge(self, statement: str, turn: str, sim: float
                ) -> tuple[str, dict[str, Any]] | None:
-        llm = self.llm if sim >= self.candidate_min else None
+        # the model is asked only about a close prediction and a turn that reports
+        # something (a question or a plan settles nothing): at most `k` calls a turn
+        llm = (self.llm if sim >= self.candidate_min and rules.may_report_outcome(turn)
+               else None)
         if llm is not None:
             try:
                 answer = llm.chat([{"role": "system", "content": SETTLE_SYSTEM},

@@ -5,6 +5,7 @@ and what must not be (questions, "will you ...?", conditionals, plans, past repo
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -198,3 +199,46 @@ def test_decision_outcomes(turn: str, assessment: str) -> None:
 
 def test_a_question_is_no_outcome() -> None:
     assert outcome_cue("Did the Postgres switch work out?") is None
+
+
+@pytest.mark.parametrize(("turn", "reports"), [
+    ("The migration took three weeks in the end.", True),
+    ("It shipped on time, as expected.", True),
+    ("Ana got the job!", True),
+    ("Did the migration finish?", False),
+    ("How long will the migration take?", False),
+    ("Let's look at the deploy script tomorrow.", False),
+])
+def test_a_model_is_asked_to_settle_only_a_turn_that_reports_something(
+        turn: str, reports: bool) -> None:
+    from agent.domain.predictions import may_report_outcome
+
+    assert may_report_outcome(turn) is reports
+
+
+def test_the_settling_model_is_not_asked_about_a_question() -> None:
+    from types import SimpleNamespace
+
+    from agent.config import load_settings
+    from agent.services.decisions import DecisionTracker
+    from agent.services.predictions import PredictionTracker
+
+    asked: list[str] = []
+
+    class Model:
+        provider, model = "openai", "stub"
+
+        def chat(self, messages: Any, **kwargs: Any) -> Any:
+            asked.append(messages[-1]["content"])
+            return SimpleNamespace(text="no", fallback=False)
+
+    settings = load_settings()
+    for tracker in (PredictionTracker(settings), DecisionTracker(settings)):
+        tracker._llm, tracker._llm_built = Model(), True
+        assert tracker._judge("the migration will take two weeks",
+                              "Did the migration take two weeks?", 0.95) is None
+        assert asked == []
+        tracker._judge("the migration will take two weeks",
+                       "The migration took three weeks in the end.", 0.95)
+        assert len(asked) == 1
+        asked.clear()
