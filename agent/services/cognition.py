@@ -250,7 +250,8 @@ class Cognition:
         query, choose the identity block; the prompt's parts. Writes the user turn and its
         emotional state, the rollover's exits, the recall log, and what reaching the
         prompt changes: a fulfilled intention, a continuation note written on demand, the
-        intentions' and epiphanies' shown marks (issue 17)."""
+        intentions' and epiphanies' shown marks (issue 17), a workflow's match, predictions
+        and decisions this turn makes or settles (the thinking layer)."""
         started = time.perf_counter()
         self.bootstrap(conn)
         user = self._session_user(conn, session_id)  # (user_id, tier), once
