@@ -267,7 +267,7 @@ def assert_resumed_to(proc: Any, url: str, cortex_dir: Path, expected: dict[str,
     got = {**pg_state(url), "cortex": cortex_state(cortex_dir),
            "migrated": result["stages"]["7"]["migrated"]}
     assert got == expected
-    assert runs(url)[-1][1:3] == ("done", 9)
+    assert runs(url)[-1][1:3] == ("done", 10)
 
 
 # --- scenarios ---------------------------------------------------------------------------
