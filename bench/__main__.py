@@ -150,7 +150,7 @@ def loop_headline(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def night_headline(data: dict[str, Any]) -> dict[str, Any]:
-    """bench/night.py: turns/min through the nine stages (its known keys, else generic)."""
+    """bench/night.py: turns/min through every stage (its known keys, else generic)."""
     keys = ("turns_per_min", "night_seconds", "turns", "llm", "import_turns_per_min")
     out = {k: data[k] for k in keys if k in data}
     return out or generic_headline(data) or {}

@@ -1,4 +1,5 @@
-"""Night-cycle throughput: turns per minute through the nine stages, offline.
+"""Night-cycle throughput: turns per minute through every stage (the nine of seed 001 and
+the overnight thinking), offline.
 
     python -m bench.night            # 10,000 turns (the issue #6 figure)
     python -m bench.night --quick    # 2,000 turns
@@ -88,7 +89,7 @@ def markdown(d: dict[str, Any]) -> str:
              f"{d['turns']} synthetic turns over {d['days']} days, three users (normal, meso, "
              f"elder); night_cycle LLM role: `{d['llm']}` ({d['summarizer']}).", "",
              "| measure | value |", "| --- | --- |",
-             f"| night cycle, all nine stages | {d['night_seconds']} s |",
+             f"| night cycle, all stages | {d['night_seconds']} s |",
              f"| **throughput** | **{d['turns_per_min']} turns/min** |",
              f"| import (live write path, for scale) | {d['import_seconds']} s, "
              f"{d['import_turns_per_min']} turns/min |",
