@@ -31,7 +31,7 @@ from agent.domain.llm_json import parse_llm_json
 from agent.domain.predictions import lesson_of, may_report_outcome
 from agent.domain.tables import need
 from agent.errors import ProviderError
-from agent.services.intentions import consolidation_llm
+from agent.services.intentions import ConsolidationModel
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def _plain(found: rules.FoundDecision) -> dict[str, Any]:
             "rationale": found.rationale}
 
 
-class DecisionTracker:
+class DecisionTracker(ConsolidationModel):
     def __init__(self, settings: Settings, recorder: Any = None) -> None:
         t = settings.decisions
         self.settings = settings
@@ -62,15 +62,6 @@ class DecisionTracker:
         self.candidate_min = float(need(t, "outcome_candidate_similarity"))
         self.k = int(need(t, "outcome_candidates"))
         self.why_min = float(need(t, "why_min_similarity"))
-        self._llm: Any = None
-        self._llm_built = False
-
-    @property
-    def llm(self) -> Any:
-        if not self._llm_built:
-            self._llm = consolidation_llm(self.settings, self.recorder)
-            self._llm_built = True
-        return self._llm
 
     def detect(self, conn: psycopg.Connection[Any], entry_id: Any, content: str
                ) -> dict[str, Any] | None:

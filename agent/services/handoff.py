@@ -36,7 +36,7 @@ from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
 from agent.services.corrections import CorrectionMatch, CorrectionMatcher
-from agent.services.intentions import IntentionTracker, consolidation_llm
+from agent.services.intentions import ConsolidationModel, IntentionTracker
 
 logger = logging.getLogger(__name__)
 
@@ -48,22 +48,13 @@ END_OF_TIME = datetime(9999, 1, 1, tzinfo=UTC)
 NOTE_TURNS = 12  # cogd choice: the LLM's note reads the session's last 12 turns
 
 
-class NoteWriter:
+class NoteWriter(ConsolidationModel):
     """Writes (upserts) a session's continuation note."""
 
     def __init__(self, settings: Settings, recorder: Any = None) -> None:
         self.settings = settings
         self.recorder = recorder
         self.k = int(need(settings.context, "continuation_note_messages"))
-        self._llm: Any = None
-        self._llm_built = False
-
-    @property
-    def llm(self) -> Any:
-        if not self._llm_built:
-            self._llm = consolidation_llm(self.settings, self.recorder)
-            self._llm_built = True
-        return self._llm
 
     def write(self, conn: psycopg.Connection[Any], session_id: Any,
               before: datetime | None = None) -> dict[str, Any] | None:

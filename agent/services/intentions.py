@@ -54,7 +54,25 @@ def consolidation_llm(settings: Settings, recorder: Any = None) -> Any:
     return factory.build_llm(settings, "consolidation", recorder)
 
 
-class IntentionTracker:
+class ConsolidationModel:
+    """A service that asks the consolidation role's model when it routes to a real provider
+    (`llm`: built on first use; None offline, when the named heuristics decide). The
+    subclass sets `settings` and `recorder`."""
+
+    settings: Settings
+    recorder: Any
+    _llm: Any = None
+    _llm_built = False
+
+    @property
+    def llm(self) -> Any:
+        if not self._llm_built:
+            self._llm = consolidation_llm(self.settings, self.recorder)
+            self._llm_built = True
+        return self._llm
+
+
+class IntentionTracker(ConsolidationModel):
     def __init__(self, settings: Settings, recorder: Any = None) -> None:
         t = settings.intentions
         self.settings = settings
@@ -67,15 +85,6 @@ class IntentionTracker:
         self.cooldown = timedelta(minutes=float(need(t, "surface_cooldown_minutes")))
         self.surface_max = int(need(t, "surface_max"))
         self.overdue_after = int(need(t, "overdue_after_sessions"))
-        self._llm: Any = None
-        self._llm_built = False
-
-    @property
-    def llm(self) -> Any:
-        if not self._llm_built:
-            self._llm = consolidation_llm(self.settings, self.recorder)
-            self._llm_built = True
-        return self._llm
 
     # -- fulfilment -----------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from agent.domain.deadlines import deadline_or_default
 from agent.domain.llm_json import parse_llm_json
 from agent.domain.tables import need
 from agent.errors import ProviderError
-from agent.services.intentions import consolidation_llm
+from agent.services.intentions import ConsolidationModel
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ _VERDICTS = {"correct": "correct", "wrong": "wrong", "partly": "partially_correc
              "partially": "partially_correct", "partial": "partially_correct"}
 
 
-class PredictionTracker:
+class PredictionTracker(ConsolidationModel):
     def __init__(self, settings: Settings, recorder: Any = None) -> None:
         t = settings.predictions
         self.settings = settings
@@ -63,15 +63,6 @@ class PredictionTracker:
         self.candidate_min = float(need(t, "settle_candidate_similarity"))
         self.k = int(need(t, "settle_candidates"))
         self.agent_predictions = bool(need(t, "agent_predictions"))
-        self._llm: Any = None
-        self._llm_built = False
-
-    @property
-    def llm(self) -> Any:
-        if not self._llm_built:
-            self._llm = consolidation_llm(self.settings, self.recorder)
-            self._llm_built = True
-        return self._llm
 
     # -- detection --------------------------------------------------------------
 

@@ -38,7 +38,7 @@ from agent.domain.handoff import one_line
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
-from agent.services.intentions import consolidation_llm
+from agent.services.intentions import ConsolidationModel
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def _unit(vectors: Any) -> np.ndarray[Any, Any]:
     return np.asarray(arr / norms)
 
 
-class Workflows:
+class Workflows(ConsolidationModel):
     """Detection, offers and their outcome; built once per process."""
 
     def __init__(self, settings: Settings, embed_documents: Embed,
@@ -71,15 +71,6 @@ class Workflows:
         self.embed_documents = embed_documents
         self.embed_query = embed_query
         self.recorder = recorder
-        self._llm: Any = None
-        self._llm_built = False
-
-    @property
-    def llm(self) -> Any:
-        if not self._llm_built:
-            self._llm = consolidation_llm(self.settings, self.recorder)
-            self._llm_built = True
-        return self._llm
 
     # -- detection (consolidation) ---------------------------------------------------
 
