@@ -184,41 +184,33 @@ SYSTEM_HEADER = (
 )
 
 
+def _section(system: list[str], header: str, lines: Sequence[str], listed: bool = True,
+             ) -> None:
+    if lines:
+        system.append(f"## {header}")
+        system += [f"- {line}" if listed else line for line in lines]
+
+
 def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     """The chat messages for System 1 (or System 2 with a reflection note)."""
     system = [SYSTEM_HEADER, "", parts.identity]
-    if parts.mood:
-        system.append("## Your mood (a tendency, not a script)")
-        system.append(parts.mood)
-    if parts.handoff:
-        system.append("## Where we left off (session handoff)")
-        system.append(parts.handoff)
-    if parts.corrections:
-        system.append("## Corrections that apply (check your answer against them)")
-        system += [f"- {c}" for c in parts.corrections]
-    if parts.intentions:
-        system.append("## Open intentions on this topic")
-        system += [f"- {i}" for i in parts.intentions]
-    if parts.principles:
-        system.append("## Principles that apply (learned from experience)")
-        system += [f"- {p}" for p in parts.principles]
-    if parts.workflows:
-        system.append("## A workflow this looks like (the usual next steps)")
-        system += [f"- {w}" for w in parts.workflows]
-    if parts.recalled:
-        system.append("## Remembered (cite with the tag when you rely on it)")
-        for r in parts.recalled:
-            text = " ".join(r.content.split())
-            system.append(f"- {tag_for(r.id)} ({r.kind}, {r.verdict}) {text}")
-    if parts.thoughts:
-        system.append("## Recalled without being asked")
-        system += [f"- {t}" for t in parts.thoughts]
-    if parts.double_takes:
-        system.append("## Double take (something you realised about an old memory)")
-        system += [f"- {t}" for t in parts.double_takes]
-    if parts.reflection:
-        system.append("## Reflect before answering")
-        system.append(parts.reflection)
+    _section(system, "Your mood (a tendency, not a script)",
+             [parts.mood] if parts.mood else [], listed=False)
+    _section(system, "Where we left off (session handoff)",
+             [parts.handoff] if parts.handoff else [], listed=False)
+    _section(system, "Corrections that apply (check your answer against them)",
+             parts.corrections)
+    _section(system, "Open intentions on this topic", parts.intentions)
+    _section(system, "Principles that apply (learned from experience)", parts.principles)
+    _section(system, "A workflow this looks like (the usual next steps)", parts.workflows)
+    _section(system, "Remembered (cite with the tag when you rely on it)",
+             [f"{tag_for(r.id)} ({r.kind}, {r.verdict}) {' '.join(r.content.split())}"
+              for r in parts.recalled])
+    _section(system, "Recalled without being asked", parts.thoughts)
+    _section(system, "Double take (something you realised about an old memory)",
+             parts.double_takes)
+    _section(system, "Reflect before answering",
+             [parts.reflection] if parts.reflection else [], listed=False)
     messages = [{"role": "system", "content": "\n".join(system)}]
     messages += [{"role": r, "content": c} for r, c in parts.history]
     if parts.user_message and (
