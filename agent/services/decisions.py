@@ -30,8 +30,7 @@ from agent.domain import decisions as rules
 from agent.domain.llm_json import parse_llm_json
 from agent.domain.predictions import lesson_of, may_report_outcome
 from agent.domain.tables import need
-from agent.errors import ProviderError
-from agent.services.intentions import ConsolidationModel
+from agent.services.intentions import ConsolidationModel, first_word
 
 logger = logging.getLogger(__name__)
 
@@ -82,19 +81,10 @@ class DecisionTracker(ConsolidationModel):
         return {"id": f"decision:{row[0]}", "detector": detector, **_plain(found)}
 
     def _llm_find(self, content: str) -> rules.FoundDecision | None:
-        llm = self.llm
-        if llm is None or not rules.may_hold_decision(content):
+        if self.llm is None or not rules.may_hold_decision(content):
             return None
-        try:
-            answer = llm.chat([{"role": "system", "content": DETECT_SYSTEM},
-                               {"role": "user", "content": content[:3000]}],
-                              temperature=0.0, max_tokens=300)
-        except ProviderError as exc:
-            logger.warning("decisions: the model failed (%s); the cue heuristic reads the "
-                           "turn", exc)
-            return None
-        parsed = parse_llm_json(answer.text, dict) if not answer.fallback else None
-        value = parsed.value if parsed is not None else None
+        answer = self.ask(DETECT_SYSTEM, content[:3000], 300, "decisions")
+        value = None if answer is None else parse_llm_json(answer, dict).value
         if not isinstance(value, dict) or not isinstance(value.get("decision"), str):
             return None
         alts = [{"option": str(a.get("option"))[:120],
@@ -130,23 +120,13 @@ class DecisionTracker(ConsolidationModel):
 
     def _judge(self, decision: str, turn: str, sim: float) -> tuple[str, str] | None:
         # the model is asked only about a close decision and a turn that reports something
-        llm = self.llm if sim >= self.candidate_min and may_report_outcome(turn) else None
-        if llm is not None:
-            try:
-                answer = llm.chat([{"role": "system", "content": OUTCOME_SYSTEM},
-                                   {"role": "user", "content": f"Decision: {decision[:1000]}"
-                                    f"\nMessage: {turn[:2000]}"}],
-                                  temperature=0.0, max_tokens=4)
-                words = [] if answer.fallback else answer.text.strip().lower().split()
-                word = words[0].strip(".!") if words else ""
-            except ProviderError as exc:
-                logger.warning("decisions: the outcome model failed (%s); the outcome cue "
-                               "heuristic decides", exc)
-                word = ""
+        if sim >= self.candidate_min and may_report_outcome(turn):
+            word = first_word(self.ask(OUTCOME_SYSTEM, f"Decision: {decision[:1000]}"
+                                       f"\nMessage: {turn[:2000]}", 4, "decisions (outcome)"))
             if word == "no":
                 return None
             if word in ("win", "loss", "partial"):
-                return word, f"llm:{llm.model}"
+                return word, f"llm:{self.llm.model}"
         if sim < self.outcome_min:
             return None
         cue = rules.outcome_cue(turn)

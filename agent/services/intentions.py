@@ -71,6 +71,27 @@ class ConsolidationModel:
             self._llm_built = True
         return self._llm
 
+    def ask(self, system: str, text: str, max_tokens: int, what: str) -> str | None:
+        """The model's answer to `text` at temperature 0; None without a model, for a
+        fallback answer, or when the call fails (logged, naming `what`): then the named
+        heuristic decides."""
+        if self.llm is None:
+            return None
+        try:
+            answer = self.llm.chat([{"role": "system", "content": system},
+                                    {"role": "user", "content": text}],
+                                   temperature=0.0, max_tokens=max_tokens)
+        except ProviderError as exc:
+            logger.warning("%s: the model failed (%s); the named heuristic decides", what, exc)
+            return None
+        return None if answer.fallback else str(answer.text)
+
+
+def first_word(answer: str | None) -> str:
+    """A one-word verdict ("yes", "Correct.", "win!") as its lowercase word; "" for none."""
+    words = (answer or "").strip().lower().split()
+    return words[0].strip(".!") if words else ""
+
 
 class IntentionTracker(ConsolidationModel):
     def __init__(self, settings: Settings, recorder: Any = None) -> None:
@@ -120,20 +141,12 @@ class IntentionTracker(ConsolidationModel):
                ask: bool = True, heuristic: bool = True) -> dict[str, Any] | None:
         """The model's yes/no when `ask` and one is configured; else (or when it fails)
         the completion heuristic, when `heuristic` (the closest of the candidates)."""
-        llm = self.llm if ask else None
-        if llm is not None:
-            try:
-                answer = llm.chat([{"role": "system", "content": FULFIL_SYSTEM},
-                                   {"role": "user", "content": f"Intention: {intention[:1000]}"
-                                    f"\nMessage: {turn[:2000]}"}],
-                                  temperature=0.0, max_tokens=4)
-                verdict = None if answer.fallback else parse_yes_no(answer.text)
-            except ProviderError as exc:
-                logger.warning("intentions: the fulfilment model failed (%s); the completion "
-                               "heuristic decides", exc)
-                verdict = None
+        if ask:
+            answer = self.ask(FULFIL_SYSTEM, f"Intention: {intention[:1000]}"
+                              f"\nMessage: {turn[:2000]}", 4, "intentions (fulfilment)")
+            verdict = None if answer is None else parse_yes_no(answer)
             if verdict is not None:
-                return ({"detector": f"llm:{llm.model}", "similarity": round(sim, 4)}
+                return ({"detector": f"llm:{self.llm.model}", "similarity": round(sim, 4)}
                         if verdict else None)
         if heuristic and rules.fulfils(sim, cue, self.fulfil_min):
             return {"detector": rules.COMPLETION_DETECTOR, "similarity": round(sim, 4),

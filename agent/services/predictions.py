@@ -32,8 +32,7 @@ from agent.domain import predictions as rules
 from agent.domain.deadlines import deadline_or_default
 from agent.domain.llm_json import parse_llm_json
 from agent.domain.tables import need
-from agent.errors import ProviderError
-from agent.services.intentions import ConsolidationModel
+from agent.services.intentions import ConsolidationModel, first_word
 
 logger = logging.getLogger(__name__)
 
@@ -94,19 +93,10 @@ class PredictionTracker(ConsolidationModel):
 
     def _llm_find(self, content: str, at: datetime) -> rules.FoundPrediction | None:
         """The model's prediction when one is configured and the text could hold one."""
-        llm = self.llm
-        if llm is None or not rules.may_hold_prediction(content):
+        if self.llm is None or not rules.may_hold_prediction(content):
             return None
-        try:
-            answer = llm.chat([{"role": "system", "content": DETECT_SYSTEM},
-                               {"role": "user", "content": content[:3000]}],
-                              temperature=0.0, max_tokens=120)
-        except ProviderError as exc:
-            logger.warning("predictions: the model failed (%s); the cue heuristic reads "
-                           "the turn", exc)
-            return None
-        parsed = parse_llm_json(answer.text, dict) if not answer.fallback else None
-        value = parsed.value if parsed is not None else None
+        answer = self.ask(DETECT_SYSTEM, content[:3000], 120, "predictions")
+        value = None if answer is None else parse_llm_json(answer, dict).value
         if not isinstance(value, dict) or not isinstance(value.get("prediction"), str):
             return None
         statement = " ".join(value["prediction"].split())[:1000]
@@ -146,24 +136,13 @@ class PredictionTracker(ConsolidationModel):
                ) -> tuple[str, dict[str, Any]] | None:
         # the model is asked only about a close prediction and a turn that reports
         # something (a question or a plan settles nothing): at most `k` calls a turn
-        llm = (self.llm if sim >= self.candidate_min and rules.may_report_outcome(turn)
-               else None)
-        if llm is not None:
-            try:
-                answer = llm.chat([{"role": "system", "content": SETTLE_SYSTEM},
-                                   {"role": "user", "content": f"Prediction: {statement[:1000]}"
-                                    f"\nMessage: {turn[:2000]}"}],
-                                  temperature=0.0, max_tokens=4)
-                word = "" if answer.fallback else answer.text.strip().lower().strip(".!")
-                word = word.split()[0] if word.split() else ""
-            except ProviderError as exc:
-                logger.warning("predictions: the settling model failed (%s); the outcome "
-                               "cue heuristic decides", exc)
-                word = ""
+        if sim >= self.candidate_min and rules.may_report_outcome(turn):
+            word = first_word(self.ask(SETTLE_SYSTEM, f"Prediction: {statement[:1000]}"
+                                       f"\nMessage: {turn[:2000]}", 4, "predictions (settling)"))
             if word == "no":
                 return None
             if word in _VERDICTS:
-                return _VERDICTS[word], {"detector": f"llm:{llm.model}",
+                return _VERDICTS[word], {"detector": f"llm:{self.llm.model}",
                                          "similarity": round(sim, 4)}
         if sim < self.settle_min:
             return None
