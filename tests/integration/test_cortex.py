@@ -162,8 +162,11 @@ def test_untouched_blocks_move_to_a_searchable_archive_and_come_back_on_access(
     store = CortexWhenPresent(settings, universal).store()
     assert store is not None
     qvec = [float(x) for x in universal.embed_query(QUESTION)]
-    [hit, *_] = store.search_level(qvec, 0, 3)
-    assert hit["archived"] is True and "Hawking" in hit["content"]
+    # the Hawking block among the top 3: a neighbouring block of the same talk ("do small
+    # black holes evaporate faster?") can rank first (seen once in a CI run of this stop)
+    hits = store.search_level(qvec, 0, 3)
+    hit = next(h for h in hits if "Hawking" in h["content"])
+    assert all(h["archived"] is True for h in hits)
     with psycopg.connect(db_url, autocommit=True) as conn:
         [event] = store.reconsolidate(conn, [hit["id"]])
     assert event["promoted_from_archive"] is True
