@@ -47,9 +47,15 @@ _llama_cache: dict[str, Any] = {}
 
 
 def _onnx_session(
-    model_path: Path, tokenizer_path: Path, threads: int | None
+    model_path: Path, tokenizer_path: Path, threads: int | None, spin: bool = False,
 ) -> tuple[Any, Any]:
-    key = f"{model_path}:{tokenizer_path}:{threads}"
+    """The ONNX session and tokenizer of a model file, once per process. `spin`: let the
+    intra-op threads busy-wait between calls (onnxruntime's default). Off here: a spinning
+    pool kept every core busy for a while after each embedding and starved the Postgres
+    backend serving the same recall (bench.loop at 100k memories, 2 cores: sending the
+    recall's BM25 queries took 3.2 ms instead of 0.3, recall p50 17.3 -> 14.4 ms); an
+    embedding alone is ~10 % slower without it (3.4 -> 3.8 ms for one query)."""
+    key = f"{model_path}:{tokenizer_path}:{threads}:{spin}"
     with _load_lock:
         if key not in _onnx_cache:
             import onnxruntime as ort
@@ -59,6 +65,8 @@ def _onnx_session(
             opts.log_severity_level = 3
             if threads:
                 opts.intra_op_num_threads = threads
+            if not spin:
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = ort.InferenceSession(
                 str(model_path), sess_options=opts, providers=["CPUExecutionProvider"]
             )
@@ -86,6 +94,7 @@ class LocalEmbedder(BaseEmbedder):
         recorder: CallRecorder | None = None,
         role: str | None = None,
         threads: int | None = None,
+        spin: bool = False,
     ) -> None:
         super().__init__(LOCAL_EMBED_NAME, LOCAL_EMBED_DIM, batch_size, max_chars, recorder, role)
         model_path = model_path or minilm_onnx_path()
@@ -102,6 +111,7 @@ class LocalEmbedder(BaseEmbedder):
         self.model_path = model_path
         self.tokenizer_path = tokenizer_path
         self.threads = threads
+        self.spin = spin  # see _onnx_session: cogd's embedders do not spin
         self._session: Any = None
         self._tokenizer: Any = None
         self._input_names: set[str] = set()
@@ -110,7 +120,7 @@ class LocalEmbedder(BaseEmbedder):
         """Open the ONNX session and tokenizer (once per process and model file)."""
         if self._session is None:
             self._session, self._tokenizer = _onnx_session(
-                self.model_path, self.tokenizer_path, self.threads
+                self.model_path, self.tokenizer_path, self.threads, self.spin
             )
             self._input_names = {i.name for i in self._session.get_inputs()}
 
