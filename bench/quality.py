@@ -232,7 +232,8 @@ def run_systems(
             t0 = time.perf_counter()
             qvec = vector_text(recaller.embedder.embed_query(q.text))
             dense = conn.execute(query("recall_dense_day_table_bare"),
-                                 {"query": qvec, "k": DEPTH, "user_id": None}).fetchall()
+                                 {"query": qvec, "k": DEPTH, "user_id": None,
+                                  "judge": qvec, "goal": None}).fetchall()
             got["dense"] = [Hit(_ext(r[5]), 1 - float(r[7])) for r in dense]
             timing["dense"] += time.perf_counter() - t0
 
@@ -251,7 +252,8 @@ def run_systems(
 
             t0 = time.perf_counter()
             pool = conn.execute(query("recall_dense_day_table_bare"),
-                                {"query": qvec, "k": POOL, "user_id": None}).fetchall()
+                                {"query": qvec, "k": POOL, "user_id": None, "judge": qvec,
+                                 "goal": None}).fetchall()
             fused = rrf_fuse([[str(r[0]) for r in pool], [str(docs[i][0]) for i, _ in top]])
             fused = fused[:DEPTH]
             sims = {str(rid): float(sim) for rid, sim in conn.execute(

@@ -192,14 +192,15 @@ def bench_recall(settings: Any, url: str, questions: list[str]) -> dict[str, Any
             vec = vector_text(plain.embedder.embed_query(q))
             t1 = time.perf_counter()
             conn.execute(query("recall_dense_day_table"),
-                         {"query": vec, "k": k, "user_id": None}).fetchall()
+                         {"query": vec, "k": k, "user_id": None, "judge": vec,
+                          "goal": None}).fetchall()
             t2 = time.perf_counter()
             out["bare"].append((t2 - t0) * 1000)
             out["bare_sql"].append((t2 - t1) * 1000)
             out["embed"].append((t1 - t0) * 1000)
         plan = conn.execute("EXPLAIN " + query("recall_dense_day_table"),
-                            {"query": vector_text(plain.embedder.embed_query("x")),
-                             "k": k, "user_id": None}).fetchall()
+                            {"query": (x := vector_text(plain.embedder.embed_query("x"))),
+                             "k": k, "user_id": None, "judge": x, "goal": None}).fetchall()
     res: dict[str, Any] = {name: stats(v) for name, v in out.items()}
     res["top_k"] = k
     res["candidates_per_list"] = k * int(plain.cfg.rerank_candidate_multiplier)
@@ -261,7 +262,7 @@ def bench_rss(settings: Any, url: str, seconds: float, max_seconds: float,
 
 def _one_worker(settings: Any, url: str, name: str, seconds: float, max_seconds: float,
                 grace_s: float, logdir: Path) -> dict[str, Any]:
-    from agent.bus import Channel, notify
+    from agent.bus import Channel, Kind, notify
     from agent.db.connect import connect
     from agent.services.sessions import ensure_session, ensure_user
 
@@ -288,7 +289,7 @@ def _one_worker(settings: Any, url: str, name: str, seconds: float, max_seconds:
                                        "RETURNING id", (sid, RSS_MESSAGE)).fetchone()
                     assert got is not None
                     inbox = int(got[0])
-                    notify(conn, Channel.INBOX, "inbox", inbox)
+                    notify(conn, Channel.INBOX, Kind.INBOX, inbox)
                 if info["done_after_s"] is None and _done(conn, name, inbox, before):
                     info["done_after_s"] = round(elapsed, 1)
                 _sample(proc, peak)

@@ -3,10 +3,11 @@
 A process keeps one connection of its own for its main work (the worker's loop, the
 supervisor's lock) and one for LISTEN; everything beside it (the heartbeat, the inbox
 lease, streamed partial replies, the llm_calls record) borrows a connection from the
-process's pool for one statement and gives it back. The pool opens connections on demand
-(none while idle), checks one before lending it (a connection a Postgres restart broke is
-replaced, not handed out) and gives up after [database] connect_timeout_s with
-PoolTimeout, an OperationalError like a failed connect.
+process's pool for one statement and gives it back; the loop's recall borrows one for its
+memories' dense list, which runs beside the other lists (agent/services/recall.py). The
+pool opens connections on demand (none while idle), checks one before lending it (a
+connection a Postgres restart broke is replaced, not handed out) and gives up after
+[database] connect_timeout_s with PoolTimeout, an OperationalError like a failed connect.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from agent.db.connect import app_role, application_name, set_role
 # a connection lent for one statement or one transaction, given back on exit
 Checkout = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
 
-MAX_SIDE_CONNECTIONS = 3  # heartbeat, lease, stream / llm_calls: rarely more than two at once
+# heartbeat, lease, stream / llm_calls (rarely more than two at once), and the loop's recall,
+# whose memories' dense list runs on a side connection beside the other lists (issue 15)
+MAX_SIDE_CONNECTIONS = 4
 
 
 def side_pool(settings: Settings, url: str, process: str, *,

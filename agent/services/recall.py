@@ -10,9 +10,11 @@ A broad question (about a period or a theme, by the broad-question heuristic of
 agent/domain/broad.py) also gets the cortex's RAPTOR nodes (levels 1-3) as items of kind
 "cluster", first, within a share of the token budget; the cortex is read only then.
 
-Round trips per recall: one for the speakers the question names, one for every list
-(pipeline mode; the BM25 lists are ranked by the server while the query is embedded),
-one for the judged (and goal) similarities of the candidates, one for recall_log.
+Round trips per recall: one for the speakers the question names; one for the BM25 lists
+(pipeline mode), which the server ranks while the query is embedded; one for the dense
+lists, which return their rows' judged (and goal) similarities, with the similarities of
+the rows only BM25 found; one for recall_log. Given a side connection (the loop worker's
+pool), the memories' dense list runs on it, beside the other lists.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import psycopg
 
 from agent.config import Settings
 from agent.cortex.port import CortexStore, EmptyCortex
+from agent.db.pool import Checkout
 from agent.db.queries import query, vector_text
 from agent.domain import broad, lexical, timeref
 from agent.domain import recall as domain
@@ -41,6 +44,8 @@ from agent.providers.ports import LLM, Embedder, Reranker
 
 logger = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 64
+# the dense list that runs on the side connection, beside the rest: the largest HNSW scan
+SIDE_LIST = "recall_dense_memories"
 
 
 @dataclass
@@ -76,6 +81,10 @@ class Recaller:
         # term coverage costs one capped doc-frequency query; skipped when the verdict
         # does not use it (lexical_weight 0), unless a caller asks (bench/calibrate.py)
         self.compute_coverage = cfg.lexical_weight > 0
+        # a second connection (a process pool's checkout) the memories' dense list runs on,
+        # beside the other lists on the caller's; None, or a caller inside a transaction
+        # (whose own writes another connection would not see): one connection
+        self.side: Checkout | None = None
 
     def query_context(
         self, conn: psycopg.Connection[Any], text: str, now: datetime, user_id: Any = None,
@@ -107,10 +116,11 @@ class Recaller:
         (default: `text`) is what the verdict judges: the question actually asked.
         `user_id`: only that user's rows (and rows of no user); None: everyone's.
 
-        Two round trips (psycopg pipeline mode): the BM25 lists are sent first and the
-        server ranks them while the query is embedded here; the dense lists follow; one
-        sync collects every list. Then the judged similarities (and goal similarities)
-        of all database candidates, again in one round trip.
+        Two round trips (psycopg pipeline mode). The first sends the BM25 lists, which
+        the server ranks while the query is embedded here; it is read once the embedding is
+        done. The second sends the dense lists, which return their rows' judged (and goal)
+        similarities themselves, together with the similarities of the rows only BM25
+        found; one sync collects them.
         """
         _hnsw_settings(conn, int(self.cfg.hnsw_ef_search))
         ctx = context or domain.QueryContext()
@@ -124,52 +134,51 @@ class Recaller:
                 "k1": float(self.cfg.bm25_k1), "b": float(self.cfg.bm25_b), "k": pool,
                 "depth": max(pool, int(self.cfg.bm25_term_depth)),
                 "user_id": uid, "since": None, "until": None}
-        lists: list[tuple[str, str, Any]] = []  # (list, row kind, cursor)
+        sparse: list[tuple[str, str, Any]] = []  # (list, row kind, cursor)
         with _pipeline(conn):
             if search_terms:
                 for kind, name in (("turn", "recall_bm25_day_table"),
                                    ("memory", "recall_bm25_memories"),
                                    ("block", "recall_bm25_blocks")):
-                    lists.append(("sparse_rank", kind, conn.execute(query(name), bm25)))
+                    sparse.append(("sparse_rank", kind, conn.execute(query(name), bm25)))
                 if window is not None:
-                    lists.append(("window_sparse_rank", "turn", conn.execute(
+                    sparse.append(("window_sparse_rank", "turn", conn.execute(
                         query("recall_bm25_day_table"), {**bm25, **window})))
             qvec_raw = self.embedder.embed_query(text)  # the server ranks BM25 meanwhile
             qvec = vector_text(qvec_raw)
             jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
-            params = {"query": qvec, "k": pool, "user_id": uid}
-            dense = [("dense_rank", "turn", "recall_dense_day_table"),
-                     ("dense_rank", "memory", "recall_dense_memories"),
-                     ("dense_rank", "block", "recall_dense_blocks")]
-            if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
-                dense.insert(1, ("bare_rank", "turn", "recall_dense_day_table_bare"))
-            for rank_field, kind, name in dense:
-                lists.append((rank_field, kind, conn.execute(query(name), params)))
-            if window is not None:
-                lists.append(("window_dense_rank", "turn", conn.execute(
-                    query("recall_dense_day_table_window"), {**params, **window})))
         found = domain.CandidatePool()
-        for rank_field, kind, cur in lists:
-            for rank, r in enumerate(cur.fetchall(), 1):
-                fields: dict[str, Any] = {rank_field: rank}
-                if kind == "turn":
-                    found.add(f"day_table:{r[0]}", kind="day_table", content=r[3],
-                              created_at=r[4], importance=0.5, source_ids=(str(r[0]),),
-                              external_ids=(r[5],) if r[5] else (), token_count=r[6],
-                              role=r[2], speaker=r[8], **fields)
-                elif kind == "memory":
-                    found.add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
-                              importance=r[4], status=r[6],
-                              source_ids=(str(r[5]),) if r[5] else (),
-                              external_ids=(r[8],) if r[8] else (), speaker=r[9], role=r[10],
-                              **fields)
-                else:
-                    if rank_field == "dense_rank":
-                        fields["similarity"] = 1 - r[5]
-                    found.add(f"block:{r[0]}", kind="block", content=prose_text(r[2])[:4000],
-                              created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)),
-                              source_ids=tuple(r[6] or ()), external_ids=tuple(r[7] or ()),
-                              **fields)
+        for rank_field, kind, cur in sparse:
+            self._add_rows(found, rank_field, kind, cur.fetchall())
+        goal = None if goal_vector is None else vector_text(goal_vector)
+        params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
+        dense = [("dense_rank", "turn", "recall_dense_day_table"),
+                 ("dense_rank", "memory", "recall_dense_memories"),
+                 ("dense_rank", "block", "recall_dense_blocks")]
+        if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
+            dense.insert(1, ("bare_rank", "turn", "recall_dense_day_table_bare"))
+        lists: list[tuple[str, str, Any]] = []
+        side = (self.side() if self.side is not None
+                and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+                else contextlib.nullcontext(None))
+        with side as other:
+            if other is not None:
+                _hnsw_settings(other, int(self.cfg.hnsw_ef_search))
+            with _pipeline(conn), (_pipeline(other) if other is not None
+                                   else contextlib.nullcontext()):
+                for rank_field, kind, name in dense:
+                    on = other if other is not None and name == SIDE_LIST else conn
+                    lists.append((rank_field, kind, on.execute(query(name), params)))
+                if window is not None:
+                    lists.append(("window_dense_rank", "turn", conn.execute(
+                        query("recall_dense_day_table_window"), {**params, **window})))
+                asked = self._ask_similarities(conn, jvec, goal, found)
+            rows = [(rank_field, kind, cur.fetchall()) for rank_field, kind, cur in lists]
+        for rank_field, kind, got in rows:
+            self._add_rows(found, rank_field, kind, got)
+        for name, kind, cur in asked:
+            for rid, sim in cur.fetchall():
+                found.set(f"{kind}:{rid}", **{name: float(sim)})
         for rank, (cid, content, sim) in enumerate(
             self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text,
                                user_id=uid), 1
@@ -180,8 +189,6 @@ class Recaller:
                       importance=hippo.get("importance", 0.5), similarity=sim,
                       cortex_rank=rank, dense_rank=hippo.get("dense_rank"),
                       sparse_rank=hippo.get("sparse_rank"), source_ids=())
-        self._fill_similarities(conn, jvec, None if goal_vector is None
-                                else vector_text(goal_vector), found)
         if ctx.mood is not None:  # the imprints, only when mood congruence asks for them
             self._fill_imprints(conn, found)
         cands = found.build()
@@ -192,26 +199,55 @@ class Recaller:
                      for c in cands]
         return cands
 
-    def _fill_similarities(
-        self, conn: psycopg.Connection[Any], qvec: str, goal: str | None,
+    @staticmethod
+    def _add_rows(found: domain.CandidatePool, rank_field: str, kind: str,
+                  rows: list[Any]) -> None:
+        """One list's rows into the pool, ranked in their order; a dense list's turns and
+        memories come with their judged and goal similarities."""
+        for rank, r in enumerate(rows, 1):
+            fields: dict[str, Any] = {rank_field: rank}
+            if kind == "turn":
+                if len(r) > 9:  # a dense list: judged and goal similarity
+                    fields.update(similarity=r[9], goal_similarity=r[10])
+                found.add(f"day_table:{r[0]}", kind="day_table", content=r[3],
+                          created_at=r[4], importance=0.5, source_ids=(str(r[0]),),
+                          external_ids=(r[5],) if r[5] else (), token_count=r[6],
+                          role=r[2], speaker=r[8], **fields)
+            elif kind == "memory":
+                if len(r) > 11:
+                    fields.update(similarity=r[11], goal_similarity=r[12])
+                found.add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
+                          importance=r[4], status=r[6],
+                          source_ids=(str(r[5]),) if r[5] else (),
+                          external_ids=(r[8],) if r[8] else (), speaker=r[9], role=r[10],
+                          **fields)
+            else:
+                if rank_field == "dense_rank":
+                    fields["similarity"] = 1 - r[5]
+                found.add(f"block:{r[0]}", kind="block", content=prose_text(r[2])[:4000],
+                          created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)),
+                          source_ids=tuple(r[6] or ()), external_ids=tuple(r[7] or ()),
+                          **fields)
+
+    @staticmethod
+    def _ask_similarities(
+        conn: psycopg.Connection[Any], qvec: str, goal: str | None,
         found: domain.CandidatePool,
-    ) -> None:
-        """Cosine of every database candidate to the judged query, and to the active
-        goals (Layer 1: the goal boost) when there are any: one round trip."""
+    ) -> list[tuple[str, str, Any]]:
+        """Send (in the caller's pipeline) the cosine of every turn and memory already in
+        the pool (those BM25 found) to the judged query, and to the active goals
+        (Layer 1: the goal boost) when there are any; (field, kind, cursor) to read."""
         asked: list[tuple[str, str, Any]] = []
-        with _pipeline(conn):
-            for kind, table in (("day_table", "day_table"), ("memory", "memories")):
-                ids = found.ids(kind)
-                if not ids:
-                    continue
-                asked.append(("similarity", kind, conn.execute(
-                    query(f"similarity_by_ids_{table}"), {"query": qvec, "ids": ids})))
-                if goal is not None:
-                    asked.append(("goal_similarity", kind, conn.execute(
-                        query(f"goal_similarity_{table}"), {"goal": goal, "ids": ids})))
-        for name, kind, cur in asked:
-            for rid, sim in cur.fetchall():
-                found.set(f"{kind}:{rid}", **{name: float(sim)})
+        for kind, table in (("day_table", "day_table"), ("memory", "memories")):
+            ids = found.ids(kind)
+            if not ids:
+                continue
+            asked.append(("similarity", kind, conn.execute(
+                query(f"similarity_by_ids_{table}"), {"query": qvec, "ids": ids})))
+            if goal is not None:
+                asked.append(("goal_similarity", kind, conn.execute(
+                    query(f"goal_similarity_{table}"), {"goal": goal, "ids": ids})))
+        return asked
 
     @staticmethod
     def _fill_imprints(conn: psycopg.Connection[Any], found: domain.CandidatePool) -> None:

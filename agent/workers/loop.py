@@ -32,6 +32,8 @@ class LoopWorker(Worker):
 
         self.recorder = PgCallRecorder(self.pool.connection)
         self.cognition = Cognition(self.settings, self.recorder)
+        # recall's largest dense list runs on a pooled connection beside the others
+        self.cognition.recaller.side = self.pool.connection
         self.lease_s = float(self.settings.process.inbox_lease_s)
         self.keeper = inbox.LeaseKeeper(self.pool.connection, self.lease_s,
                                         name=f"{self.app}-lease")

@@ -24,7 +24,7 @@ def test_day_table_vector_search_uses_the_hnsw_index(conn: Any) -> None:
         )
     conn.execute("ANALYZE day_table")
     sql = query("recall_dense_day_table")
-    params = {"query": _vec(rng), "k": 10, "user_id": None}
+    params = {"query": (v := _vec(rng)), "k": 10, "user_id": None, "judge": v, "goal": None}
     plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + sql, params).fetchall())
     assert "ix_day_table_index_embedding_hnsw" in plan, plan
     assert "Seq Scan on day_table" not in plan, plan

@@ -53,7 +53,8 @@ def test_dense_recall_of_one_user_among_many_keeps_the_index_recall(
     def plan() -> str:
         return "\n".join(r[0] for r in conn.execute(
             "EXPLAIN " + query("recall_dense_memories"),
-            {"query": vector_text(vectors[0]), "k": 10, "user_id": str(mine)}))
+            {"query": vector_text(vectors[0]), "k": 10, "user_id": str(mine),
+             "judge": vector_text(vectors[0]), "goal": None}))
 
     # a user with few rows: the planner reads them through the user index, exactly
     assert "ix_memories_user_status" in plan()
@@ -80,7 +81,8 @@ def ask(conn: psycopg.Connection[Any], settings: Settings, rng: Any, vectors: np
         want = {by_text[f"budget review number {i} for team{i // PER_USER}"] for i in exact}
         _hnsw_settings(conn, int(settings.recall.hnsw_ef_search))
         rows = conn.execute(query("recall_dense_memories"),
-                            {"query": vector_text(q), "k": 10, "user_id": str(mine)}).fetchall()
+                            {"query": vector_text(q), "k": 10, "user_id": str(mine),
+                             "judge": vector_text(q), "goal": None}).fetchall()
         got = {r[0] for r in rows}
         # the filter selects 1 row in 40: a plain HNSW scan of ef_search 40 finds ~1 of
         # them; the iterative scan keeps going until 10 pass
@@ -115,3 +117,60 @@ def test_bm25_of_one_user_reads_only_that_users_postings(
     owners_all = {r[0] for r in conn.execute(
         "SELECT user_id FROM memories WHERE memory_id = ANY(%s)", ([r[0] for r in everyone],))}
     assert len(everyone) == 50 and len(owners_all) > 1
+
+
+FACTS = ("My sister Ana booked the rental car for Lisbon.", "The plumber fixed the kitchen tap.",
+         "Grandma Rosa sent a jar of honey.", "Kenji lent me a first edition of Dune.",
+         "The vet moved the cat's vaccination to Friday.", "Priya asked about the tax return.")
+
+
+def test_the_memories_dense_list_on_a_side_connection_changes_nothing_but_where_it_runs(
+        settings: Settings, conn: psycopg.Connection[Any], db_url: str) -> None:
+    """The loop worker's recall runs its memories' dense list on a pooled side connection
+    (issue 15); the recall is the same, and inside a caller's transaction (whose writes
+    another connection cannot see) the side connection is not used."""
+    from contextlib import contextmanager
+
+    from agent.db.pool import side_pool
+    from agent.services.recall import build_recaller
+
+    recaller = build_recaller(settings)
+    user = conn.execute("INSERT INTO users (handle) VALUES ('ana') RETURNING user_id"
+                        ).fetchone()[0]
+
+    def remember(text: str) -> None:
+        vec = vector_text(recaller.embedder.embed_documents([text])[0])
+        conn.execute("INSERT INTO memories (content, memory_type, universal_embedding, "
+                     "index_text, index_tsv, user_id) VALUES (%s, 'fact', %s::vector, %s, "
+                     "%s::tsvector, %s)", (text, vec, text,
+                                           lexical.tsvector_literal(lexical.tokens(text)),
+                                           user))
+
+    for text in FACTS:
+        remember(text)
+    question = "Who booked the rental car?"
+    alone = recaller.recall(conn, question, user_id=user, log=False)
+    pool = side_pool(settings, db_url, "test", role=False)
+    lent: list[int] = []
+
+    @contextmanager
+    def counted() -> Any:
+        with pool.connection() as other:
+            lent.append(1)
+            yield other
+
+    recaller.side = counted
+    try:
+        beside = recaller.recall(conn, question, user_id=user, log=False)
+        assert lent == [1]
+        assert [(i.id, round(i.score, 6)) for i in beside.result.items] == [
+            (i.id, round(i.score, 6)) for i in alone.result.items]
+        assert "rental car" in beside.result.items[0].content
+        with conn.transaction():  # not committed: only this connection sees it
+            remember("Quentin the zebra lives at the Oslo zoo.")
+            inside = recaller.recall(conn, "Where does Quentin the zebra live?",
+                                     user_id=user, log=False)
+            assert "Quentin" in inside.result.items[0].content
+            assert lent == [1]  # the side connection was not used inside the transaction
+    finally:
+        pool.close()

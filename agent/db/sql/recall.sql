@@ -3,12 +3,19 @@
 -- %(name)s with values. Vectors are pgvector text ('[0.1,0.2,...]').
 -- %(user_id)s scopes recall to one user's rows (plus rows that belong to no user);
 -- NULL searches everyone's (operator tools such as `cogd recall` without --user).
+-- The dense lists of turns and memories also return each row's similarity to the question
+-- the verdict judges (%(judge)s: the same vector as %(query)s unless the loop searched a
+-- compound query) and to the active goals' centroid (%(goal)s; NULL: no goals), so the
+-- recall needs no second round trip for the rows they found.
 
 -- name: recall_dense_day_table
 -- Nearest day_table entries by their contextual vector (the turn in context: who said it,
 -- when, what it answers; revision 0007), HNSW, cosine.
 SELECT entry_id, session_id, role, content, created_at, external_id, token_count,
-       index_embedding <=> %(query)s::vector AS distance, speaker
+       index_embedding <=> %(query)s::vector AS distance, speaker,
+       1 - least(universal_embedding <=> %(judge)s::vector,
+                 index_embedding <=> %(judge)s::vector) AS similarity,
+       1 - (universal_embedding <=> %(goal)s::vector) AS goal_similarity
 FROM day_table
 WHERE index_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL
   OR user_id = %(user_id)s::uuid)
@@ -20,7 +27,10 @@ LIMIT %(k)s;
 -- second dense key of a turn; a first-person question ("where does my sister live?")
 -- can sit closer to the bare words than to "(8 May 2023) sam said: ...".
 SELECT entry_id, session_id, role, content, created_at, external_id, token_count,
-       universal_embedding <=> %(query)s::vector AS distance, speaker
+       universal_embedding <=> %(query)s::vector AS distance, speaker,
+       1 - least(universal_embedding <=> %(judge)s::vector,
+                 index_embedding <=> %(judge)s::vector) AS similarity,
+       1 - (universal_embedding <=> %(goal)s::vector) AS goal_similarity
 FROM day_table
 WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL
   OR user_id = %(user_id)s::uuid)
@@ -31,9 +41,11 @@ LIMIT %(k)s;
 -- Nearest memories (active, superseded and archived: consolidation lowers
 -- importance, it never hides a memory).
 SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance, m.source_entry_id,
-       m.status, m.distance, d.external_id, d.speaker, d.role
+       m.status, m.distance, d.external_id, d.speaker, d.role, m.similarity, m.goal_similarity
 FROM (SELECT memory_id, memory_type, content, created_at, importance, source_entry_id, status,
-             universal_embedding <=> %(query)s::vector AS distance
+             universal_embedding <=> %(query)s::vector AS distance,
+             1 - (universal_embedding <=> %(judge)s::vector) AS similarity,
+             1 - (universal_embedding <=> %(goal)s::vector) AS goal_similarity
       FROM memories
       WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL
   OR user_id = %(user_id)s::uuid)
@@ -217,7 +229,10 @@ ORDER BY s.score DESC, b.arc_start_time DESC;
 -- week"): exact (the "+ 0" keeps the planner off the HNSW order and on the date index),
 -- since a window is a small share of the table.
 SELECT entry_id, session_id, role, content, created_at, external_id, token_count,
-       index_embedding <=> %(query)s::vector AS distance, speaker
+       index_embedding <=> %(query)s::vector AS distance, speaker,
+       1 - least(universal_embedding <=> %(judge)s::vector,
+                 index_embedding <=> %(judge)s::vector) AS similarity,
+       1 - (universal_embedding <=> %(goal)s::vector) AS goal_similarity
 FROM day_table
 WHERE index_embedding IS NOT NULL
   AND created_at >= %(since)s::timestamptz AND created_at < %(until)s::timestamptz
