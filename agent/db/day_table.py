@@ -32,6 +32,17 @@ def insert(conn: psycopg.Connection[Any], **fields: Any) -> tuple[Any, int] | No
     return None if row is None else (row[0], int(row[1]))
 
 
+def vector_pending(conn: psycopg.Connection[Any], limit: int) -> list[tuple[Any, str]]:
+    """(entry_id, index_text) of turns still without their contextual vector, oldest first."""
+    rows = conn.execute(query("day_table_vector_pending"), {"k": limit}).fetchall()
+    return [(r[0], str(r[1])) for r in rows]
+
+
+def fill_vector(conn: psycopg.Connection[Any], entry_id: Any, vector: str) -> None:
+    """A turn's contextual vector (pgvector text), unless another process filled it."""
+    conn.execute(query("day_table_vector_fill"), {"entry_id": entry_id, "vector": vector})
+
+
 def last_turn(conn: psycopg.Connection[Any], session_id: Any) -> tuple[Any, str, str] | None:
     """(speaker, role, content) of the session's last turn, or None."""
     row = conn.execute(query("day_table_last_turn"), {"session_id": session_id}).fetchone()

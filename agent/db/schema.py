@@ -184,6 +184,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         # revision 0008: one user turn and one reply per inbox message
         Index("ux_day_table_inbox_role", "inbox_id", "role", unique=True,
               postgresql_where=text("inbox_id IS NOT NULL")),
+        # revision 0016: turns whose contextual vector is still to be embedded
+        Index("ix_day_table_vector_pending", "created_at", "entry_id",
+              postgresql_where=text("index_embedding IS NULL AND index_text IS NOT NULL")),
         _hnsw("day_table", "universal_embedding", "vector_cosine_ops"),
         _hnsw("day_table", "native_embedding", "halfvec_cosine_ops"),
         _hnsw("day_table", "index_embedding", "vector_cosine_ops"),

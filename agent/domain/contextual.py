@@ -35,13 +35,19 @@ class IndexConfig:
     reply_max_terms: int
     reply_context_words: int
     max_chars: int
+    # the live loop embeds a turn's contextual text after the reply commits (issue 15: the
+    # turn write is the verbatim vector, the insert and the gate; the second embedding was
+    # half of it); the lexical entry is written with the turn either way
+    vector_after_commit: bool
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> IndexConfig:
         return cls(**scalar_fields(cls, t, {"index_reply_max_words": "reply_max_words",
                                              "index_reply_max_terms": "reply_max_terms",
                                              "index_reply_context_words": "reply_context_words",
-                                             "index_max_chars": "max_chars"}))
+                                             "index_max_chars": "max_chars",
+                                             "index_vector_after_commit":
+                                                 "vector_after_commit"}))
 
     def may_quote(self, content: str) -> bool:
         """Short enough to be a reply that needs the turn it answers."""

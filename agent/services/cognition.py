@@ -48,6 +48,7 @@ from agent.domain.recall import RecallConfig
 from agent.domain.tables import need
 from agent.domain.tags import parse_memory_tags
 from agent.domain.text import storable_text
+from agent.errors import ProviderError
 from agent.inbox import LostClaim
 from agent.providers.embedding import BaseEmbedder
 from agent.services import emotion
@@ -59,7 +60,7 @@ from agent.services.indexing import Indexer, index_config, index_pending
 from agent.services.models_principles import PrincipleMatcher
 from agent.services.recall import Recaller, RecallOutcome, build_cortex
 from agent.services.rollover import RelevanceScorer, Rollover
-from agent.services.turns import TurnInput, TurnWriter
+from agent.services.turns import TurnInput, TurnWriter, fill_contextual_vectors
 from agent.services.workflows import Workflows
 
 logger = logging.getLogger(__name__)
@@ -216,6 +217,7 @@ class Cognition:
                 [TurnInput(session_id=session_id, user_id=user[0] if user else None,
                            user_tier=user[1] if user else None, role="user", content=content,
                            inbox_id=inbox_id)],
+                vectors_after_commit=True,  # the contextual vector: after the reply commits
             )
         turn = written[0]
         if turn is None:  # another loop wrote it meanwhile (a takeover): continue from it
@@ -412,7 +414,7 @@ class Cognition:
                            user_tier=user[1] if user else None, role="assistant",
                            content=resp.reply if resp.reply.strip() else "(no reply)",
                            inbox_id=inbox_id)],  # the reply to that message
-                notify_turn=False,
+                notify_turn=False, vectors_after_commit=True,
             )
             if written[0] is None and inbox_id is not None:  # the unique (inbox_id, role)
                 raise LostClaim(f"inbox {inbox_id} already has its reply")
@@ -434,6 +436,12 @@ class Cognition:
             if inbox_id is not None:
                 inbox.complete(conn, inbox_id, ctx.session_id, resp.reply, metadata)
             notify(conn, Channel.TURN, Kind.TURN, str(assistant_entry))
+        # the reply is out: now the two turns' contextual vectors (and any a failed turn
+        # or a crash left), off the reply's path ([recall] index_vector_after_commit)
+        try:
+            fill_contextual_vectors(conn, self.universal)
+        except ProviderError as exc:  # the reply stands; the next turn's fill retries
+            logger.warning("contextual vectors left for the next turn: %s", exc)
         return TurnResult(resp.reply, ctx.user_entry, assistant_entry, metadata)
 
     # -- helpers --------------------------------------------------------------

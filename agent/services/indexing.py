@@ -31,6 +31,7 @@ from agent.domain.contextual import (
 )
 from agent.domain.lexical import tokens, tsvector_literal
 from agent.providers.ports import Embedder
+from agent.services.turns import fill_contextual_vectors
 
 KINDS = ("day_table", "memory", "block")
 
@@ -76,6 +77,17 @@ class Indexer:
                 size = batch if limit is None else min(batch, limit - report.indexed[kind])
                 with conn.transaction():
                     n = steps[kind](conn, size, done_ids)
+                if not n:
+                    break
+                report.indexed[kind] += n
+                if progress:
+                    progress(kind, n)
+            # turns the live loop left without their contextual vector (not yet filled
+            # after its reply, or a crash in between)
+            while (kind == "day_table" and self.universal is not None
+                   and (limit is None or report.indexed[kind] < limit)):
+                size = batch if limit is None else min(batch, limit - report.indexed[kind])
+                n = fill_contextual_vectors(conn, self.universal, size)
                 if not n:
                     break
                 report.indexed[kind] += n

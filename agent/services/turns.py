@@ -87,20 +87,23 @@ class TurnWriter:
                    rng, IndexConfig.from_table(settings.recall))
 
     def _embed(
-        self, contextual: Sequence[str], verbatim: Sequence[str]
-    ) -> tuple[list[str], list[str], list[str]]:
+        self, contextual: Sequence[str], verbatim: Sequence[str], with_contextual: bool = True,
+    ) -> tuple[list[str], list[str], list[str | None]]:
         """Universal vectors of the verbatim content and of the contextual texts (recall's
         dense key for turns), in one batch; native ones of the content (the universal
-        ones when both are the same model)."""
+        ones when both are the same model). `with_contextual` False: no contextual vectors
+        (None each; `fill_contextual_vectors` embeds them after the commit)."""
         n = len(verbatim)
-        both = self.universal.embed_documents([*verbatim, *contextual])
-        uni, ctx = both[:n], both[n:]
+        both = self.universal.embed_documents(
+            [*verbatim, *contextual] if with_contextual else list(verbatim))
+        uni = both[:n]
+        ctx: list[Any] = list(both[n:]) if with_contextual else [None] * n
         if self.native.model_id == self.universal.model_id:
             nat = uni
         else:
             nat = self.native.embed_documents(list(verbatim))
         return ([vector_text(v) for v in uni], [vector_text(v) for v in nat],
-                [vector_text(v) for v in ctx])
+                [None if v is None else vector_text(v) for v in ctx])
 
     def _contexts(
         self, conn: psycopg.Connection[Any], turns: Sequence[TurnInput], contents: list[str]
@@ -121,10 +124,18 @@ class TurnWriter:
         return out
 
     def write(
-        self, conn: psycopg.Connection[Any], turns: Sequence[TurnInput], *, notify_turn: bool = True
+        self, conn: psycopg.Connection[Any], turns: Sequence[TurnInput], *,
+        notify_turn: bool = True, vectors_after_commit: bool = False,
     ) -> list[WrittenTurn | None]:
         """Write turns in the caller's transaction; None for a duplicate (an external_id, or
-        the (inbox_id, role) of a turn already written)."""
+        the (inbox_id, role) of a turn already written).
+
+        `vectors_after_commit` (the live loop, when [recall] index_vector_after_commit):
+        the turns' contextual vectors are left for the caller to embed after it commits
+        (`fill_contextual_vectors`); the content, its verbatim vector and the lexical index
+        entry are written here all the same, so BM25 and the bare dense list find the turn
+        at once. A turn whose contextual vector was never filled (a crash in between) is
+        found by the next fill, and counted and filled by `cogd reindex`."""
         if not turns:
             return []
         cleaned: list[tuple[str, list[str]]] = []
@@ -134,7 +145,9 @@ class TurnWriter:
             cleaned.append(clean_content(turn.content))
         contents = [c for c, _ in cleaned]
         contexts = self._contexts(conn, turns, contents)
-        universal, native, contextual = self._embed(contexts, contents)
+        universal, native, contextual = self._embed(
+            contexts, contents,
+            with_contextual=not (vectors_after_commit and self.index_cfg.vector_after_commit))
         out: list[WrittenTurn | None] = []
         for turn, (content, notes), context, uvec, nvec, cvec in zip(
             turns, cleaned, contexts, universal, native, contextual, strict=True
@@ -189,3 +202,19 @@ class TurnWriter:
             decision="scratch" if scratched else "pass", scratched=scratched,
             flags=tuple(flags), content=content, tokens=tokens,
         )
+
+
+def fill_contextual_vectors(conn: psycopg.Connection[Any], universal: Embedder,
+                            limit: int = 64) -> int:
+    """Embed the contextual texts of turns written without their contextual vector
+    (`TurnWriter.write(vectors_after_commit=True)`, or left so by a crash), oldest first,
+    at most `limit`, in one batch and one transaction; how many were filled. A row filled
+    meanwhile by another process is left as that process wrote it."""
+    rows = day_table.vector_pending(conn, limit)
+    if not rows:
+        return 0
+    vectors = universal.embed_documents([text for _, text in rows])
+    with conn.transaction():
+        for (entry_id, _), vec in zip(rows, vectors, strict=True):
+            day_table.fill_vector(conn, entry_id, vector_text(vec))
+    return len(rows)

@@ -19,6 +19,19 @@ VALUES (%(session_id)s, %(user_id)s, %(user_tier)s, %(role)s, %(speaker)s, %(con
 ON CONFLICT DO NOTHING
 RETURNING entry_id, turn_number;
 
+-- name: day_table_vector_pending
+-- Turns whose contextual vector is still to be embedded: written by the live loop with
+-- [recall] index_vector_after_commit (filled right after its reply commits), or left so by
+-- a crash in between; oldest first (ix_day_table_vector_pending, revision 0016).
+SELECT entry_id, index_text FROM day_table
+WHERE index_embedding IS NULL AND index_text IS NOT NULL
+ORDER BY created_at, entry_id
+LIMIT %(k)s;
+
+-- name: day_table_vector_fill
+UPDATE day_table SET index_embedding = %(vector)s::vector
+WHERE entry_id = %(entry_id)s AND index_embedding IS NULL;
+
 -- name: day_table_last_turn
 -- the session's last turn: what a short reply answers (agent/domain/contextual.py)
 SELECT speaker, role, content FROM day_table

@@ -3,8 +3,11 @@
 -- lexicon trigger on each table turns index_tsv into lexical_postings.
 
 -- name: index_pending_counts
+-- (a turn also counts while its contextual vector is still to be embedded: written by the
+-- live loop with [recall] index_vector_after_commit and not filled yet)
 SELECT (SELECT count(*) FROM day_table
-         WHERE index_version IS NULL OR index_version < %(version)s),
+         WHERE index_version IS NULL OR index_version < %(version)s
+            OR (index_embedding IS NULL AND index_text IS NOT NULL)),
        (SELECT count(*) FROM memories
          WHERE index_version IS NULL OR index_version < %(version)s),
        (SELECT count(*) FROM holographic_blocks
