@@ -184,7 +184,9 @@ def reindex(everything: bool, batch_size: int, as_json: bool) -> int:
     """Rebuild the contextual index: each turn's index text ("(8 May 2023) Ana said,
     ..."), its universal vector and its BM25 lexicon entry; memories' and holographic
     blocks' lexicon entries. Rows written since revision 0007 by the current recipe are
-    skipped (unless --all). Content is never changed. Safe to interrupt and run again.
+    skipped (unless --all), but for turns still without their contextual vector (the
+    loop embeds it after its reply commits; a crash in between leaves it to this command
+    or the next loop turn). Content is never changed. Safe to interrupt and run again.
     """
     from agent.db.connect import connect
     from agent.services.indexing import build_indexer
