@@ -52,9 +52,10 @@ def _onnx_session(
     """The ONNX session and tokenizer of a model file, once per process. `spin`: let the
     intra-op threads busy-wait between calls (onnxruntime's default). Off here: a spinning
     pool kept every core busy for a while after each embedding and starved the Postgres
-    backend serving the same recall (bench.loop at 100k memories, 2 cores: sending the
-    recall's BM25 queries took 3.2 ms instead of 0.3, recall p50 17.3 -> 14.4 ms); an
-    embedding alone is ~10 % slower without it (3.4 -> 3.8 ms for one query)."""
+    backend serving the same recall (an instrumented recall on a 100k-memory bench.loop
+    database, 2 cores, one run each: sending the recall's BM25 queries took 3.2 ms instead
+    of 0.3, recall p50 17.3 -> 14.4 ms); an embedding alone is ~10 % slower without it
+    (3.4 -> 3.8 ms for one query)."""
     key = f"{model_path}:{tokenizer_path}:{threads}:{spin}"
     with _load_lock:
         if key not in _onnx_cache:

@@ -82,17 +82,6 @@ class Indexer:
                 report.indexed[kind] += n
                 if progress:
                     progress(kind, n)
-            # turns the live loop left without their contextual vector (not yet filled
-            # after its reply, or a crash in between)
-            while (kind == "day_table" and self.universal is not None
-                   and (limit is None or report.indexed[kind] < limit)):
-                size = batch if limit is None else min(batch, limit - report.indexed[kind])
-                n = fill_contextual_vectors(conn, self.universal, size)
-                if not n:
-                    break
-                report.indexed[kind] += n
-                if progress:
-                    progress(kind, n)
         return report
 
     def _select(self, conn: psycopg.Connection[Any], name: str, size: int,
@@ -106,8 +95,9 @@ class Indexer:
 
     def _turns(self, conn: psycopg.Connection[Any], size: int, done: set[Any]) -> int:
         rows = self._select(conn, "index_turns", size, done)
-        if not rows:
-            return 0
+        if not rows:  # then the turns the live loop left without their contextual vector
+            return (0 if self.universal is None
+                    else fill_contextual_vectors(conn, self.universal, size))
         assert self.universal is not None, "turns are re-embedded: give the Indexer an embedder"
         texts = [
             turn_text(Said(r[1], r[2], r[3], r[4]),

@@ -204,17 +204,18 @@ class Recaller:
                   rows: list[Any]) -> None:
         """One list's rows into the pool, ranked in their order; a dense list's turns and
         memories come with their judged and goal similarities."""
+        dense = not rank_field.endswith("sparse_rank")
         for rank, r in enumerate(rows, 1):
             fields: dict[str, Any] = {rank_field: rank}
             if kind == "turn":
-                if len(r) > 9:  # a dense list: judged and goal similarity
+                if dense:  # the dense lists bring the judged and goal similarities
                     fields.update(similarity=r[9], goal_similarity=r[10])
                 found.add(f"day_table:{r[0]}", kind="day_table", content=r[3],
                           created_at=r[4], importance=0.5, source_ids=(str(r[0]),),
                           external_ids=(r[5],) if r[5] else (), token_count=r[6],
                           role=r[2], speaker=r[8], **fields)
             elif kind == "memory":
-                if len(r) > 11:
+                if dense:
                     fields.update(similarity=r[11], goal_similarity=r[12])
                 found.add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
                           importance=r[4], status=r[6],
