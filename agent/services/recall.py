@@ -10,7 +10,7 @@ A broad question (about a period or a theme, by the broad-question heuristic of
 agent/domain/broad.py) also gets the cortex's RAPTOR nodes (levels 1-3) as items of kind
 "cluster", first, within a share of the token budget; the cortex is read only then.
 
-Round trips per recall: one for the speakers the question names; one for the BM25 lists
+Round trips per recall: one for the speakers the question names and the BM25 lists
 (pipeline mode), which the server ranks while the query is embedded; one for the dense
 lists, which return their rows' judged (and goal) similarities, with the similarities of
 the rows only BM25 found; one for recall_log. Given a side connection (the loop worker's
@@ -86,41 +86,39 @@ class Recaller:
         # (whose own writes another connection would not see): one connection
         self.side: Checkout | None = None
 
-    def query_context(
-        self, conn: psycopg.Connection[Any], text: str, now: datetime, user_id: Any = None,
-    ) -> domain.QueryContext:
-        """The period the question asks about (against `now`), whether it asks for the
-        current state, and which of its words name a speaker of this user's turns."""
+    def query_context(self, text: str, now: datetime) -> tuple[domain.QueryContext, list[str]]:
+        """The period the question asks about (against `now`) and whether it asks for the
+        current state; with the words that could name a speaker of this user's turns, which
+        `candidates` looks up in its first round trip (the context's `people`)."""
         tq = timeref.resolve(text, now)
         # a name is written with a capital, unless the whole query is lower case
         words = [w for w in lexical._WORD.findall(text) if len(w) > 1 and not w.isdigit()
                  and (w[0].isupper() or text.islower())]
-        people: frozenset[str] = frozenset()
-        if words:
-            names = sorted({v for w in words for v in (w, w.lower(), w.capitalize())})
-            rows = conn.execute(query("known_speakers"), {
-                "names": names, "user_id": None if user_id is None else str(user_id)})
-            people = frozenset(str(r[0]).lower() for r in rows)
-        return domain.QueryContext(window=tq.window, asks_current=tq.asks_current,
-                                   people=people)
+        names = sorted({v for w in words for v in (w, w.lower(), w.capitalize())})
+        return domain.QueryContext(window=tq.window, asks_current=tq.asks_current), names
 
     def candidates(
         self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None,
         goal_vector: Sequence[float] | None = None, user_id: Any = None,
-        context: domain.QueryContext | None = None,
-    ) -> list[domain.Candidate]:
+        context: domain.QueryContext | None = None, speaker_names: Sequence[str] = (),
+    ) -> tuple[list[domain.Candidate], frozenset[str]]:
         """Candidates from every list (dense | BM25 per table, both inside the asked time
-        window, cortex), each with similarity and term coverage.
+        window, cortex), each with similarity and term coverage; and the people the query
+        names: those of `speaker_names` that are speakers of this user's turns (the
+        context's own `people` when none are given).
 
         `text` is what is searched (the compound query in the loop); `verdict_text`
         (default: `text`) is what the verdict judges: the question actually asked.
         `user_id`: only that user's rows (and rows of no user); None: everyone's.
 
-        Two round trips (psycopg pipeline mode). The first sends the BM25 lists, which
-        the server ranks while the query is embedded here; it is read once the embedding is
-        done. The second sends the dense lists, which return their rows' judged (and goal)
-        similarities themselves, together with the similarities of the rows only BM25
-        found; one sync collects them.
+        Two round trips (psycopg pipeline mode). The first sends the speaker lookup and the
+        BM25 lists, which the server ranks while the query is embedded here; it is read once
+        the embedding is done. The second sends the dense lists, which return their rows'
+        judged (and goal) similarities themselves, and the similarities of the rows only
+        BM25 found; the BM25 rows enter the pool while the server ranks them, and one sync
+        collects them. Given a side connection (`side`), it is checked out while the server
+        ranks BM25, and runs the memories' dense list (the largest HNSW scan) beside the
+        other lists.
         """
         _hnsw_settings(conn, int(self.cfg.hnsw_ef_search))
         ctx = context or domain.QueryContext()
@@ -135,35 +133,39 @@ class Recaller:
                 "depth": max(pool, int(self.cfg.bm25_term_depth)),
                 "user_id": uid, "since": None, "until": None}
         sparse: list[tuple[str, str, Any]] = []  # (list, row kind, cursor)
-        with _pipeline(conn):
-            if search_terms:
-                for kind, name in (("turn", "recall_bm25_day_table"),
-                                   ("memory", "recall_bm25_memories"),
-                                   ("block", "recall_bm25_blocks")):
-                    sparse.append(("sparse_rank", kind, conn.execute(query(name), bm25)))
-                if window is not None:
-                    sparse.append(("window_sparse_rank", "turn", conn.execute(
-                        query("recall_bm25_day_table"), {**bm25, **window})))
-            qvec_raw = self.embedder.embed_query(text)  # the server ranks BM25 meanwhile
-            qvec = vector_text(qvec_raw)
-            jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
-        found = domain.CandidatePool()
-        for rank_field, kind, cur in sparse:
-            self._add_rows(found, rank_field, kind, cur.fetchall())
-        goal = None if goal_vector is None else vector_text(goal_vector)
-        params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
-        dense = [("dense_rank", "turn", "recall_dense_day_table"),
-                 ("dense_rank", "memory", "recall_dense_memories"),
-                 ("dense_rank", "block", "recall_dense_blocks")]
-        if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
-            dense.insert(1, ("bare_rank", "turn", "recall_dense_day_table_bare"))
-        lists: list[tuple[str, str, Any]] = []
-        side = (self.side() if self.side is not None
-                and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-                else contextlib.nullcontext(None))
-        with side as other:
+        use_side = (self.side is not None
+                    and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE)
+        with contextlib.ExitStack() as stack:
+            with _pipeline(conn):
+                speakers = (conn.execute(query("known_speakers"), {
+                    "names": list(speaker_names), "user_id": uid}) if speaker_names else None)
+                if search_terms:
+                    for kind, name in (("turn", "recall_bm25_day_table"),
+                                       ("memory", "recall_bm25_memories"),
+                                       ("block", "recall_bm25_blocks")):
+                        sparse.append(("sparse_rank", kind, conn.execute(query(name), bm25)))
+                    if window is not None:
+                        sparse.append(("window_sparse_rank", "turn", conn.execute(
+                            query("recall_bm25_day_table"), {**bm25, **window})))
+                other = stack.enter_context(self.side()) if use_side and self.side else None
+                qvec_raw = self.embedder.embed_query(text)  # the server ranks BM25 meanwhile
+                qvec = vector_text(qvec_raw)
+                jvec = (qvec if judge == text
+                        else vector_text(self.embedder.embed_query(judge)))
+            people = (ctx.people if speakers is None
+                      else frozenset(str(r[0]).lower() for r in speakers.fetchall()))
+            sparse_rows = [(rank_field, kind, cur.fetchall()) for rank_field, kind, cur in sparse]
+            goal = None if goal_vector is None else vector_text(goal_vector)
+            params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
+            dense = [("dense_rank", "turn", "recall_dense_day_table"),
+                     ("dense_rank", "memory", "recall_dense_memories"),
+                     ("dense_rank", "block", "recall_dense_blocks")]
+            if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
+                dense.insert(1, ("bare_rank", "turn", "recall_dense_day_table_bare"))
             if other is not None:
                 _hnsw_settings(other, int(self.cfg.hnsw_ef_search))
+            found = domain.CandidatePool()
+            lists: list[tuple[str, str, Any]] = []
             with _pipeline(conn), (_pipeline(other) if other is not None
                                    else contextlib.nullcontext()):
                 for rank_field, kind, name in dense:
@@ -172,12 +174,15 @@ class Recaller:
                 if window is not None:
                     lists.append(("window_dense_rank", "turn", conn.execute(
                         query("recall_dense_day_table_window"), {**params, **window})))
-                asked = self._ask_similarities(conn, jvec, goal, found)
+                asked = self._ask_similarities(conn, jvec, goal, sparse_rows)
+                for rank_field, kind, got in sparse_rows:  # while the server ranks
+                    self._add_rows(found, rank_field, kind, got)
             rows = [(rank_field, kind, cur.fetchall()) for rank_field, kind, cur in lists]
+            similar = [(name, kind, cur.fetchall()) for name, kind, cur in asked]
         for rank_field, kind, got in rows:
             self._add_rows(found, rank_field, kind, got)
-        for name, kind, cur in asked:
-            for rid, sim in cur.fetchall():
+        for name, kind, got in similar:
+            for rid, sim in got:
                 found.set(f"{kind}:{rid}", **{name: float(sim)})
         for rank, (cid, content, sim) in enumerate(
             self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text,
@@ -197,7 +202,7 @@ class Recaller:
             weights = self.term_weights(conn, qterms)
             cands = [replace(c, coverage=lexical.coverage(qterms, c.content, weights))
                      for c in cands]
-        return cands
+        return cands, people
 
     @staticmethod
     def _add_rows(found: domain.CandidatePool, rank_field: str, kind: str,
@@ -233,20 +238,25 @@ class Recaller:
     @staticmethod
     def _ask_similarities(
         conn: psycopg.Connection[Any], qvec: str, goal: str | None,
-        found: domain.CandidatePool,
+        sparse_rows: list[tuple[str, str, list[Any]]],
     ) -> list[tuple[str, str, Any]]:
-        """Send (in the caller's pipeline) the cosine of every turn and memory already in
-        the pool (those BM25 found) to the judged query, and to the active goals
-        (Layer 1: the goal boost) when there are any; (field, kind, cursor) to read."""
+        """Send (in the caller's pipeline) the cosine of every turn and memory the BM25 lists
+        found to the judged query, and to the active goals (Layer 1: the goal boost) when
+        there are any; (field, pool kind, cursor) to read."""
+        found: dict[str, dict[str, None]] = {"turn": {}, "memory": {}}
+        for _, kind, rows in sparse_rows:
+            if kind in found:
+                found[kind].update(dict.fromkeys(str(r[0]) for r in rows))
         asked: list[tuple[str, str, Any]] = []
-        for kind, table in (("day_table", "day_table"), ("memory", "memories")):
-            ids = found.ids(kind)
+        for kind, pool_kind, table in (("turn", "day_table", "day_table"),
+                                       ("memory", "memory", "memories")):
+            ids = list(found[kind])
             if not ids:
                 continue
-            asked.append(("similarity", kind, conn.execute(
+            asked.append(("similarity", pool_kind, conn.execute(
                 query(f"similarity_by_ids_{table}"), {"query": qvec, "ids": ids})))
             if goal is not None:
-                asked.append(("goal_similarity", kind, conn.execute(
+                asked.append(("goal_similarity", pool_kind, conn.execute(
                     query(f"goal_similarity_{table}"), {"goal": goal, "ids": ids})))
         return asked
 
@@ -297,14 +307,16 @@ class Recaller:
                                (session_id,)).fetchone()
             user_id = row[0] if row else None
         now = now or datetime.now(UTC)
-        ctx = self.query_context(conn, verdict_text or text, now, user_id)
+        ctx, names = self.query_context(verdict_text or text, now)
         if mood is not None:
             ctx = replace(ctx, mood=mood)
         budget = budget_tokens if budget_tokens is not None else self.cfg.token_budget
         decision, nodes = self.broad_nodes(verdict_text or text, ctx, now, user_id,
                                            recent_ids or set(), budget)
         budget -= sum(self.count_tokens(n.content) for n in nodes)
-        cands = self.candidates(conn, text, k, verdict_text, goal_vector, user_id, ctx)
+        cands, people = self.candidates(conn, text, k, verdict_text, goal_vector, user_id, ctx,
+                                        speaker_names=names)
+        ctx = replace(ctx, people=people)
         rerank_scores = self._rerank(text, cands)
         result = domain.recall_pipeline(
             cands,
@@ -353,7 +365,7 @@ class Recaller:
             return first
         merged = {c.id: c for c in cands}
         for variant in variants:
-            extra = self.candidates(conn, variant, k, judge, goal_vector, user_id, ctx)
+            extra, _ = self.candidates(conn, variant, k, judge, goal_vector, user_id, ctx)
             ranked = domain.recall_pipeline(extra, now=now, cfg=self.cfg, k=len(extra),
                                             context=ctx, budget_tokens=10**9)
             by_id = {c.id: c for c in extra}

@@ -52,9 +52,13 @@ ORDER BY s.distance;
 -- name: recall_dense_memories
 -- Nearest memories (active, superseded and archived: consolidation lowers
 -- importance, it never hides a memory).
+-- The judged similarity is the distance already computed when the judged question is the
+-- searched one (the planner folds the comparison of the two constants); the source turn is
+-- looked up by key for the k rows (a join let the planner scan the whole day table).
 SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance, m.source_entry_id,
        m.status, m.distance, d.external_id, d.speaker, d.role,
-       1 - (m.universal_embedding <=> %(judge)s::vector) AS similarity,
+       1 - CASE WHEN %(judge)s::vector = %(query)s::vector THEN m.distance
+                ELSE m.universal_embedding <=> %(judge)s::vector END AS similarity,
        1 - (m.universal_embedding <=> %(goal)s::vector) AS goal_similarity
 FROM (SELECT memory_id, memory_type, content, created_at, importance, source_entry_id, status,
              universal_embedding <=> %(query)s::vector AS distance, universal_embedding
@@ -63,7 +67,8 @@ FROM (SELECT memory_id, memory_type, content, created_at, importance, source_ent
   OR user_id = %(user_id)s::uuid)
       ORDER BY universal_embedding <=> %(query)s::vector
       LIMIT %(k)s) m
-LEFT JOIN day_table d ON d.entry_id = m.source_entry_id
+LEFT JOIN LATERAL (SELECT external_id, speaker, role FROM day_table
+                   WHERE entry_id = m.source_entry_id LIMIT 1) d ON true
 ORDER BY m.distance;
 
 -- name: recall_dense_blocks
@@ -180,7 +185,8 @@ s AS (SELECT p.doc_id,
 SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance,
        m.source_entry_id, m.status, s.score, d.external_id, d.speaker, d.role
 FROM s JOIN memories m ON m.memory_id = s.doc_id
-LEFT JOIN day_table d ON d.entry_id = m.source_entry_id
+LEFT JOIN LATERAL (SELECT external_id, speaker, role FROM day_table
+                   WHERE entry_id = m.source_entry_id LIMIT 1) d ON true
 ORDER BY s.score DESC, m.created_at DESC;
 
 -- name: recall_bm25_blocks
