@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import psycopg
@@ -101,6 +102,53 @@ def test_day_table_has_the_memory_spec_columns(conn: psycopg.Connection[Any]) ->
         "token_count", "message_type", "epiphany_metadata", "content_tsv", "surprise",
     }
     assert spec <= cols
+
+
+def test_day_table_vectors_stay_in_the_row(conn: psycopg.Connection[Any]) -> None:
+    """Revision 0017: day_table's vectors are STORAGE MAIN, so a turn with all three 384-d
+    vectors (~4 KB, over the 2 KB toast threshold) keeps them in its row and the dense lists
+    read no toast table; under pgvector's default (EXTERNAL) they would go there."""
+    storage = dict(conn.execute(
+        "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'day_table'::regclass "
+        "AND attname IN ('universal_embedding', 'native_embedding', 'index_embedding')"
+    ).fetchall())
+    assert storage == {"universal_embedding": "m", "native_embedding": "m",
+                       "index_embedding": "m"}
+    toast = conn.execute(
+        "SELECT reltoastrelid::regclass::text FROM pg_class WHERE relname = 'day_table'"
+    ).fetchone()
+    assert toast is not None
+
+    def chunks() -> int:
+        row = conn.execute(f"SELECT count(*) FROM {toast[0]}").fetchone()
+        return int(row[0]) if row else -1
+
+    session_id = make_session(conn)
+    rng = random.Random(3)  # incompressible, as real embeddings are
+    vec = "[" + ",".join(f"{rng.uniform(-1, 1):.7f}" for _ in range(384)) + "]"
+    before = chunks()
+    conn.execute(
+        "INSERT INTO day_table (session_id, role, content, universal_embedding, "
+        "native_embedding, index_embedding) VALUES (%s, 'user', 'inline?', %s::vector, "
+        "%s::halfvec, %s::vector)", (session_id, vec, vec, vec))
+    assert chunks() == before  # EXTERNAL would have added a chunk per vector
+    sizes = conn.execute(
+        "SELECT pg_column_size(universal_embedding), pg_column_size(index_embedding) "
+        "FROM day_table WHERE content = 'inline?'").fetchone()
+    assert sizes == (384 * 4 + 8, 384 * 4 + 8)  # whole and uncompressed
+
+
+def test_memories_hnsw_graph_is_built_denser(conn: psycopg.Connection[Any]) -> None:
+    """Revision 0017: memories' universal index is built with ef_construction 128 (chosen
+    with [recall] hnsw_ef_search 200 for recall@10 >= 0.95 at 100k); the other HNSW
+    indexes keep pgvector's defaults."""
+    options = dict(conn.execute(
+        "SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_index i "
+        "ON i.indexrelid = c.oid JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'hnsw'"
+    ).fetchall())
+    assert options["ix_memories_universal_embedding_hnsw"] == ["m=16", "ef_construction=128"]
+    assert options["ix_memories_native_embedding_hnsw"] is None
+    assert options["ix_day_table_index_embedding_hnsw"] is None
 
 
 def test_generated_tsvector_matches_mixed_language_words(conn: psycopg.Connection[Any]) -> None:
