@@ -10,17 +10,23 @@ vectors, no prefix, as rollover copies them from day_table), then:
   writes it (verbatim embedding, day_table insert with its HNSW indexes, entry gate,
   gate_decisions, scratch_buffer, NOTIFY, commit; with [recall] index_vector_after_commit
   the contextual vector follows the commit, timed on its own); p50/p95 and the share spent
-  embedding;
+  embedding; then VACUUM ANALYZE day_table and ANALYZE the lexicon, as autovacuum would
+  within a minute (the 200 turns are written in seconds; a live daemon recalls against
+  vacuumed, analysed tables; before 2026-11-26 the recall phase ran right after the burst);
 - recall: `Recaller.recall(conn, q, k=10, log=False)` as the loop worker builds it
   (`build_recaller`, with a pooled side connection for the memories' dense list); p50/p95
   of its own `latency_ms` and the share spent embedding;
 - bare: embed_query + one HNSW `ORDER BY universal_embedding <=> q LIMIT 10` on memories,
   to give the pipeline/bare ratio (its own ONNX session with onnxruntime's spinning
   threads, faster for an embedding alone than the daemon's non-spinning one);
-- where the time goes: each named SQL query of the pipeline timed alone.
+- where the time goes: each named SQL query of the pipeline timed alone;
+- index recall: HNSW top 10 against exact search at each --ef (--index-queries queries),
+  and BM25's depth cut against every posting read; with --hnsw-build M:EFC,... the
+  memories' index is rebuilt with each build and measured again (build time, size).
 
 --quick: 10k memories only, fewer turns and queries (a couple of minutes).
-Writes bench/results/loop-<date>.md and .json (loop-quick-<date> with --quick).
+Writes bench/results/loop-<date>.md and .json (loop-quick-<date> with --quick; --scales
+and --tag name it).
 """
 
 from __future__ import annotations
@@ -579,7 +585,8 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
 
 def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_id: Any,
                  ef_values: Sequence[int], depth: int, pool: int,
-                 drawn: npt.NDArray[np.float32] | None = None) -> dict[str, Any]:
+                 drawn: npt.NDArray[np.float32] | None = None,
+                 bm25: bool = True) -> dict[str, Any]:
     """How much of exact search the indexes find, per query, for the bench user:
     - HNSW: recall@10 of recall_dense_memories' ordering (the index, at each ef_search)
       against the exact top 10 (the same ORDER BY, + 0 keeping the planner off the index),
@@ -631,6 +638,8 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
                              "ms": stats(ms)})
     conn.execute("RESET hnsw.ef_search")
     _RELAXED.pop(conn, None)  # the recaller sets its configured value again
+    if not bm25:
+        return out
     top_pool: list[float] = []
     top_10: list[float] = []
     score_pool: list[float] = []
@@ -665,6 +674,54 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
                    "score_recall_at_10": (round(statistics.mean(score_10), 4)
                                           if score_10 else None)}
     return out
+
+
+MEMORIES_HNSW = "ix_memories_universal_embedding_hnsw"
+
+
+def hnsw_builds(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_id: Any,
+                ef_values: Sequence[int], builds: Sequence[tuple[int, int]],
+                drawn: npt.NDArray[np.float32] | None, restore: bool) -> list[dict[str, Any]]:
+    """Rebuild memories' universal HNSW index with each (m, ef_construction) of `builds`
+    and measure its build time, size and index recall against exact search at each
+    ef_search (index_recall's HNSW part). The shipped definition (the migrations') is built
+    again afterwards when `restore` (a later scale loads on top of it)."""
+    row = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s",
+                       (MEMORIES_HNSW,)).fetchone()
+    shipped = str(row[0]) if row else None
+    conn.execute("SET maintenance_work_mem = '4GB'")
+    out = []
+    for m, efc in builds:
+        print(f"  HNSW build m={m} ef_construction={efc}", flush=True)
+        conn.execute(f'DROP INDEX IF EXISTS "{MEMORIES_HNSW}"')
+        start = time.perf_counter()
+        conn.execute(f'CREATE INDEX "{MEMORIES_HNSW}" ON memories USING hnsw '
+                     f"(universal_embedding vector_cosine_ops) "
+                     f"WITH (m = {int(m)}, ef_construction = {int(efc)})")
+        build_s = time.perf_counter() - start
+        size = conn.execute("SELECT pg_relation_size(%s::regclass)",
+                            (MEMORIES_HNSW,)).fetchone()
+        got = index_recall(conn, embedder, queries, user_id, ef_values, 0, 0, drawn,
+                           bm25=False)
+        out.append({"m": m, "ef_construction": efc, "build_s": round(build_s, 1),
+                    "size_mb": round(int(size[0]) / 2**20, 1) if size else None,
+                    "hnsw": got["hnsw"], "hnsw_drawn": got.get("hnsw_drawn")})
+    if restore and shipped is not None:
+        conn.execute(f'DROP INDEX IF EXISTS "{MEMORIES_HNSW}"')
+        conn.execute(shipped)
+    return out
+
+
+def after_writes(conn: Any) -> float:
+    """What autovacuum does within its naptime (60 s) after the write burst: VACUUM
+    ANALYZE day_table (each loop turn is inserted, then updated once its contextual
+    vector is filled: one dead version per turn) and ANALYZE the lexicon. The benchmark
+    writes 200 turns in seconds and recalls at once; a live daemon recalls against a
+    vacuumed, analysed table. Seconds it took."""
+    start = time.perf_counter()
+    conn.execute("VACUUM ANALYZE day_table")
+    conn.execute("ANALYZE lexical_postings, lexical_terms, lexical_stats")
+    return round(time.perf_counter() - start, 2)
 
 
 def table_counts(conn: Any) -> dict[str, int]:
@@ -719,7 +776,8 @@ def measured(watch: CpuWatch, settle_s: float, retries: int,
 
 def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         retries: int, scales: Sequence[int] | None = None, real_max: int = REAL_MAX,
-        ef_values: Sequence[int] = EF_VALUES, recall_queries: int = 30) -> dict[str, Any]:
+        ef_values: Sequence[int] = EF_VALUES, recall_queries: int = 30,
+        builds: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
     from agent.db.connect import connect
     from agent.db.pool import side_pool
     from agent.providers import factory
@@ -784,6 +842,7 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
                 turns = turn_texts(n_turns, seed + scale)
                 writes, w_other = measured(watch, settle_s, retries, functools.partial(
                     bench_turn_writes, conn, writer, [universal, native], turns, scale))
+                writes["after_writes_vacuum_s"] = after_writes(conn)
                 print(f"recall at {scale}", flush=True)
                 recall, r_other = measured(watch, settle_s, retries, functools.partial(
                     bench_recall, conn, recaller, recall_timer, queries, user_id,
@@ -795,6 +854,11 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
                 exactness = index_recall(conn, loader, queries[:recall_queries], user_id,
                                          ef_values, recall["bm25_term_depth"], recall["pool"],
                                          drawn)
+                if builds:
+                    print(f"HNSW build parameters at {scale}", flush=True)
+                    exactness["builds"] = hnsw_builds(
+                        conn, loader, queries[:recall_queries], user_id, ef_values, builds,
+                        drawn, restore=scale != scales[-1])
                 entry = {"memories": scale, "load": load, "tables_before_writes": before,
                          "tables_during_recall": table_counts(conn), "turn_write": writes,
                          "recall": recall, "index_recall": exactness,
@@ -869,6 +933,9 @@ def markdown(data: dict[str, Any]) -> str:
             f"{o['recall']['other_cores']} during the kept recall run (attempts: turn "
             f"writes {o['turn_write']['attempts']}, recall {o['recall']['attempts']}).",
             "",
+            f"After the turn writes, VACUUM ANALYZE day_table and ANALYZE the lexicon, as "
+            f"autovacuum would within its 60 s naptime "
+            f"({w.get('after_writes_vacuum_s', 'not run')} s). "
             f"Tables before the turn writes: {s['tables_before_writes']}; during recall: "
             f"{s['tables_during_recall']}.",
             "",
@@ -936,6 +1003,27 @@ def markdown(data: dict[str, Any]) -> str:
                 lines += [f"| {h['ef_search']} | {h['recall_at_10']} | "
                           f"{h['min_recall_at_10']} | {h.get('distance_recall_at_10', '-')} | "
                           f"{h['ms']['p50']} / {h['ms']['p95']} |" for h in ix["hnsw_drawn"]]
+            if ix.get("builds"):
+                lines += [
+                    "",
+                    "The same index rebuilt with other build parameters (memories' universal "
+                    "HNSW index; recall@10 by identity at each hnsw.ef_search, embedded "
+                    "queries" + (" / drawn queries" if ix.get("hnsw_drawn") else "")
+                    + "; HNSW query p50 ms):",
+                    "",
+                    "| m | ef_construction | build s | size MB | "
+                    + " | ".join(f"ef {h['ef_search']}" for h in ix["hnsw"]) + " |",
+                    "| --- | --- | --- | --- | " + " | ".join("---" for _ in ix["hnsw"]) + " |",
+                ]
+                for b in ix["builds"]:
+                    cells = []
+                    for i, h in enumerate(b["hnsw"]):
+                        cell = f"{h['recall_at_10']}"
+                        if b.get("hnsw_drawn"):
+                            cell += f" / {b['hnsw_drawn'][i]['recall_at_10']}"
+                        cells.append(f"{cell} ({h['ms']['p50']} ms)")
+                    lines.append(f"| {b['m']} | {b['ef_construction']} | {b['build_s']} | "
+                                 f"{b['size_mb']} | " + " | ".join(cells) + " |")
             lines += [
                 "",
                 f"BM25 at depth {bm['depth']} against every posting read ({bm['queries']} "
@@ -948,6 +1036,18 @@ def markdown(data: dict[str, Any]) -> str:
             ]
     lines.append("")
     return "\n".join(lines)
+
+
+def _builds(value: str) -> list[tuple[int, int]]:
+    """--hnsw-build: "16:64,24:128" -> [(16, 64), (24, 128)]."""
+    out = []
+    for part in value.split(","):
+        m, sep, efc = part.partition(":")
+        if not sep or not m.strip().isdigit() or not efc.strip().isdigit():
+            raise argparse.ArgumentTypeError(
+                f"{part!r}: expected M:EF_CONSTRUCTION, e.g. 16:64")
+        out.append((int(m), int(efc)))
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -974,11 +1074,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ef", type=lambda v: [int(x) for x in v.split(",")],
                         default=list(EF_VALUES),
                         help="hnsw.ef_search values whose index recall is measured")
+    parser.add_argument("--hnsw-build", type=_builds, default=[],
+                        help="also rebuild memories' HNSW index with each M:EF_CONSTRUCTION "
+                             "(e.g. 16:64,24:128) after the measured phases, and measure its "
+                             "build time, size and index recall at every --ef")
+    parser.add_argument("--index-queries", type=int, default=30,
+                        help="queries whose HNSW top 10 is compared with exact search "
+                             "(and as many drawn query vectors where vectors are derived)")
+    parser.add_argument("--tag", default="",
+                        help="added to the result file's name (e.g. seed7)")
     args = parser.parse_args(argv)
     data = run(args.quick, args.seed, args.keep, args.cache, args.settle_s, args.retries,
-               args.scales, args.real, args.ef)
+               args.scales, args.real, args.ef, recall_queries=args.index_queries,
+               builds=args.hnsw_build)
     name = "loop" if args.scales is None else "loop-" + "-".join(
         f"{n // 1_000_000}m" if n % 1_000_000 == 0 else f"{n // 1000}k" for n in args.scales)
+    if args.tag:
+        name += f"-{args.tag}"
     write_results(name, data, markdown(data), quick=args.quick, indent=2)
 
 
