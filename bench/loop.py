@@ -36,6 +36,7 @@ import datetime as dt
 import functools
 import os
 import random
+import re
 import statistics
 import time
 from collections import Counter
@@ -586,7 +587,8 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
 def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_id: Any,
                  ef_values: Sequence[int], depth: int, pool: int,
                  drawn: npt.NDArray[np.float32] | None = None,
-                 bm25: bool = True) -> dict[str, Any]:
+                 bm25: bool = True,
+                 exact_cache: dict[str, Any] | None = None) -> dict[str, Any]:
     """How much of exact search the indexes find, per query, for the bench user:
     - HNSW: recall@10 of recall_dense_memories' ordering (the index, at each ef_search)
       against the exact top 10 (the same ORDER BY, + 0 keeping the planner off the index),
@@ -610,13 +612,19 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
                 "ORDER BY universal_embedding <=> %(q)s::vector LIMIT 10")
     exact_sql = hnsw_sql.replace("ORDER BY universal_embedding <=> %(q)s::vector",
                                  "ORDER BY (universal_embedding <=> %(q)s::vector) + 0")
-    sets = {"hnsw": [vector_text(embedder.embed_query(text)) for _, text in queries]}
-    if drawn is not None:
-        sets["hnsw_drawn"] = [vector_text(v) for v in drawn]
+    # the query vectors and their exact top 10s do not depend on the index: `exact_cache`
+    # keeps them for the next call on the same table (hnsw_builds' rebuilds)
+    cache = exact_cache if exact_cache is not None else {}
+    if not cache:
+        sets = {"hnsw": [vector_text(embedder.embed_query(text)) for _, text in queries]}
+        if drawn is not None:
+            sets["hnsw_drawn"] = [vector_text(v) for v in drawn]
+        for key, vectors in sets.items():
+            cache[key] = (vectors, [conn.execute(exact_sql, {"q": v, "u": uid}).fetchall()
+                                    for v in vectors])
     out: dict[str, Any] = {"queries": len(queries),
                            "drawn_queries": 0 if drawn is None else len(drawn)}
-    for key, vectors in sets.items():
-        exact = [conn.execute(exact_sql, {"q": v, "u": uid}).fetchall() for v in vectors]
+    for key, (vectors, exact) in cache.items():
         out[key] = []
         for ef in ef_values:
             conn.execute(f"SET hnsw.ef_search = {int(ef)}")
@@ -691,6 +699,7 @@ def hnsw_builds(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_i
     shipped = str(row[0]) if row else None
     conn.execute("SET maintenance_work_mem = '4GB'")
     out = []
+    exact: dict[str, Any] = {}
     for m, efc in builds:
         print(f"  HNSW build m={m} ef_construction={efc}", flush=True)
         conn.execute(f'DROP INDEX IF EXISTS "{MEMORIES_HNSW}"')
@@ -702,7 +711,7 @@ def hnsw_builds(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_i
         size = conn.execute("SELECT pg_relation_size(%s::regclass)",
                             (MEMORIES_HNSW,)).fetchone()
         got = index_recall(conn, embedder, queries, user_id, ef_values, 0, 0, drawn,
-                           bm25=False)
+                           bm25=False, exact_cache=exact)
         out.append({"m": m, "ef_construction": efc, "build_s": round(build_s, 1),
                     "size_mb": round(int(size[0]) / 2**20, 1) if size else None,
                     "hnsw": got["hnsw"], "hnsw_drawn": got.get("hnsw_drawn")})
@@ -1050,6 +1059,19 @@ def _builds(value: str) -> list[tuple[int, int]]:
     return out
 
 
+def _positive(value: str) -> int:
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a whole number >= 1")
+    return int(value)
+
+
+def _tag(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: letters, digits, '.', '_' and '-' only (it names a file)")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1078,10 +1100,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="also rebuild memories' HNSW index with each M:EF_CONSTRUCTION "
                              "(e.g. 16:64,24:128) after the measured phases, and measure its "
                              "build time, size and index recall at every --ef")
-    parser.add_argument("--index-queries", type=int, default=30,
+    parser.add_argument("--index-queries", type=_positive, default=30,
                         help="queries whose HNSW top 10 is compared with exact search "
                              "(and as many drawn query vectors where vectors are derived)")
-    parser.add_argument("--tag", default="",
+    parser.add_argument("--tag", type=_tag, default="",
                         help="added to the result file's name (e.g. seed7)")
     args = parser.parse_args(argv)
     data = run(args.quick, args.seed, args.keep, args.cache, args.settle_s, args.retries,

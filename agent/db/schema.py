@@ -7,6 +7,8 @@ Views, triggers and functions live only in the revisions (op.execute).
 
 from __future__ import annotations
 
+from typing import Any
+
 from pgvector.sqlalchemy import HALFVEC, Vector
 from sqlalchemy import (
     REAL,
@@ -102,11 +104,9 @@ def _index_columns() -> list[Column]:
 def _hnsw(table: str, column: str, ops: str, **build: int) -> Index:
     """An HNSW index; `build`: its build parameters (m, ef_construction), pgvector's
     defaults (16, 64) where not given."""
-    if build:
-        return Index(f"ix_{table}_{column}_hnsw", column, postgresql_using="hnsw",
-                     postgresql_ops={column: ops}, postgresql_with=build)
+    options: dict[str, Any] = {"postgresql_with": build} if build else {}
     return Index(f"ix_{table}_{column}_hnsw", column, postgresql_using="hnsw",
-                 postgresql_ops={column: ops})
+                 postgresql_ops={column: ops}, **options)
 
 
 def build_metadata(universal_dim: int, native_dim: int) -> MetaData:

@@ -133,8 +133,8 @@ class Recaller:
                 "depth": max(pool, int(self.cfg.bm25_term_depth)),
                 "user_id": uid, "since": None, "until": None}
         sparse: list[tuple[str, str, Any]] = []  # (list, row kind, cursor)
-        use_side = (self.side is not None
-                    and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE)
+        side = (self.side
+                if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE else None)
         with contextlib.ExitStack() as stack:
             with _pipeline(conn):
                 speakers = (conn.execute(query("known_speakers"), {
@@ -147,7 +147,7 @@ class Recaller:
                     if window is not None:
                         sparse.append(("window_sparse_rank", "turn", conn.execute(
                             query("recall_bm25_day_table"), {**bm25, **window})))
-                other = stack.enter_context(self.side()) if use_side and self.side else None
+                other = stack.enter_context(side()) if side is not None else None
                 qvec_raw = self.embedder.embed_query(text)  # the server ranks BM25 meanwhile
                 qvec = vector_text(qvec_raw)
                 jvec = (qvec if judge == text
