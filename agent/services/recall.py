@@ -10,11 +10,12 @@ A broad question (about a period or a theme, by the broad-question heuristic of
 agent/domain/broad.py) also gets the cortex's RAPTOR nodes (levels 1-3) as items of kind
 "cluster", first, within a share of the token budget; the cortex is read only then.
 
-Round trips per recall: one for the speakers the question names and the BM25 lists
-(pipeline mode), which the server ranks while the query is embedded; one for the dense
-lists, which return their rows' judged (and goal) similarities, with the similarities of
-the rows only BM25 found; one for recall_log. Given a side connection (the loop worker's
-pool), the memories' dense list runs on it, beside the other lists.
+Round trips per recall: one (pipeline mode) for the speakers the question names, the BM25
+lists, which the server ranks while the query is embedded, and the dense lists, sent once
+it is, which return their rows' judged (and goal) similarities; one for the similarities
+of the rows only BM25 found; one for recall_log. Given a side connection (the loop
+worker's pool), the memories' dense list, the longest HNSW scan, runs on it beside all
+that, from the moment the query is embedded.
 """
 
 from __future__ import annotations
@@ -112,13 +113,13 @@ class Recaller:
         `user_id`: only that user's rows (and rows of no user); None: everyone's.
 
         Two round trips (psycopg pipeline mode). The first sends the speaker lookup and the
-        BM25 lists, which the server ranks while the query is embedded here; it is read once
-        the embedding is done. The second sends the dense lists, which return their rows'
-        judged (and goal) similarities themselves, and the similarities of the rows only
-        BM25 found; the BM25 rows enter the pool while the server ranks them, and one sync
-        collects them. Given a side connection (`side`), it is checked out while the server
-        ranks BM25, and runs the memories' dense list (the largest HNSW scan) beside the
-        other lists.
+        BM25 lists, which the server ranks while the query is embedded here, then the dense
+        lists, which return their rows' judged (and goal) similarities themselves; one sync
+        collects them all. The second asks the similarities of the rows only BM25 found;
+        the lists' rows enter the pool while the server computes them. Given a side
+        connection (`side`), it is checked out while the server ranks BM25, and runs the
+        memories' dense list (the largest HNSW scan), sent first once the query is embedded,
+        beside all that; it is read last, after the cortex.
         """
         _hnsw_settings(conn, int(self.cfg.hnsw_ef_search))
         ctx = context or domain.QueryContext()
@@ -133,8 +134,16 @@ class Recaller:
                 "depth": max(pool, int(self.cfg.bm25_term_depth)),
                 "user_id": uid, "since": None, "until": None}
         sparse: list[tuple[str, str, Any]] = []  # (list, row kind, cursor)
+        lists: list[tuple[str, str, Any]] = []  # the dense lists on the caller's connection
+        side_lists: list[tuple[str, str, Any]] = []  # the one on the side connection
         side = (self.side
                 if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE else None)
+        dense = [("dense_rank", "turn", "recall_dense_day_table"),
+                 ("dense_rank", "memory", "recall_dense_memories"),
+                 ("dense_rank", "block", "recall_dense_blocks")]
+        if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
+            dense.insert(1, ("bare_rank", "turn", "recall_dense_day_table_bare"))
+        found = domain.CandidatePool()
         with contextlib.ExitStack() as stack:
             with _pipeline(conn):
                 speakers = (conn.execute(query("known_speakers"), {
@@ -152,48 +161,47 @@ class Recaller:
                 qvec = vector_text(qvec_raw)
                 jvec = (qvec if judge == text
                         else vector_text(self.embedder.embed_query(judge)))
-            people = (ctx.people if speakers is None
-                      else frozenset(str(r[0]).lower() for r in speakers.fetchall()))
-            sparse_rows = [(rank_field, kind, cur.fetchall()) for rank_field, kind, cur in sparse]
-            goal = None if goal_vector is None else vector_text(goal_vector)
-            params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
-            dense = [("dense_rank", "turn", "recall_dense_day_table"),
-                     ("dense_rank", "memory", "recall_dense_memories"),
-                     ("dense_rank", "block", "recall_dense_blocks")]
-            if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
-                dense.insert(1, ("bare_rank", "turn", "recall_dense_day_table_bare"))
-            if other is not None:
-                _hnsw_settings(other, int(self.cfg.hnsw_ef_search))
-            found = domain.CandidatePool()
-            lists: list[tuple[str, str, Any]] = []
-            with _pipeline(conn), (_pipeline(other) if other is not None
-                                   else contextlib.nullcontext()):
+                goal = None if goal_vector is None else vector_text(goal_vector)
+                params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
+                # the side's list first: its HNSW scan, the longest, starts at once
+                side_pipe = stack.enter_context(contextlib.ExitStack())
+                if other is not None:
+                    _hnsw_settings(other, int(self.cfg.hnsw_ef_search))
+                    side_pipe.enter_context(_pipeline(other))
+                    side_lists.append(("dense_rank", "memory", other.execute(
+                        query(SIDE_LIST), params)))
                 for rank_field, kind, name in dense:
-                    on = other if other is not None and name == SIDE_LIST else conn
-                    lists.append((rank_field, kind, on.execute(query(name), params)))
+                    if other is None or name != SIDE_LIST:
+                        lists.append((rank_field, kind, conn.execute(query(name), params)))
                 if window is not None:
                     lists.append(("window_dense_rank", "turn", conn.execute(
                         query("recall_dense_day_table_window"), {**params, **window})))
+            # the caller's lists are in (one sync); the side's scan may still run
+            people = (ctx.people if speakers is None
+                      else frozenset(str(r[0]).lower() for r in speakers.fetchall()))
+            sparse_rows = [(rank_field, kind, cur.fetchall()) for rank_field, kind, cur in sparse]
+            with _pipeline(conn):
                 asked = self._ask_similarities(conn, jvec, goal, sparse_rows)
-                for rank_field, kind, got in sparse_rows:  # while the server ranks
+                for rank_field, kind, got in sparse_rows:  # while the server computes them
                     self._add_rows(found, rank_field, kind, got)
-            rows = [(rank_field, kind, cur.fetchall()) for rank_field, kind, cur in lists]
-            similar = [(name, kind, cur.fetchall()) for name, kind, cur in asked]
-        for rank_field, kind, got in rows:
-            self._add_rows(found, rank_field, kind, got)
-        for name, kind, got in similar:
-            for rid, sim in got:
-                found.set(f"{kind}:{rid}", **{name: float(sim)})
-        for rank, (cid, content, sim) in enumerate(
-            self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text,
-                               user_id=uid), 1
-        ):
-            # a migrated block is also a hippocampus row: one candidate, the cortex's
-            hippo = found.pop(f"block:{cid}") or {}
-            found.add(f"cortex:{cid}", kind="cortex", content=content, created_at=None,
-                      importance=hippo.get("importance", 0.5), similarity=sim,
-                      cortex_rank=rank, dense_rank=hippo.get("dense_rank"),
-                      sparse_rank=hippo.get("sparse_rank"), source_ids=())
+                for rank_field, kind, cur in lists:
+                    self._add_rows(found, rank_field, kind, cur.fetchall())
+            for name, kind, cur in asked:
+                for rid, sim in cur.fetchall():
+                    found.set(f"{kind}:{rid}", **{name: float(sim)})
+            for rank, (cid, content, sim) in enumerate(
+                self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text,
+                                   user_id=uid), 1
+            ):
+                # a migrated block is also a hippocampus row: one candidate, the cortex's
+                hippo = found.pop(f"block:{cid}") or {}
+                found.add(f"cortex:{cid}", kind="cortex", content=content, created_at=None,
+                          importance=hippo.get("importance", 0.5), similarity=sim,
+                          cortex_rank=rank, dense_rank=hippo.get("dense_rank"),
+                          sparse_rank=hippo.get("sparse_rank"), source_ids=())
+            side_pipe.close()  # the side's list is in
+            for rank_field, kind, cur in side_lists:
+                self._add_rows(found, rank_field, kind, cur.fetchall())
         if ctx.mood is not None:  # the imprints, only when mood congruence asks for them
             self._fill_imprints(conn, found)
         cands = found.build()
