@@ -60,9 +60,9 @@ class DatabaseSettings(BaseModel):
     application_name_prefix: str = "cogd"
     connect_timeout_s: PositiveFloat = 5.0
     app_role: str = "cogd_app"
-    # HNSW build parameters, read at migration time
-    hnsw_m: Annotated[int, Field(ge=2, le=100)] = 16
-    hnsw_ef_construction: Annotated[int, Field(ge=4, le=1000)] = 64
+    # the embedded server's shared_buffers (agent/db/embedded.py): "auto" or a size
+    embedded_shared_buffers: Annotated[
+        str, Field(pattern=r"^(auto|[1-9][0-9]*(kB|MB|GB|TB))$")] = "auto"
 
 
 class EmbeddingSettings(BaseModel):

@@ -59,7 +59,8 @@ def resolve(settings: Settings, *, start: bool = True) -> Target:
             f"the embedded Postgres in {settings.data_dir} is not running; "
             "start it with `cogd up` (or any cogd command that needs it)"
         )
-    server = ensure_server(settings.data_dir)
+    server = ensure_server(settings.data_dir,
+                           shared_buffers=settings.database.embedded_shared_buffers)
     return Target(url=server.uri, embedded=True, app_url=server.app_uri)
 
 

@@ -6,7 +6,9 @@ attaches to the same server. `cogd down` stops it.
 
 Layout of the data dir:
     cogd.json   marker: {"format": 1, "created_at": ...}; a dir without it is foreign
-    pg/         PGDATA (owned by the OS user `pgserver` when cogd runs as root)
+    pg/         PGDATA (owned by the OS user `pgserver` when cogd runs as root); its
+                cogd.conf holds the settings cogd gives the server ([database]
+                embedded_shared_buffers), included from postgresql.conf
     cortex/     LanceDB cortex
 
 Authentication: only the OS user who runs cogd may log in, by peer authentication over
@@ -51,6 +53,15 @@ LOGIN_ROLES = (OWNER_ROLE, APP_ROLE, READONLY_ROLE)
 IDENT_MAP = "cogd"
 AUTH_MARKER = "# cogd: peer authentication"  # first line of a pg_hba.conf cogd wrote
 SOCKET_NAME = ".s.PGSQL.5432"
+SERVER_CONF = "cogd.conf"  # in pg/: the settings cogd gives the server, rewritten per start
+# postgresql.auto.conf (ALTER SYSTEM) is read after postgresql.conf: an operator's
+# ALTER SYSTEM SET shared_buffers still wins over cogd.conf
+SERVER_CONF_INCLUDE = f"include_if_exists = '{SERVER_CONF}'  # cogd: [database] settings"
+# [database] embedded_shared_buffers = "auto": a quarter of the memory (Postgres's own
+# advice for shared_buffers), within these bounds. 128 MB is Postgres's default; 4 GB
+# holds memories' HNSW index at 1M memories (1.9 GB, docs/scaling.md) with room for the
+# tables. Postgres maps the segment lazily: memory is used only as pages are read.
+AUTO_SHARED_BUFFERS_MB = (128, 4096)
 MAX_SOCKET_PATH = 107  # bytes: sun_path is 108 with its NUL
 
 
@@ -320,17 +331,65 @@ def _data_dir_lock(data_dir: Path) -> Iterator[None]:
 CRASH_RECOVERY_WAIT_S = 30.0
 
 
-def ensure_server(data_dir: Path, wait_s: float = CRASH_RECOVERY_WAIT_S) -> EmbeddedServer:
+def ensure_server(data_dir: Path, wait_s: float = CRASH_RECOVERY_WAIT_S, *,
+                  shared_buffers: str | None = None) -> EmbeddedServer:
     """Start (or attach to) the embedded server and make sure the cogd database exists.
 
     A server that crashed (postmaster killed, machine reset) is started again: Postgres
     replays its WAL on start (crash recovery); for up to `wait_s` seconds this waits for
-    the dead server's processes to go away first."""
+    the dead server's processes to go away first.
+
+    `shared_buffers` ([database] embedded_shared_buffers: "auto" or a size such as
+    "1GB") is written to pg/cogd.conf when this call starts the server; a running server
+    keeps its own until it is restarted. None leaves the last one written (a restart
+    after a crash), or Postgres's default in a data dir that never had one."""
     with _data_dir_lock(data_dir):
-        return _ensure_server_locked(data_dir, wait_s)
+        return _ensure_server_locked(data_dir, wait_s, shared_buffers)
 
 
-def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
+def memory_bytes() -> int | None:
+    """This machine's memory, or its container's limit when that is lower (cgroup v2 or
+    v1); None where neither can be read."""
+    total: int | None = None
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        with contextlib.suppress(OSError, ValueError):
+            value = int(Path(limit).read_text().strip())  # "max" (no limit): ValueError
+            if total is None or value < total:
+                total = value
+            break
+    return total
+
+
+def shared_buffers_size(value: str) -> str:
+    """The shared_buffers Postgres is given for [database] embedded_shared_buffers: the
+    size as written ("512MB"), or for "auto" a quarter of the memory, in MB, within
+    AUTO_SHARED_BUFFERS_MB (the low bound where the memory cannot be read)."""
+    if value != "auto":
+        return value
+    low, high = AUTO_SHARED_BUFFERS_MB
+    memory = memory_bytes()
+    mb = low if memory is None else min(high, max(low, memory // 4 // 2**20))
+    return f"{mb}MB"
+
+
+def _write_server_conf(pgdata: Path, shared_buffers: str) -> None:
+    """pg/cogd.conf with the settings for the next start, and postgresql.conf's include of
+    it (added once)."""
+    conf = pgdata / "postgresql.conf"
+    if SERVER_CONF_INCLUDE not in conf.read_text():
+        with conf.open("a") as f:  # appending keeps the file's owner (pgserver as root)
+            f.write(f"\n{SERVER_CONF_INCLUDE}\n")
+    _write_private(pgdata / SERVER_CONF,
+                   "# written by cogd before it starts this server: [database] "
+                   "embedded_shared_buffers\n"
+                   f"shared_buffers = '{shared_buffers_size(shared_buffers)}'\n",
+                   owned_like=pgdata / "PG_VERSION")
+
+
+def _ensure_server_locked(data_dir: Path, wait_s: float,
+                          shared_buffers: str | None = None) -> EmbeddedServer:
     validate_data_dir(data_dir)
     pgdata = data_dir / "pg"
     _refuse_long_socket_path(pgdata)
@@ -358,7 +417,14 @@ def _ensure_server_locked(data_dir: Path, wait_s: float) -> EmbeddedServer:
         try:
             # cleanup_mode=None: the server outlives this process (see module docstring)
             with _parents_kept_private(pgdata):
-                server = pgserver.get_server(pgdata, cleanup_mode=None)
+                started = pgdata.resolve() in pgserver.PostgresServer._instances
+                server = pgserver.get_server(pgdata, cleanup_mode=None, start=False)
+                if not started:
+                    if shared_buffers is not None and _postmaster_pid(pgdata) is None:
+                        with server._lock:
+                            server.ensure_pgdata_inited()  # initdb for a new data dir
+                        _write_server_conf(pgdata, shared_buffers)
+                    server.start()
             _no_exit_cleanup(server)
             admin_uri = server.get_uri()
             _ensure_database(admin_uri)

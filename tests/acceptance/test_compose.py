@@ -55,6 +55,9 @@ def test_db_is_pgvector_with_volume_and_healthcheck() -> None:
     assert db["image"].startswith("pgvector/pgvector:pg17")
     assert db["volumes"] and "healthcheck" in db
     assert "pg_isready" in " ".join(db["healthcheck"]["test"])
+    # the server is given room for memories' HNSW index, as the embedded one is
+    assert db["command"][:2] == ["postgres", "-c"]
+    assert db["command"][2] == "shared_buffers=${COGD_PG_SHARED_BUFFERS:-1GB}"
 
 
 def test_workers_wait_for_the_migration() -> None:

@@ -178,3 +178,62 @@ def test_a_data_dir_too_deep_for_a_unix_socket_is_refused(tmp_path: Path) -> Non
     with pytest.raises(DataDirError, match=r"too deep .* choose a shorter COGD_DATA_DIR"):
         ensure_server(deep)
     assert not (deep / "pg").exists()
+
+
+def test_auto_shared_buffers_is_a_quarter_of_memory_within_bounds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent.db import embedded
+
+    real = embedded.memory_bytes()
+    assert real is not None and real > 2**28  # Linux: sysconf, or the cgroup's limit
+    low, high = embedded.AUTO_SHARED_BUFFERS_MB
+    for memory, want in ((2 * 2**30, "512MB"), (64 * 2**30, f"{high}MB"),
+                         (256 * 2**20, f"{low}MB"), (None, f"{low}MB")):
+        monkeypatch.setattr(embedded, "memory_bytes", lambda m=memory: m)
+        assert embedded.shared_buffers_size("auto") == want
+    assert embedded.shared_buffers_size("1GB") == "1GB"  # a size is passed as written
+
+
+def test_config_refuses_a_shared_buffers_postgres_would_not_read() -> None:
+    from pydantic import ValidationError
+
+    from agent.config import DatabaseSettings
+
+    assert DatabaseSettings(embedded_shared_buffers="256MB").embedded_shared_buffers == "256MB"
+    for bad in ("lots", "1 GB", "0MB", "-1GB", "1gb", ""):
+        with pytest.raises(ValidationError, match="embedded_shared_buffers"):
+            DatabaseSettings(embedded_shared_buffers=bad)
+
+
+def test_embedded_server_starts_with_the_configured_shared_buffers(tmp_path: Path) -> None:
+    """[database] embedded_shared_buffers reaches Postgres through pg/cogd.conf when cogd
+    starts the server; a running server keeps its own, and a start without a value (the
+    restart after a crash) keeps the last one written."""
+    import psycopg
+
+    from agent.db.embedded import SERVER_CONF, ensure_server, stop_server
+
+    data = tmp_path / "sb"
+
+    def shown() -> str:
+        with psycopg.connect(ensure_server(data).uri) as conn:
+            row = conn.execute("SHOW shared_buffers").fetchone()
+        assert row is not None
+        return str(row[0])
+
+    try:
+        ensure_server(data, shared_buffers="160MB")
+        assert shown() == "160MB"
+        ensure_server(data, shared_buffers="192MB")  # running: left as it is
+        assert shown() == "160MB"
+        stop_server(data)
+        ensure_server(data)  # no value: the last written one
+        assert shown() == "160MB"
+        stop_server(data)
+        ensure_server(data, shared_buffers="144MB")
+        assert shown() == "144MB"
+        conf = (data / "pg" / "postgresql.conf").read_text()
+        assert conf.count(f"include_if_exists = '{SERVER_CONF}'") == 1  # added once
+        assert (data / "pg" / SERVER_CONF).stat().st_mode & 0o777 == 0o600
+    finally:
+        stop_server(data)
