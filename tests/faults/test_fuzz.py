@@ -544,7 +544,8 @@ def toml_value(value: Any) -> str:
 SECTIONS = ["retry", "bus", "embedding", "database", "reranker", "llm.roles", "llm.profiles.x",
             "llm.profiles.local", "entry_gate", "process", "nonsense"]
 KEYS = ["max_retries", "jitter", "native_dim", "native_provider", "provider", "model",
-        "system1", "gate", "enabled", "embedded_shared_buffers", "timeout_s", "explicit_marker", "what"]
+        "system1", "gate", "enabled", "embedded_shared_buffers", "timeout_s",
+        "explicit_marker", "what"]
 
 
 @pytest.mark.usefixtures("no_cogd_env")
