@@ -12,10 +12,10 @@ agent/domain/broad.py) also gets the cortex's RAPTOR nodes (levels 1-3) as items
 
 Round trips per recall: one (pipeline mode) for the speakers the question names, the BM25
 lists, which the server ranks while the query is embedded, and the dense lists, sent once
-it is, which return their rows' judged (and goal) similarities; one for the similarities
-of the rows only BM25 found; one for recall_log. Given a side connection (the loop
-worker's pool), the memories' dense list, the longest HNSW scan, runs on it beside all
-that, from the moment the query is embedded.
+it is, which return their rows' judged (and goal) similarities; one, when BM25 found any
+turn or memory, for those rows' similarities; one for recall_log. Given a side connection
+(the loop worker's pool), the memories' dense list, the longest HNSW scan, runs on it
+beside all that, from the moment the query is embedded.
 """
 
 from __future__ import annotations
@@ -115,11 +115,12 @@ class Recaller:
         Two round trips (psycopg pipeline mode). The first sends the speaker lookup and the
         BM25 lists, which the server ranks while the query is embedded here, then the dense
         lists, which return their rows' judged (and goal) similarities themselves; one sync
-        collects them all. The second asks the similarities of the rows only BM25 found;
-        the lists' rows enter the pool while the server computes them. Given a side
-        connection (`side`), it is checked out while the server ranks BM25, and runs the
-        memories' dense list (the largest HNSW scan), sent first once the query is embedded,
-        beside all that; it is read last, after the cortex.
+        collects them all. The second, when BM25 found any turn or memory, asks those rows'
+        similarities (the same cosines a dense list brings for its own rows); the lists' rows
+        enter the pool while the server computes them. Given a side connection (`side`), it
+        is checked out while the server ranks BM25, and runs the memories' dense list (the
+        largest HNSW scan), sent first once the query is embedded, beside all that; it is
+        read last, after the cortex.
         """
         _hnsw_settings(conn, int(self.cfg.hnsw_ef_search))
         ctx = context or domain.QueryContext()
@@ -180,7 +181,8 @@ class Recaller:
             people = (ctx.people if speakers is None
                       else frozenset(str(r[0]).lower() for r in speakers.fetchall()))
             sparse_rows = [(rank_field, kind, cur.fetchall()) for rank_field, kind, cur in sparse]
-            with _pipeline(conn):
+            asks = any(rows for _, kind, rows in sparse_rows if kind in ("turn", "memory"))
+            with _pipeline(conn) if asks else contextlib.nullcontext():
                 asked = self._ask_similarities(conn, jvec, goal, sparse_rows)
                 for rank_field, kind, got in sparse_rows:  # while the server computes them
                     self._add_rows(found, rank_field, kind, got)

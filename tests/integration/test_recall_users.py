@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+import pytest
 
 from agent.config import Settings
 from agent.db.queries import query, vector_text
@@ -125,10 +126,13 @@ FACTS = ("My sister Ana booked the rental car for Lisbon.", "The plumber fixed t
 
 
 def test_the_memories_dense_list_on_a_side_connection_changes_nothing_but_where_it_runs(
-        settings: Settings, conn: psycopg.Connection[Any], db_url: str) -> None:
+        settings: Settings, conn: psycopg.Connection[Any], db_url: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The loop worker's recall runs its memories' dense list on a pooled side connection
     (issue 15); the recall is the same, and inside a caller's transaction (whose writes
-    another connection cannot see) the side connection is not used."""
+    another connection cannot see) the side connection is not used. An error while the
+    side's scan is open reaches the caller, and the side connection goes back to the pool
+    idle, ready for the next recall."""
     from contextlib import contextmanager
 
     from agent.db.pool import side_pool
@@ -172,5 +176,22 @@ def test_the_memories_dense_list_on_a_side_connection_changes_nothing_but_where_
                                      user_id=user, log=False)
             assert "Quentin" in inside.result.items[0].content
             assert lent == [1]  # the side connection was not used inside the transaction
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("cortex unreachable")
+
+        with monkeypatch.context() as patch:  # raised before the side's rows are read
+            patch.setattr(recaller.cortex, "search", broken)
+            with pytest.raises(RuntimeError, match="cortex unreachable"):
+                recaller.recall(conn, question, user_id=user, log=False)
+        assert lent == [1, 1]
+        stats = pool.get_stats()
+        assert stats.get("returns_bad", 0) == 0 and stats.get("connections_lost", 0) == 0
+        again = recaller.recall(conn, question, user_id=user, log=False)
+        assert lent == [1, 1, 1]
+        recaller.side = None  # the same recall without it (Quentin is committed by now)
+        plain = recaller.recall(conn, question, user_id=user, log=False)
+        assert [(i.id, round(i.score, 6)) for i in again.result.items] == [
+            (i.id, round(i.score, 6)) for i in plain.result.items]
     finally:
         pool.close()
