@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from collections.abc import ItemsView, Iterator, KeysView, Mapping
 from functools import cache
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     BaseModel,
     BeforeValidator,
@@ -56,13 +58,31 @@ def default_data_dir() -> Path:
     return Path(base) / "cogd"
 
 
+_PG_SIZE_KB = {"kB": 1, "MB": 2**10, "GB": 2**20, "TB": 2**30}
+_SHARED_BUFFERS_KB = (128, 1073741823 * 8)  # Postgres's own bounds: 16 to 2^30 - 1 pages
+
+
+def _shared_buffers(value: str) -> str:
+    """"auto", or a size Postgres accepts for shared_buffers (checked here: a value it
+    rejects would stop the embedded server from starting)."""
+    if value == "auto":
+        return value
+    match = re.fullmatch(r"([1-9][0-9]*)(kB|MB|GB|TB)", value)
+    if match is None:
+        raise ValueError(f"{value!r} is not a size: write \"auto\" or e.g. \"512MB\", \"2GB\"")
+    kb = int(match.group(1)) * _PG_SIZE_KB[match.group(2)]
+    low, high = _SHARED_BUFFERS_KB
+    if not low <= kb <= high:
+        raise ValueError(f"{value} is outside Postgres's range for shared_buffers (128kB to 8TB)")
+    return value
+
+
 class DatabaseSettings(BaseModel):
     application_name_prefix: str = "cogd"
     connect_timeout_s: PositiveFloat = 5.0
     app_role: str = "cogd_app"
     # the embedded server's shared_buffers (agent/db/embedded.py): "auto" or a size
-    embedded_shared_buffers: Annotated[
-        str, Field(pattern=r"^(auto|[1-9][0-9]*(kB|MB|GB|TB))$")] = "auto"
+    embedded_shared_buffers: Annotated[str, AfterValidator(_shared_buffers)] = "auto"
 
 
 class EmbeddingSettings(BaseModel):

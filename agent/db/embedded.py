@@ -348,17 +348,24 @@ def ensure_server(data_dir: Path, wait_s: float = CRASH_RECOVERY_WAIT_S, *,
 
 
 def memory_bytes() -> int | None:
-    """This machine's memory, or its container's limit when that is lower (cgroup v2 or
-    v1); None where neither can be read."""
+    """This machine's memory, or the memory limit of this process's cgroup (v2 or v1; a
+    container, a systemd MemoryMax) when that is lower; None where neither can be read."""
     total: int | None = None
     with contextlib.suppress(ValueError, OSError, AttributeError):
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+    limits = [Path("/sys/fs/cgroup/memory.max"),
+              Path("/sys/fs/cgroup/memory/memory.limit_in_bytes")]
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controllers == "":  # v2: "0::/path"
+                limits.append(Path("/sys/fs/cgroup" + path) / "memory.max")
+            elif "memory" in controllers.split(","):
+                limits.append(Path("/sys/fs/cgroup/memory" + path) / "memory.limit_in_bytes")
+    for limit in limits:
         with contextlib.suppress(OSError, ValueError):
-            value = int(Path(limit).read_text().strip())  # "max" (no limit): ValueError
-            if total is None or value < total:
-                total = value
-            break
+            value = int(limit.read_text().strip())  # "max" (no limit): ValueError
+            total = value if total is None else min(total, value)
     return total
 
 

@@ -200,7 +200,7 @@ def test_config_refuses_a_shared_buffers_postgres_would_not_read() -> None:
     from agent.config import DatabaseSettings
 
     assert DatabaseSettings(embedded_shared_buffers="256MB").embedded_shared_buffers == "256MB"
-    for bad in ("lots", "1 GB", "0MB", "-1GB", "1gb", ""):
+    for bad in ("lots", "1 GB", "0MB", "-1GB", "1gb", "", "64kB", "9TB"):
         with pytest.raises(ValidationError, match="embedded_shared_buffers"):
             DatabaseSettings(embedded_shared_buffers=bad)
 
