@@ -78,6 +78,11 @@ def _shared_buffers(value: str) -> str:
 
 
 class DatabaseSettings(BaseModel):
+    # an unknown key is refused: a misspelt embedded_shared_buffers, or the retired
+    # hnsw_m / hnsw_ef_construction (read by nothing; the index parameters live in the
+    # migrations), would otherwise be dropped without a word
+    model_config = ConfigDict(extra="forbid")
+
     application_name_prefix: str = "cogd"
     connect_timeout_s: PositiveFloat = 5.0
     app_role: str = "cogd_app"
@@ -406,11 +411,13 @@ def _coerce(key: str, value: Any, default: Any) -> Any:
 
 
 def _explain(exc: ValidationError) -> str:
-    """One line for what is wrong; a seed table's unknown or missing key by name."""
+    """One line for what is wrong; a table's unknown key, or a seed table's missing key,
+    by name."""
     errors = exc.errors()
     for kind in ("extra_forbidden", "missing"):
         bad = [".".join(str(p) for p in e["loc"]) for e in errors if e["type"] == kind
-               and len(e["loc"]) == 2 and e["loc"][0] in SEED_TABLES]
+               and len(e["loc"]) == 2
+               and (e["loc"][0] in SEED_TABLES or kind == "extra_forbidden")]
         if not bad:
             continue
         table, key = bad[0].split(".", 1)

@@ -146,6 +146,21 @@ def test_an_unknown_key_in_a_seed_table_is_refused_by_name(
         load_settings(data_dir=tmp_path)
 
 
+def test_an_unknown_database_key_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """[database] too: a misspelt embedded_shared_buffers, or the retired hnsw_m (the
+    index parameters live in the migrations), would otherwise be dropped silently."""
+    user = tmp_path / "mine.toml"
+    monkeypatch.setenv("COGD_CONFIG", str(user))
+    for key in ("embedded_shared_bufers", "hnsw_m"):
+        user.write_text(f"[database]\n{key} = 16\n")
+        with pytest.raises(ConfigError, match=rf"database\.{key}: unknown key"):
+            load_settings(data_dir=tmp_path)
+    user.write_text('[database]\nembedded_shared_buffers = "1GB"\n')
+    assert load_settings(data_dir=tmp_path).database.embedded_shared_buffers == "1GB"
+
+
 def test_each_seed_table_is_a_typed_section_made_from_default_toml(tmp_path: Path) -> None:
     """Settings.recall is a pydantic model whose fields are [recall]'s keys, typed as
     their values in default.toml, all required; assignment is checked the same way."""
