@@ -394,10 +394,12 @@ def _coerce(key: str, value: Any, default: Any) -> Any:
                 items = json.loads(value)
             except (json.JSONDecodeError, RecursionError):
                 raise bad("a list, e.g. [1, 2]") from None
+        numbers = bool(default) and all(isinstance(d, int | float) and not isinstance(d, bool)
+                                        for d in default)
         if not isinstance(items, list):
-            raise bad("a list")
-        if default and all(isinstance(d, int | float) and not isinstance(d, bool)
-                           for d in default):
+            raise bad(f"a list of {len(default)} numbers like {default}" if numbers
+                      else "a list")
+        if numbers:
             if len(items) != len(default):  # bands, windows: positions have meanings
                 raise bad(f"a list of {len(default)} numbers like {default}")
             return [_coerce(f"{key}[{i}]", v, d) for i, (v, d) in
@@ -444,9 +446,13 @@ def _validate(settings: Settings) -> None:
         dim = getattr(emb, dim_name)
         if not 1 <= dim <= 4000:
             raise ConfigError(f"embedding.{dim_name}={dim} must be between 1 and 4000")
-    ef_search = settings.recall["hnsw_ef_search"]
-    if not 1 <= ef_search <= 1000:  # pgvector's range; recall would otherwise skip the setting
-        raise ConfigError(f"recall.hnsw_ef_search={ef_search} must be between 1 and 1000")
+    for ef_search in settings.recall["hnsw_ef_search"]:
+        if not 1 <= ef_search <= 1000:  # pgvector's range; recall would otherwise skip it
+            raise ConfigError(f"recall.hnsw_ef_search={ef_search} must be between 1 and 1000")
+    sizes = settings.recall["hnsw_ef_search_sizes"]
+    if any(b <= a for a, b in zip([0, *sizes], sizes, strict=False)):
+        raise ConfigError(f"recall.hnsw_ef_search_sizes={sizes} must be increasing sizes "
+                          "of at least 1 memory")
     if settings.recall["bm25_term_depth"] < 1:
         raise ConfigError("recall.bm25_term_depth must be at least 1 (postings read per term)")
     for name, profile in settings.llm.profiles.items():

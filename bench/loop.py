@@ -579,6 +579,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
         "sparse_memories_matches_mean": round(statistics.mean(matches), 1) if matches else 0,
         "sparse_memories_read_mean": round(statistics.mean(read), 1) if read else 0,
         "bm25_term_depth": depth,
+        "ef_search": recaller.ef_search(conn),  # the pipeline's and the bare query's
         "bare_uses_hnsw": "ix_memories_universal_embedding_hnsw" in plan,
         "dense_memories_uses_hnsw": "ix_memories_universal_embedding_hnsw" in plan_dense,
     }
@@ -827,7 +828,9 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
                                      recaller.cfg.rerank_candidate_multiplier,
                                  "lexical_weight": recaller.cfg.lexical_weight,
                                  "bm25_term_depth": recaller.cfg.bm25_term_depth,
-                                 "hnsw_ef_search": recaller.cfg.hnsw_ef_search}
+                                 "hnsw_ef_search": list(recaller.cfg.hnsw_ef_search),
+                                 "hnsw_ef_search_sizes":
+                                     list(recaller.cfg.hnsw_ef_search_sizes)}
         watch = CpuWatch(Path(settings.data_dir) / "pg")
         with connect(url, app="cogd-bench", autocommit=True) as conn:
             data["server"] = server_info(conn)
@@ -853,6 +856,7 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
                     bench_turn_writes, conn, writer, [universal, native], turns, scale))
                 writes["after_writes_vacuum_s"] = after_writes(conn)
                 print(f"recall at {scale}", flush=True)
+                recaller.forget_memories_size()  # as recall does within a minute of the load
                 recall, r_other = measured(watch, settle_s, retries, functools.partial(
                     bench_recall, conn, recaller, recall_timer, queries, user_id,
                     bare_embedder))
@@ -987,7 +991,9 @@ def markdown(data: dict[str, Any]) -> str:
                 "",
                 f"Index against exact search ({ix['queries']} queries, the bench user's "
                 f"rows): HNSW top 10 of memories against the exact top 10; the recall "
-                f"pipeline runs at hnsw.ef_search {data['recall_config'].get('hnsw_ef_search')}.",
+                f"pipeline runs at hnsw.ef_search {r.get('ef_search', '?')} (for this size, "
+                f"of {data['recall_config'].get('hnsw_ef_search')} by memories' size, "
+                f"{data['recall_config'].get('hnsw_ef_search_sizes')}).",
                 "",
                 "| hnsw.ef_search | recall@10 mean (by identity) | min | recall@10 by "
                 "distance (as close as the exact 10th) | HNSW query p50 / p95 ms |",

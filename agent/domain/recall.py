@@ -34,7 +34,7 @@ from typing import Any
 from agent.domain.contextual import speaker_label
 from agent.domain.emotion import EmotionState, MoodCue, mood_term
 from agent.domain.lexical import match_score, terms
-from agent.domain.tables import scalar_fields
+from agent.domain.tables import need, scalar_fields
 from agent.domain.timeref import TimeWindow, overlap_score
 
 VERDICTS = ("strong_match", "weak_match", "no_match")
@@ -57,7 +57,8 @@ class RecallConfig:
     bm25_k1: float
     bm25_b: float
     bm25_term_depth: int
-    hnsw_ef_search: int
+    hnsw_ef_search: tuple[int, ...]  # by memories' size: see ef_search_for
+    hnsw_ef_search_sizes: tuple[int, ...]
     recency_half_life_days: float
     weight_recency: float
     weight_importance: float
@@ -83,7 +84,19 @@ class RecallConfig:
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> RecallConfig:
-        return cls(**scalar_fields(cls, t))
+        return cls(**scalar_fields(cls, t, skip=("hnsw_ef_search", "hnsw_ef_search_sizes")),
+                   hnsw_ef_search=tuple(int(v) for v in need(t, "hnsw_ef_search")),
+                   hnsw_ef_search_sizes=tuple(int(v) for v in need(t, "hnsw_ef_search_sizes")))
+
+    def ef_search_for(self, memories: int) -> int:
+        """hnsw.ef_search for a memories table of about `memories` rows (every user's): the
+        first band whose size it does not pass ([recall] hnsw_ef_search_sizes), else the
+        last. A larger HNSW graph needs a wider search for the same recall against exact
+        search (bench.loop's index recall on real embeddings)."""
+        for size, ef in zip(self.hnsw_ef_search_sizes, self.hnsw_ef_search, strict=False):
+            if memories <= size:
+                return ef
+        return self.hnsw_ef_search[-1]
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ logger = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 64
 # the dense list that runs on the side connection, beside the rest: the largest HNSW scan
 SIDE_LIST = "recall_dense_memories"
+EF_REFRESH_S = 60.0  # how often recall re-reads memories' size for its ef_search band
 
 
 @dataclass
@@ -86,6 +87,21 @@ class Recaller:
         # beside the other lists on the caller's; None, or a caller inside a transaction
         # (whose own writes another connection would not see): one connection
         self.side: Checkout | None = None
+        # (hnsw.ef_search for memories' size, when that size was read): see ef_search
+        self._ef: tuple[int, float] | None = None
+
+    def ef_search(self, conn: psycopg.Connection[Any]) -> int:
+        """hnsw.ef_search for memories' current size ([recall] hnsw_ef_search by
+        hnsw_ef_search_sizes): the planner's row estimate, re-read once a minute."""
+        now = time.monotonic()
+        if self._ef is None or now - self._ef[1] >= EF_REFRESH_S:
+            row = conn.execute(query("recall_memories_estimate")).fetchone()
+            self._ef = (self.cfg.ef_search_for(int(row[0]) if row else 0), now)
+        return self._ef[0]
+
+    def forget_memories_size(self) -> None:
+        """Read memories' size again at the next recall (after a bulk load, say)."""
+        self._ef = None
 
     def query_context(self, text: str, now: datetime) -> tuple[domain.QueryContext, list[str]]:
         """The period the question asks about (against `now`) and whether it asks for the
@@ -122,7 +138,8 @@ class Recaller:
         largest HNSW scan), sent first once the query is embedded, beside all that; it is
         read last, after the cortex.
         """
-        _hnsw_settings(conn, int(self.cfg.hnsw_ef_search))
+        ef_search = self.ef_search(conn)
+        _hnsw_settings(conn, ef_search)
         ctx = context or domain.QueryContext()
         judge = verdict_text or text
         pool = k * max(1, int(self.cfg.rerank_candidate_multiplier))
@@ -167,7 +184,7 @@ class Recaller:
                 # the side's list first: its HNSW scan, the longest, starts at once
                 side_pipe = stack.enter_context(contextlib.ExitStack())
                 if other is not None:
-                    _hnsw_settings(other, int(self.cfg.hnsw_ef_search))
+                    _hnsw_settings(other, ef_search)
                     side_pipe.enter_context(_pipeline(other))
                     side_lists.append(("dense_rank", "memory", other.execute(
                         query(SIDE_LIST), params)))
@@ -551,9 +568,10 @@ def _pipeline(conn: psycopg.Connection[Any]) -> Any:
 def _hnsw_settings(conn: psycopg.Connection[Any], ef_search: int) -> None:
     """pgvector >= 0.8: keep scanning the HNSW index until enough rows pass a filter
     (the user scope; an older pgvector filters what it finds), and search `ef_search`
-    candidates (recall.hnsw_ef_search, chosen by bench.loop's index recall against
-    exact search). Session settings: set once per autocommit connection (the workers');
-    inside a caller's transaction they are set each time, since a rollback would undo them."""
+    candidates (Recaller.ef_search: [recall] hnsw_ef_search by memories' size, chosen by
+    bench.loop's index recall against exact search). Session settings: set once per
+    autocommit connection (the workers') and value; inside a caller's transaction they are
+    set each time, since a rollback would undo them."""
     if _RELAXED.get(conn) == ef_search:
         return
     try:

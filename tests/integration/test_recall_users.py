@@ -80,7 +80,7 @@ def ask(conn: psycopg.Connection[Any], settings: Settings, rng: Any, vectors: np
         q /= np.linalg.norm(q)
         exact = sorted(own, key=lambda i: -float(vectors[i] @ q))[:10]
         want = {by_text[f"budget review number {i} for team{i // PER_USER}"] for i in exact}
-        _hnsw_settings(conn, int(settings.recall.hnsw_ef_search))
+        _hnsw_settings(conn, settings.recall.hnsw_ef_search[0])  # a small table
         rows = conn.execute(query("recall_dense_memories"),
                             {"query": vector_text(q), "k": 10, "user_id": str(mine),
                              "judge": vector_text(q), "goal": None}).fetchall()
@@ -193,5 +193,48 @@ def test_the_memories_dense_list_on_a_side_connection_changes_nothing_but_where_
         plain = recaller.recall(conn, question, user_id=user, log=False)
         assert [(i.id, round(i.score, 6)) for i in again.result.items] == [
             (i.id, round(i.score, 6)) for i in plain.result.items]
+    finally:
+        pool.close()
+
+
+def test_recall_widens_the_hnsw_search_as_memories_grow(
+        settings: Settings, conn: psycopg.Connection[Any], db_url: str) -> None:
+    """hnsw.ef_search follows memories' size ([recall] hnsw_ef_search by
+    hnsw_ef_search_sizes, the planner's estimate of every user's rows), on the caller's
+    connection and on the side one; the size is re-read once a minute, not per recall."""
+    from dataclasses import replace
+
+    from agent.db.pool import side_pool
+    from agent.services import recall as service
+
+    recaller = service.build_recaller(settings)
+    recaller.cfg = replace(recaller.cfg, hnsw_ef_search=(41, 42, 43),
+                           hnsw_ef_search_sizes=(100, USERS * PER_USER - 1))
+    pool = side_pool(settings, db_url, "test", role=False)
+    recaller.side = pool.connection
+    side_ef: list[str] = []
+    real_settings = service._hnsw_settings
+
+    def record(c: psycopg.Connection[Any], ef: int) -> None:
+        real_settings(c, ef)
+        if c is not conn:
+            side_ef.append(c.execute("SHOW hnsw.ef_search").fetchone()[0])
+
+    def recall() -> tuple[str, str]:
+        recaller.recall(conn, "budget review", log=False)
+        return conn.execute("SHOW hnsw.ef_search").fetchone()[0], side_ef[-1]
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(service, "_hnsw_settings", record)
+            conn.execute("ANALYZE memories")  # empty: the estimate is 0
+            seen = [recall()]
+            _load(conn, int(settings.embedding.universal_dim))  # 1,200 rows, analyzed
+            seen.append(recall())  # the size was read less than a minute ago
+            recaller.forget_memories_size()  # as a minute later
+            seen.append(recall())
+        assert seen == [("41", "41"), ("41", "41"), ("43", "43")]
+        assert [recaller.cfg.ef_search_for(n) for n in (0, 100, 101, 1199, 1200)] == [
+            41, 41, 42, 42, 43]
     finally:
         pool.close()

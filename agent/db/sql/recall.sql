@@ -298,6 +298,11 @@ FROM day_table WHERE entry_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL
 SELECT memory_id, 1 - (universal_embedding <=> %(goal)s::vector)
 FROM memories WHERE memory_id = ANY(%(ids)s) AND universal_embedding IS NOT NULL;
 
+-- name: recall_memories_estimate
+-- memories' size as the planner knows it (every user's rows; autovacuum's ANALYZE keeps it
+-- current; -1 before the first): what recall's hnsw.ef_search band is chosen by.
+SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'memories'::regclass;
+
 -- name: recall_hnsw_settings
 -- pgvector >= 0.8: keep scanning the HNSW index until enough rows pass the user filter
 -- (relaxed order: the caller re-sorts), and the configured search breadth.
