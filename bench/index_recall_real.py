@@ -68,11 +68,10 @@ TOKENIZER = ROOT / "agent" / "models" / "minilm-tokenizer.json"
 DIM, HEADS, LAYERS = 384, 12, 6
 INDEX_SQL = ("CREATE INDEX ix_hnsw ON memories USING hnsw "
              "(universal_embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {efc});")
-HNSW_SQL = ("SELECT {i}, memory_id, universal_embedding <=> '{q}'::vector FROM memories "
-            "WHERE universal_embedding IS NOT NULL AND (user_id IS NULL OR user_id = 0) "
-            "ORDER BY universal_embedding <=> '{q}'::vector LIMIT 10;\n")
-EXACT_SQL = HNSW_SQL.replace("ORDER BY universal_embedding <=> '{q}'::vector",
-                             "ORDER BY (universal_embedding <=> '{q}'::vector) + 0")
+# bench.loop.index_recall's SQL, as psql text: the query's vector inline, the bench user 0
+HNSW_SQL, EXACT_SQL = ("SELECT {i}, " + sql.removeprefix("SELECT ")
+                       .replace("%(q)s", "'{q}'").replace("%(u)s::uuid", "0") + ";\n"
+                       for sql in (L.INDEX_RECALL_SQL, L.EXACT_RECALL_SQL))
 T0 = time.perf_counter()
 
 
@@ -88,28 +87,30 @@ CHECK_ROWS = [*range(256), *range(10_000, 10_256)]  # memories `prepare` embeds 
 ONNX_DTYPES = {1: np.float32, 3: np.int8, 7: np.int64}  # TensorProto.DataType
 
 
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    """The protobuf varint at buf[i] and the index after it."""
+    shift = out = 0
+    while True:
+        byte = buf[i]
+        i += 1
+        out |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return out, i
+        shift += 7
+
+
 def _fields(buf: bytes) -> Any:
     """(field number, wire type, value) of one protobuf message: enough of the wire format
     to read an ONNX file's initializers without the onnx package."""
     i = 0
-
-    def varint() -> int:
-        nonlocal i
-        shift = out = 0
-        while True:
-            byte = buf[i]
-            i += 1
-            out |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return out
-            shift += 7
     while i < len(buf):
-        key = varint()
+        key, i = _varint(buf, i)
         number, wire = key >> 3, key & 7
         if wire == 0:
-            yield number, wire, varint()
+            value, i = _varint(buf, i)
+            yield number, wire, value
         elif wire == 2:
-            n = varint()
+            n, i = _varint(buf, i)
             yield number, wire, buf[i:i + n]
             i += n
         elif wire in (1, 5):
@@ -145,14 +146,10 @@ def onnx_initializers(path: Path) -> dict[str, np.ndarray]:
 
 
 def _packed_varints(buf: bytes) -> list[int]:
-    values, shift, cur = [], 0, 0
-    for byte in buf:
-        cur |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            values.append(cur)
-            shift = cur = 0
-        else:
-            shift += 7
+    values, i = [], 0
+    while i < len(buf):
+        value, i = _varint(buf, i)
+        values.append(value)
     return values
 
 
@@ -473,7 +470,7 @@ def measure(args: argparse.Namespace) -> None:
     pg = Server(args.work, folder / "pg.tar.xz")
     pg.psql("CREATE EXTENSION vector; CREATE UNLOGGED TABLE memories (memory_id bigint "
             "PRIMARY KEY, user_id int, universal_embedding vector(384));")
-    loaded, exact_cache = 0, {}  # type: ignore[var-annotated]
+    loaded, exact_cache = 0, {}
     args.out.mkdir(parents=True, exist_ok=True)
     try:
         for stage in stages:

@@ -585,6 +585,17 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
     }
 
 
+# index_recall's queries (bench.index_recall_real runs the same ones through psql): the HNSW
+# top 10 of the user's memories, and the exact one (+ 0 keeps the planner off the index)
+INDEX_RECALL_SQL = ("SELECT memory_id, universal_embedding <=> %(q)s::vector FROM memories "
+                    "WHERE universal_embedding IS NOT NULL AND "
+                    "(user_id IS NULL OR user_id = %(u)s::uuid) "
+                    "ORDER BY universal_embedding <=> %(q)s::vector LIMIT 10")
+EXACT_RECALL_SQL = INDEX_RECALL_SQL.replace(
+    "ORDER BY universal_embedding <=> %(q)s::vector",
+    "ORDER BY (universal_embedding <=> %(q)s::vector) + 0")
+
+
 def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_id: Any,
                  ef_values: Sequence[int], depth: int, pool: int,
                  drawn: npt.NDArray[np.float32] | None = None,
@@ -607,12 +618,7 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
     from agent.services.recall import _RELAXED
 
     uid = str(user_id)
-    hnsw_sql = ("SELECT memory_id, universal_embedding <=> %(q)s::vector FROM memories "
-                "WHERE universal_embedding IS NOT NULL AND "
-                "(user_id IS NULL OR user_id = %(u)s::uuid) "
-                "ORDER BY universal_embedding <=> %(q)s::vector LIMIT 10")
-    exact_sql = hnsw_sql.replace("ORDER BY universal_embedding <=> %(q)s::vector",
-                                 "ORDER BY (universal_embedding <=> %(q)s::vector) + 0")
+    hnsw_sql, exact_sql = INDEX_RECALL_SQL, EXACT_RECALL_SQL
     # the query vectors and their exact top 10s do not depend on the index: `exact_cache`
     # keeps them for the next call on the same table (hnsw_builds' rebuilds)
     cache = exact_cache if exact_cache is not None else {}
