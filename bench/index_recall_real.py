@@ -439,7 +439,12 @@ def measure(args: argparse.Namespace) -> None:
     folder: Path = args.dir
     stages = [int(s) for s in args.stages.split(",")]
     efs = [int(e) for e in args.ef.split(",")]
+    if not (folder / "manifest.json").is_file():
+        sys.exit(f"{folder} has no manifest.json: run `prepare {folder}` first")
     manifest = json.loads((folder / "manifest.json").read_text())
+    if str(args.seed) not in manifest["seeds"]:
+        sys.exit(f"{folder} was prepared for seeds {', '.join(manifest['seeds'])}, not "
+                 f"{args.seed}: run `prepare {folder} --seeds {args.seed}`")
     result: dict[str, Any] = {"date": dt.date.today().isoformat(), "seed": args.seed,
                               "backend": args.backend, "cpus": os.cpu_count(),
                               "queries": 100, "stages": []}
