@@ -263,9 +263,10 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         # revision 0011: one memory of a kind per turn
         Index("ux_memories_source_entry_type", "source_entry_id", "memory_type", unique=True,
               postgresql_where=text("source_entry_id IS NOT NULL")),
-        # revision 0017: a denser graph (index recall@10 >= 0.95 at 100k with ef_search 200)
+        # revisions 0017/0018: a denser graph (index recall@10 >= 0.95 at 1M memories with
+        # ef_search 400; 0017's ef_construction 128 needed 800)
         _hnsw("memories", "universal_embedding", "vector_cosine_ops", m=16,
-              ef_construction=128),
+              ef_construction=256),
         _hnsw("memories", "native_embedding", "halfvec_cosine_ops"),
     )
 

@@ -139,14 +139,14 @@ def test_day_table_vectors_stay_in_the_row(conn: psycopg.Connection[Any]) -> Non
 
 
 def test_memories_hnsw_graph_is_built_denser(conn: psycopg.Connection[Any]) -> None:
-    """Revision 0017: memories' universal index is built with ef_construction 128 (chosen
-    with [recall] hnsw_ef_search 200 for recall@10 >= 0.95 at 100k); the other HNSW
-    indexes keep pgvector's defaults."""
+    """Revision 0018: memories' universal index is built with ef_construction 256 (0017's
+    128 needed hnsw_ef_search 800 for recall@10 >= 0.95 at 1M, 256 needs 400); the other
+    HNSW indexes keep pgvector's defaults."""
     options = dict(conn.execute(
         "SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_index i "
         "ON i.indexrelid = c.oid JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'hnsw'"
     ).fetchall())
-    assert options["ix_memories_universal_embedding_hnsw"] == ["m=16", "ef_construction=128"]
+    assert options["ix_memories_universal_embedding_hnsw"] == ["m=16", "ef_construction=256"]
     assert options["ix_memories_native_embedding_hnsw"] is None
     assert options["ix_day_table_index_embedding_hnsw"] is None
 

@@ -192,7 +192,7 @@ def test_each_seed_table_is_a_typed_section_made_from_default_toml(tmp_path: Pat
     ("COGD_RECALL__HNSW_EF_SEARCH", "[200, 600, 5000]",
      r"recall\.hnsw_ef_search=5000 must be between 1 and 1000"),
     ("COGD_RECALL__HNSW_EF_SEARCH", "400",
-     r"recall\.hnsw_ef_search: expected a list of 3 numbers like \[200, 600, 800\], got 400"),
+     r"recall\.hnsw_ef_search: expected a list of 3 numbers like \[200, 400, 400\], got 400"),
     ("COGD_RECALL__HNSW_EF_SEARCH_SIZES", "[300000, 100000]",
      r"recall\.hnsw_ef_search_sizes=\[300000, 100000\] must be increasing sizes"),
     ("COGD_RECALL__HNSW_EF_SEARCH_SIZES", "[0, 100000]",
