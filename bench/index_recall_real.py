@@ -50,6 +50,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -67,11 +68,17 @@ ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = ROOT / "agent" / "models" / "minilm-tokenizer.json"
 DIM, HEADS, LAYERS = 384, 12, 6
 INDEX_SQL = ("CREATE INDEX ix_hnsw ON memories USING hnsw "
-             "(universal_embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {efc});")
+             "({key}) WITH (m = {m}, ef_construction = {efc});")
+KEYS = {"vector": "universal_embedding vector_cosine_ops",
+        "halfvec": f"(universal_embedding::halfvec({DIM})) halfvec_cosine_ops"}
 # bench.loop.index_recall's SQL, as psql text: the query's vector inline, the bench user 0
 HNSW_SQL, EXACT_SQL = ("SELECT {i}, " + sql.removeprefix("SELECT ")
                        .replace("%(q)s", "'{q}'").replace("%(u)s::uuid", "0") + ";\n"
                        for sql in (L.INDEX_RECALL_SQL, L.EXACT_RECALL_SQL))
+# the same top 10 from a half-precision index (the distance returned stays the full one)
+HALF_SQL = HNSW_SQL.replace("ORDER BY universal_embedding <=> '{q}'::vector",
+                            f"ORDER BY universal_embedding::halfvec({DIM}) <=> "
+                            f"'{{q}}'::halfvec({DIM})")
 T0 = time.perf_counter()
 
 
@@ -391,34 +398,48 @@ def copy_file(path: Path, first: int, vectors: np.ndarray) -> None:
 
 
 def parse(out: str) -> dict[int, list[tuple[int, float]]]:
+    """psql's rows (query, memory, distance); a row seen twice (a second pass) counts once;
+    \\timing's lines are not rows."""
     res: dict[int, list[tuple[int, float]]] = {}
     for line in out.splitlines():
-        if line.strip():
+        if "|" in line:
             i, mid, d = line.split("|")
-            res.setdefault(int(i), []).append((int(mid), float(d)))
+            row = (int(mid), float(d))
+            if row not in res.setdefault(int(i), []):
+                res[int(i)].append(row)
     return res
 
 
-def sweep(pg: Server, stage: int, m: int, efc: int, queries: list[str], efs: list[int],
+def sweep(pg: Server, stage: int, build: str, queries: list[str], efs: list[int],
           exact_cache: dict[int, Any]) -> dict[str, Any]:
-    """Build the index with (m, efc); its top 10 against the exact top 10 at each ef."""
+    """Build the index `build` (M:EFC, or M:EFC:halfvec for a half-precision index); its top
+    10 against the exact top 10 at each ef, and the server's time per query (psql's
+    \\timing, the second of two passes: the first warms the buffers)."""
+    m, efc, kind = [*build.split(":"), "vector"][:3]
+    if kind not in KEYS:
+        sys.exit(f"{build}: expected M:EFC or M:EFC:halfvec")
     t = time.perf_counter()
-    pg.psql("DROP INDEX IF EXISTS ix_hnsw; " + INDEX_SQL.format(m=m, efc=efc))
+    pg.psql("DROP INDEX IF EXISTS ix_hnsw; " + INDEX_SQL.format(key=KEYS[kind], m=m, efc=efc))
     build_s = time.perf_counter() - t
     size = int(pg.psql("SELECT pg_relation_size('ix_hnsw');").strip())
-    log(f"{stage}: m {m} ef_construction {efc}: HNSW build {build_s:.1f} s, {size} bytes")
+    log(f"{stage}: m {m} ef_construction {efc} {kind}: HNSW build {build_s:.1f} s, "
+        f"{size} bytes")
+    top_sql = HALF_SQL if kind == "halfvec" else HNSW_SQL
     t = time.perf_counter()
     if stage not in exact_cache:
         exact_cache[stage] = parse(pg.psql("SET hnsw.iterative_scan = relaxed_order;\n" + "".join(
             EXACT_SQL.format(i=i, q=q) for i, q in enumerate(queries))))
     exact = exact_cache[stage]
-    entry: dict[str, Any] = {"m": m, "ef_construction": efc, "hnsw_build_s": round(build_s, 1),
+    entry: dict[str, Any] = {"m": int(m), "ef_construction": int(efc), "type": kind,
+                             "hnsw_build_s": round(build_s, 1),
                              "index_bytes": size, "exact_s": round(time.perf_counter() - t, 1),
                              "ef": []}
     for ef in efs:
-        got = parse(pg.psql(
-            f"SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = {ef};\n"
-            + "".join(HNSW_SQL.format(i=i, q=q) for i, q in enumerate(queries))))
+        batch = "".join(top_sql.format(i=i, q=q) for i, q in enumerate(queries))
+        out = pg.psql(f"SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = {ef};\n"
+                      f"{batch}\\timing on\n{batch}")
+        got = parse(out)  # both passes return the same rows
+        ms = sorted(float(x) for x in re.findall(r"^Time: ([0-9.]+) ms", out, re.M))
         found, close = [], []
         for i in range(len(queries)):
             truth, mine = exact.get(i, []), got.get(i, [])
@@ -429,7 +450,9 @@ def sweep(pg: Server, stage: int, m: int, efc: int, queries: list[str], efs: lis
         row = {"ef_search": ef, "recall_at_10": round(float(np.mean(found)), 4),
                "min_recall_at_10": round(min(found), 2),
                "queries_below_half": sum(1 for f in found if f < 0.5),
-               "distance_recall_at_10": round(float(np.mean(close)), 4)}
+               "distance_recall_at_10": round(float(np.mean(close)), 4),
+               "query_ms_p50": round(ms[len(ms) // 2], 2) if ms else None,
+               "query_ms_p95": round(ms[int(len(ms) * 0.95)], 2) if ms else None}
         entry["ef"].append(row)
         log(stage, m, efc, row)
     return entry
@@ -487,13 +510,12 @@ def measure(args: argparse.Namespace) -> None:
             f.unlink()
             loaded = stage
             entry = {"memories": stage, "copy_s": round(time.perf_counter() - t, 1)}
-            entry.update(sweep(pg, stage, 16, 128, queries, efs, exact_cache))
+            entry.update(sweep(pg, stage, args.build, queries, efs, exact_cache))
             result["stages"].append(entry)
             (args.out / "result.json").write_text(json.dumps(result, indent=1))
         for variant in filter(None, args.variants.split(",")):
-            m, efc = (int(x) for x in variant.split(":"))
             result.setdefault("variants", []).append(
-                {"memories": loaded, **sweep(pg, loaded, m, efc, queries, efs, exact_cache)})
+                {"memories": loaded, **sweep(pg, loaded, variant, queries, efs, exact_cache)})
             (args.out / "result.json").write_text(json.dumps(result, indent=1))
     finally:
         pg.stop()
@@ -549,7 +571,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--stages", default="100000,1000000", help="memories at each measure")
     p.add_argument("--ef", default="40,100,200,400,800", help="hnsw.ef_search values")
-    p.add_argument("--variants", default="", help="M:EFC,... builds at the last stage")
+    p.add_argument("--build", default="16:128",
+                   help="the index at each stage: M:EFC, or M:EFC:halfvec (half precision)")
+    p.add_argument("--variants", default="",
+                   help="M:EFC[:halfvec],... builds at the last stage")
     p.add_argument("--backend", choices=("torch", "numpy"), default="torch")
     p.add_argument("--batch", type=int, default=4096)
     p.add_argument("--work", type=Path, default=Path("/tmp/index-recall-real"))
