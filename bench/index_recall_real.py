@@ -2,7 +2,8 @@
 
     python -m bench.index_recall_real prepare DIR [--seeds 7,11]
     python bench/index_recall_real.py measure DIR --seed 11 [--stages 100000,1000000]
-        [--ef 40,100,200,400,800] [--variants 24:128] [--backend torch|numpy] [--out OUT]
+        [--ef 40,100,200,400,800] [--build 16:256] [--variants 24:128,16:256:halfvec]
+        [--backend torch|numpy] [--out OUT]
     python -m bench.index_recall_real report OUT_A/result.json OUT_B/result.json
 
 bench.loop measures recall latency at 1M memories, but embeds only the first 10,000 (or
@@ -25,14 +26,17 @@ can be computed fast:
   checked against the hash), embeds them with the same model (the ONNX graph's arithmetic
   in torch or numpy; checked against the local embedder's vectors: cosine >= 0.9999, else
   it stops), loads them with bench.loop's user mix (every 10th row one of 20 other users')
-  into a table of (memory_id, user_id, universal_embedding vector(384)), builds the index of
-  revision 0017 (`hnsw (universal_embedding vector_cosine_ops) WITH (m = 16,
-  ef_construction = 128)`) at each stage and compares its top 10 with the exact top 10 at
-  each ef_search, with bench.loop.index_recall's SQL (user filter, iterative scan
-  `relaxed_order`, exact order by `(distance) + 0`). `--variants M:EFC` rebuilds the index
-  at the last stage with other parameters. As root it runs Postgres as a user `pgrun`
-  (created). The scratch server gets shared_buffers and maintenance_work_mem of 16GB each
-  (env SB and MWM to change them). Writes OUT/result.json after each stage.
+  into a table of (memory_id, user_id, universal_embedding vector(384)), builds an HNSW
+  index at each stage (`--build M:EFC`: `hnsw (universal_embedding vector_cosine_ops) WITH
+  (m = M, ef_construction = EFC)`; the default 16:128 is revision 0017's, 16:256 revision
+  0018's; `M:EFC:halfvec` indexes `universal_embedding::halfvec(384)` and searches by that
+  distance) and compares its top 10 with the exact top 10 at each ef_search, with
+  bench.loop.index_recall's SQL (user filter, iterative scan `relaxed_order`, exact order
+  by `(distance) + 0`), with the server's time per query (psql's \\timing, the second of
+  two passes; that machine's, comparable between builds of one run only). `--variants`
+  rebuilds the index at the last stage with other parameters. As root it runs Postgres as
+  a user `pgrun` (created). The scratch server gets shared_buffers and maintenance_work_mem
+  of 16GB each (env SB and MWM to change them). Writes OUT/result.json after each stage.
 - `report`: the markdown of one or more result.json files, and the JSON beside it, in
   bench/results/index-recall-real-<date>.
 
@@ -534,9 +538,12 @@ def report(paths: list[Path]) -> None:
              "`python -m bench.index_recall_real` (see its docstring): bench.loop's memories "
              "for the seed, every one embedded with the local model's weights (checked "
              "against the local embedder), bench.loop's 100 index-recall queries and its "
-             "user mix; the index of revision 0017 (m 16, ef_construction 128) unless the "
-             "row says otherwise; recall@10 of the HNSW top 10 against exact search, with "
-             "bench.loop's SQL. Recall only: the machine's timings are not cogd's.", ""]
+             "user mix; the index each row names (a full-precision `vector` index unless it "
+             "says `halfvec`: `(universal_embedding::halfvec(384)) halfvec_cosine_ops`, "
+             "searched by the halfvec distance); recall@10 of the HNSW top 10 against exact "
+             "search, with bench.loop's SQL. Where a cell gives milliseconds, they are the "
+             "server's p50 per query on that machine (psql's \\timing, the second of two "
+             "passes): comparable between rows of one run, not cogd's latency.", ""]
     for run in runs:
         where = (f"{run.get('gpu', 'CPU')}, {run['cpus']} cores" if run["backend"] == "torch"
                  else f"{run['cpus']} cores, numpy")
@@ -545,13 +552,17 @@ def report(paths: list[Path]) -> None:
                   *([f"`{run['command']}`", ""] if "command" in run else []),
                   *([run["note"] + ".", ""] if "note" in run else []),
                   "| memories | m / ef_construction | build s | index MB | ef_search: "
-                  "recall@10 (min, queries under 0.5) |", "| --- | --- | --- | --- | --- |"]
+                  "recall@10 (min, queries under 0.5; ms p50) |",
+                  "| --- | --- | --- | --- | --- |"]
         for entry in run["stages"] + run.get("variants", []):
             cells = ", ".join(
                 f"{e['ef_search']}: **{e['recall_at_10']}** ({e['min_recall_at_10']}"
-                + (f", {e['queries_below_half']}" if "queries_below_half" in e else "") + ")"
+                + (f", {e['queries_below_half']}" if "queries_below_half" in e else "")
+                + (f"; {e['query_ms_p50']} ms" if e.get("query_ms_p50") else "") + ")"
                 for e in entry["ef"])
+            kind = "" if entry.get("type", "vector") == "vector" else f" {entry['type']}"
             lines.append(f"| {entry['memories']:,} | {entry['m']} / {entry['ef_construction']}"
+                         f"{kind}"
                          f" | {entry['hnsw_build_s']} | {entry['index_bytes'] / 2**20:.0f} | "
                          f"{cells} |")
         lines.append("")
