@@ -63,11 +63,20 @@ def test_its_rows_and_exact_search_are_bench_loops(conn: psycopg.Connection[Any]
     want = [i + 1 for i in sorted(mine, key=lambda i: -float(vectors[i] @ q))[:10]]
     exact = ir.EXACT_SQL.format(i=0, q=vector_text(q)).rstrip(";\n")
     assert [r[1] for r in conn.execute(exact).fetchall()] == want
-    conn.execute(ir.INDEX_SQL.format(m=16, efc=128))
+    conn.execute(ir.INDEX_SQL.format(key=ir.KEYS["vector"], m=16, efc=128))
     conn.execute("SET enable_seqscan = off")
     hnsw = ir.HNSW_SQL.format(i=0, q=vector_text(q)).rstrip(";\n")
     assert "ix_hnsw" in "\n".join(r[0] for r in conn.execute("EXPLAIN " + hnsw))
     assert "ix_hnsw" not in "\n".join(r[0] for r in conn.execute("EXPLAIN " + exact))
     assert [r[1] for r in conn.execute(hnsw).fetchall()] == want
-    parsed = ir.parse("0|5|0.25\n0|7|0.5\n\n1|2|0.125\n")
+    # the half-precision variant: its own index, searched by the halfvec distance, and the
+    # full-precision distance returned
+    conn.execute("DROP INDEX ix_hnsw")
+    conn.execute(ir.INDEX_SQL.format(key=ir.KEYS["halfvec"], m=16, efc=128))
+    half = ir.HALF_SQL.format(i=0, q=vector_text(q)).rstrip(";\n")
+    assert "ix_hnsw" in "\n".join(r[0] for r in conn.execute("EXPLAIN " + half))
+    got = conn.execute(half).fetchall()
+    assert {r[1] for r in got} == set(want)
+    assert all(abs(float(r[2]) - (1 - float(vectors[r[1] - 1] @ q))) < 1e-5 for r in got)
+    parsed = ir.parse("0|5|0.25\n0|7|0.5\n\n1|2|0.125\nTime: 1.5 ms\n0|5|0.25\n")
     assert parsed == {0: [(5, 0.25), (7, 0.5)], 1: [(2, 0.125)]}
