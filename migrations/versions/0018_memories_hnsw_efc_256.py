@@ -18,9 +18,9 @@ past 100,000 memories accordingly. A half-precision index (halfvec) was measured
 not taken: the same recall, and no faster on this machine's 2 cores (300k memories, ef_search
 800: 17.6 against 16.9 ms p50).
 
-The build costs ~1.5x as long as 0017's (1M memories: 122 against 83 s on 16 cores; on 2
-cores see docs/scaling.md): upgrading a large database rebuilds the index once
-(maintenance_work_mem: 1M memories need ~2 GB for the graph in memory).
+The build costs ~1.5-1.75x as long as 0017's (1M memories: 122 against 83 s on 16 cores;
+on 2 cores, bench.loop, 1,772 against 1,011 s): upgrading a large database rebuilds the
+index once (maintenance_work_mem: 1M memories need ~2 GB for the graph in memory).
 
 Revision ID: 0018_memories_hnsw_efc_256
 Revises: 0017_inline_vectors_denser_hnsw
