@@ -444,13 +444,8 @@ def sweep(pg: Server, stage: int, build: str, queries: list[str], efs: list[int]
                       f"{batch}\\timing on\n{batch}")
         got = parse(out)  # both passes return the same rows
         ms = sorted(float(x) for x in re.findall(r"^Time: ([0-9.]+) ms", out, re.M))
-        found, close = [], []
-        for i in range(len(queries)):
-            truth, mine = exact.get(i, []), got.get(i, [])
-            n = max(1, len(truth))
-            found.append(len({r[0] for r in mine} & {r[0] for r in truth}) / n)
-            kth = max((r[1] for r in truth), default=0.0)  # tie-aware, as bench.loop
-            close.append(sum(1 for r in mine if r[1] <= kth + 1e-6) / n)
+        found, close = zip(*(L.top10_recall(got.get(i, []), exact.get(i, []))
+                             for i in range(len(queries))), strict=True)
         row = {"ef_search": ef, "recall_at_10": round(float(np.mean(found)), 4),
                "min_recall_at_10": round(min(found), 2),
                "queries_below_half": sum(1 for f in found if f < 0.5),

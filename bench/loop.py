@@ -596,6 +596,16 @@ EXACT_RECALL_SQL = INDEX_RECALL_SQL.replace(
     "ORDER BY (universal_embedding <=> %(q)s::vector) + 0")
 
 
+def top10_recall(got: Sequence[Any], truth: Sequence[Any]) -> tuple[float, float]:
+    """recall@10 of `got` against the exact top 10 `truth` (rows of id, distance): by
+    identity, and tie-aware (a returned row as close as the exact 10th counts: near-duplicate
+    rows at the same distance are interchangeable)."""
+    n = max(1, len(truth))
+    found = len({r[0] for r in got} & {r[0] for r in truth}) / n
+    kth = max((float(r[1]) for r in truth), default=0.0)
+    return found, sum(1 for r in got if float(r[1]) <= kth + 1e-6) / n
+
+
 def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_id: Any,
                  ef_values: Sequence[int], depth: int, pool: int,
                  drawn: npt.NDArray[np.float32] | None = None,
@@ -618,7 +628,6 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
     from agent.services.recall import _RELAXED
 
     uid = str(user_id)
-    hnsw_sql, exact_sql = INDEX_RECALL_SQL, EXACT_RECALL_SQL
     # the query vectors and their exact top 10s do not depend on the index: `exact_cache`
     # keeps them for the next call on the same table (hnsw_builds' rebuilds)
     cache = exact_cache if exact_cache is not None else {}
@@ -627,7 +636,7 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
         if drawn is not None:
             sets["hnsw_drawn"] = [vector_text(v) for v in drawn]
         for key, vectors in sets.items():
-            cache[key] = (vectors, [conn.execute(exact_sql, {"q": v, "u": uid}).fetchall()
+            cache[key] = (vectors, [conn.execute(EXACT_RECALL_SQL, {"q": v, "u": uid}).fetchall()
                                     for v in vectors])
     out: dict[str, Any] = {"queries": len(queries),
                            "drawn_queries": 0 if drawn is None else len(drawn)}
@@ -638,14 +647,11 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
             found, close, ms = [], [], []
             for v, truth in zip(vectors, exact, strict=True):
                 start = time.perf_counter()
-                got = conn.execute(hnsw_sql, {"q": v, "u": uid}).fetchall()
+                got = conn.execute(INDEX_RECALL_SQL, {"q": v, "u": uid}).fetchall()
                 ms.append((time.perf_counter() - start) * 1000.0)
-                n = max(1, len(truth))
-                found.append(len({r[0] for r in got} & {r[0] for r in truth}) / n)
-                # tie-aware: a returned row as close as the exact 10th counts (near-duplicate
-                # rows at the same distance are interchangeable)
-                kth = max((float(r[1]) for r in truth), default=0.0)
-                close.append(sum(1 for r in got if float(r[1]) <= kth + 1e-6) / n)
+                by_id, by_distance = top10_recall(got, truth)
+                found.append(by_id)
+                close.append(by_distance)
             out[key].append({"ef_search": ef,
                              "recall_at_10": round(statistics.mean(found), 4),
                              "min_recall_at_10": round(min(found), 2),
