@@ -414,14 +414,37 @@ def parse(out: str) -> dict[int, list[tuple[int, float]]]:
     return res
 
 
-def sweep(pg: Server, stage: int, build: str, queries: list[str], efs: list[int],
+Build = tuple[int, int, str]  # m, ef_construction, "vector" or "halfvec"
+
+
+def build_specs(value: str) -> list[Build]:
+    """--build / --variants: "16:128,16:256:halfvec" -> [(16, 128, "vector"), (16, 256,
+    "halfvec")]."""
+    out = []
+    for part in filter(None, value.split(",")):
+        fields = part.split(":")
+        kind = fields[2] if len(fields) == 3 else "vector"
+        if (len(fields) not in (2, 3) or kind not in KEYS
+                or not (fields[0].isdigit() and fields[1].isdigit())):
+            raise argparse.ArgumentTypeError(
+                f"{part!r}: expected M:EFC or M:EFC:halfvec, e.g. 16:256")
+        out.append((int(fields[0]), int(fields[1]), kind))
+    return out
+
+
+def _one_build(value: str) -> Build:
+    builds = build_specs(value)
+    if len(builds) != 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected one build, e.g. 16:256")
+    return builds[0]
+
+
+def sweep(pg: Server, stage: int, build: Build, queries: list[str], efs: list[int],
           exact_cache: dict[int, Any]) -> dict[str, Any]:
     """Build the index `build` (M:EFC, or M:EFC:halfvec for a half-precision index); its top
     10 against the exact top 10 at each ef, and the server's time per query (psql's
     \\timing, the second of two passes: the first warms the buffers)."""
-    m, efc, kind = [*build.split(":"), "vector"][:3]
-    if kind not in KEYS:
-        sys.exit(f"{build}: expected M:EFC or M:EFC:halfvec")
+    m, efc, kind = build
     t = time.perf_counter()
     pg.psql("DROP INDEX IF EXISTS ix_hnsw; " + INDEX_SQL.format(key=KEYS[kind], m=m, efc=efc))
     build_s = time.perf_counter() - t
@@ -434,7 +457,7 @@ def sweep(pg: Server, stage: int, build: str, queries: list[str], efs: list[int]
         exact_cache[stage] = parse(pg.psql("SET hnsw.iterative_scan = relaxed_order;\n" + "".join(
             EXACT_SQL.format(i=i, q=q) for i, q in enumerate(queries))))
     exact = exact_cache[stage]
-    entry: dict[str, Any] = {"m": int(m), "ef_construction": int(efc), "type": kind,
+    entry: dict[str, Any] = {"m": m, "ef_construction": efc, "type": kind,
                              "hnsw_build_s": round(build_s, 1),
                              "index_bytes": size, "exact_s": round(time.perf_counter() - t, 1),
                              "ef": []}
@@ -512,7 +535,7 @@ def measure(args: argparse.Namespace) -> None:
             entry.update(sweep(pg, stage, args.build, queries, efs, exact_cache))
             result["stages"].append(entry)
             (args.out / "result.json").write_text(json.dumps(result, indent=1))
-        for variant in filter(None, args.variants.split(",")):
+        for variant in args.variants:
             result.setdefault("variants", []).append(
                 {"memories": loaded, **sweep(pg, loaded, variant, queries, efs, exact_cache)})
             (args.out / "result.json").write_text(json.dumps(result, indent=1))
@@ -577,9 +600,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--stages", default="100000,1000000", help="memories at each measure")
     p.add_argument("--ef", default="40,100,200,400,800", help="hnsw.ef_search values")
-    p.add_argument("--build", default="16:128",
+    p.add_argument("--build", type=_one_build, default=(16, 128, "vector"),
                    help="the index at each stage: M:EFC, or M:EFC:halfvec (half precision)")
-    p.add_argument("--variants", default="",
+    p.add_argument("--variants", type=build_specs, default=[],
                    help="M:EFC[:halfvec],... builds at the last stage")
     p.add_argument("--backend", choices=("torch", "numpy"), default="torch")
     p.add_argument("--batch", type=int, default=4096)

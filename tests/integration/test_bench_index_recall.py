@@ -3,11 +3,13 @@ must be the local embedder, its rows bench.loop's, and its exact search exact.""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import psycopg
+import pytest
 
 from agent.db.queries import vector_text
 from agent.providers.local import LocalEmbedder, minilm_onnx_path
@@ -80,3 +82,14 @@ def test_its_rows_and_exact_search_are_bench_loops(conn: psycopg.Connection[Any]
     assert all(abs(float(r[2]) - (1 - float(vectors[r[1] - 1] @ q))) < 1e-5 for r in got)
     parsed = ir.parse("0|5|0.25\n0|7|0.5\n\n1|2|0.125\nTime: 1.5 ms\n0|5|0.25\n")
     assert parsed == {0: [(5, 0.25), (7, 0.5)], 1: [(2, 0.125)]}
+
+
+def test_its_builds_are_parsed_before_any_work() -> None:
+    """--build / --variants: M:EFC or M:EFC:halfvec; anything else is an argparse error
+    (before minutes of embedding), naming the part that is wrong."""
+    assert ir.build_specs("16:128,16:256:halfvec") == [(16, 128, "vector"), (16, 256, "halfvec")]
+    for bad in ("16", "16:x", "16:128:foo", "16:128:halfvec:1"):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"'{bad}': expected M:EFC"):
+            ir.build_specs(bad)
+    with pytest.raises(SystemExit):
+        ir.main(["measure", "DIR", "--build", "16:128,24:128"])
