@@ -3,7 +3,7 @@
     python -m bench.index_recall_real prepare DIR [--seeds 7,11]
     python bench/index_recall_real.py measure DIR --seed 11 [--stages 100000,1000000]
         [--ef 40,100,200,400,800] [--build 16:256] [--variants 24:128,16:256:halfvec]
-        [--backend torch|numpy] [--out OUT]
+        [--backend torch|numpy|onnx] [--out OUT]
     python -m bench.index_recall_real report OUT_A/result.json OUT_B/result.json
 
 bench.loop measures recall latency at 1M memories, but embeds only the first 10,000 (or
@@ -43,7 +43,10 @@ can be computed fast:
 Only recall is measured: the machine that computes it (a GPU for the embeddings, many cores
 for the index builds) says nothing about latency here; bench.loop gives that. The numpy
 backend is the reference for the torch one, and slow (about 60 embeddings a second on 2
-cores).
+cores). `--backend onnx` embeds with LocalEmbedder itself, where cogd is installed (about 240
+a second on 2 cores: a 1M run takes hours there; the check rows then compare the embedder
+with itself). The embeddings are kept in the work folder (`vectors-SEED-N.npy`): a rerun with
+the same --work reads them instead of embedding again.
 """
 
 from __future__ import annotations
@@ -238,6 +241,8 @@ def load_weights(stored: Any, backend: str) -> dict[str, Any]:
                                                        * stored[base + "_s"])
         elif not k.endswith("_s"):
             w[k] = stored[k].astype(np.float32)
+    if backend == "onnx":
+        return w  # LocalEmbedder reads the model file itself
     if backend == "torch":
         import torch
         torch.backends.cuda.matmul.allow_tf32 = False  # fp32 as the CPU computes it
@@ -304,7 +309,17 @@ def forward_numpy(w: dict[str, Any], ids: np.ndarray, mask: np.ndarray) -> np.nd
 
 
 def embed(texts: list[str], backend: str, w: dict[str, Any], batch: int) -> np.ndarray:
-    """Mean-pooled, L2-normalised, as LocalEmbedder: each batch padded to its longest."""
+    """Mean-pooled, L2-normalised, as LocalEmbedder: each batch padded to its longest.
+    `onnx`: LocalEmbedder itself (where cogd is installed), with progress."""
+    if backend == "onnx":
+        from agent.providers.local import LocalEmbedder
+
+        embedder, parts = LocalEmbedder(), []
+        for lo in range(0, len(texts), batch):
+            parts.append(embedder.embed_documents(texts[lo:lo + batch]))
+            if len(texts) > batch:
+                log(f"embedded {lo + len(parts[-1])}/{len(texts)}")
+        return np.concatenate(parts).astype(np.float32)
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(TOKENIZER))
@@ -511,12 +526,18 @@ def measure(args: argparse.Namespace) -> None:
     if cos.min() < 0.9999:
         sys.exit("these embeddings are not the local embedder's")
     t = time.perf_counter()
-    vectors = embed(texts, args.backend, w, args.batch)
-    result["embed_s"] = round(time.perf_counter() - t, 1)
-    log(f"embedded {len(texts)} in {result['embed_s']} s")
+    args.work.mkdir(parents=True, exist_ok=True)
+    kept = args.work / f"vectors-{args.seed}-{len(texts)}.npy"  # a rerun embeds nothing
+    if kept.is_file():
+        vectors = np.load(kept)
+        log(f"read {len(vectors)} embeddings from {kept}")
+    else:
+        vectors = embed(texts, args.backend, w, args.batch)
+        np.save(kept, vectors)
+        result["embed_s"] = round(time.perf_counter() - t, 1)
+        log(f"embedded {len(texts)} in {result['embed_s']} s")
     queries = ["[" + ",".join(repr(float(x)) for x in q) + "]"
                for q in np.load(folder / f"queries{args.seed}.npy")]
-    args.work.mkdir(parents=True, exist_ok=True)
     pg = Server(args.work, folder / "pg.tar.xz")
     pg.psql("CREATE EXTENSION vector; CREATE UNLOGGED TABLE memories (memory_id bigint "
             "PRIMARY KEY, user_id int, universal_embedding vector(384));")
@@ -564,7 +585,7 @@ def report(paths: list[Path]) -> None:
              "passes): comparable between rows of one run, not cogd's latency.", ""]
     for run in runs:
         where = (f"{run.get('gpu', 'CPU')}, {run['cpus']} cores" if run["backend"] == "torch"
-                 else f"{run['cpus']} cores, numpy")
+                 else f"{run['cpus']} cores, {run['backend']}")
         lines += [f"## Seed {run['seed']} ({run['date']}; {where}; embeddings' minimum "
                   f"cosine to the local embedder's {run['check_min_cos']:.7f})", "",
                   *([f"`{run['command']}`", ""] if "command" in run else []),
@@ -604,7 +625,9 @@ def main(argv: list[str] | None = None) -> None:
                    help="the index at each stage: M:EFC, or M:EFC:halfvec (half precision)")
     p.add_argument("--variants", type=build_specs, default=[],
                    help="M:EFC[:halfvec],... builds at the last stage")
-    p.add_argument("--backend", choices=("torch", "numpy"), default="torch")
+    p.add_argument("--backend", choices=("torch", "numpy", "onnx"), default="torch",
+                   help="torch (a GPU), numpy (the reference, slow), onnx (the local "
+                        "embedder itself, where cogd is installed: ~240 a second on 2 cores)")
     p.add_argument("--batch", type=int, default=4096)
     p.add_argument("--work", type=Path, default=Path("/tmp/index-recall-real"))
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
