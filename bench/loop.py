@@ -541,7 +541,8 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                     continue
                 params: dict[str, Any] = {
                     "terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75,
-                    "depth": depth, "k": pool, "user_id": uid, "since": None, "until": None}
+                    "depth": depth, "k": pool, "user_id": uid, "since": None, "until": None,
+                    "judge": qvec, "goal": None}
             else:
                 params = {"query": qvec, "k": pool, "user_id": uid, "judge": qvec,
                           "goal": None}
@@ -670,7 +671,8 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
         if not terms:
             continue
         params = {"terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75,
-                  "k": pool, "user_id": uid, "since": None, "until": None}
+                  "k": pool, "user_id": uid, "since": None, "until": None,
+                  "judge": None, "goal": None}
         cut_rows = conn.execute(query("recall_bm25_memories"), {**params, "depth": depth}
                                 ).fetchall()
         whole_rows = conn.execute(query("recall_bm25_memories"), {**params, "depth": 10**9}

@@ -10,12 +10,10 @@ A broad question (about a period or a theme, by the broad-question heuristic of
 agent/domain/broad.py) also gets the cortex's RAPTOR nodes (levels 1-3) as items of kind
 "cluster", first, within a share of the token budget; the cortex is read only then.
 
-Round trips per recall: one (pipeline mode) for the speakers the question names, the BM25
-lists, which the server ranks while the query is embedded, and the dense lists, sent once
-it is, which return their rows' judged (and goal) similarities; one, when BM25 found any
-turn or memory, for those rows' similarities; one for recall_log. Given a side connection
-(the loop worker's pool), the memories' dense list, the longest HNSW scan, runs on it
-beside all that, from the moment the query is embedded.
+Round trips per recall: one (pipeline mode), once the query is embedded, for the speakers
+the question names and every list (BM25 and dense), each of which returns its rows' judged
+(and goal) similarities; one for recall_log. Given a side connection (the loop worker's
+pool), the memories' dense list, the longest HNSW scan, runs on it beside the others.
 """
 
 from __future__ import annotations
@@ -128,15 +126,15 @@ class Recaller:
         (default: `text`) is what the verdict judges: the question actually asked.
         `user_id`: only that user's rows (and rows of no user); None: everyone's.
 
-        Two round trips (psycopg pipeline mode). The first sends the speaker lookup and the
-        BM25 lists, which the server ranks while the query is embedded here, then the dense
-        lists, which return their rows' judged (and goal) similarities themselves; one sync
-        collects them all. The second, when BM25 found any turn or memory, asks those rows'
-        similarities (the same cosines a dense list brings for its own rows); the lists' rows
-        enter the pool while the server computes them. Given a side connection (`side`), it
-        is checked out while the server ranks BM25, and runs the memories' dense list (the
-        largest HNSW scan), sent first once the query is embedded, beside all that; it is
-        read last, after the cortex.
+        One round trip (psycopg pipeline mode), once the query is embedded: the speaker
+        lookup and every list (BM25 and dense), each of which returns its rows'
+        judged (and goal) similarities; one sync collects them. Nothing runs on the server
+        while the query is embedded: on 2 cores, BM25 lists ranked meanwhile slowed the
+        embedding by about as much as they took (and their rows needed a second round
+        trip for their similarities), and even the speaker lookup, sent before, gave the
+        embedding's spinning threads a tail (one in six embeddings over 8 ms, against 4 ms
+        p50). Given a side connection (`side`), it runs the memories' dense list (the
+        largest HNSW scan), sent first, beside all that; it is read last, after the cortex.
         """
         ef_search = self.ef_search(conn)
         _hnsw_settings(conn, ef_search)
@@ -151,8 +149,7 @@ class Recaller:
                 "k1": float(self.cfg.bm25_k1), "b": float(self.cfg.bm25_b), "k": pool,
                 "depth": max(pool, int(self.cfg.bm25_term_depth)),
                 "user_id": uid, "since": None, "until": None}
-        sparse: list[tuple[str, str, Any]] = []  # (list, row kind, cursor)
-        lists: list[tuple[str, str, Any]] = []  # the dense lists on the caller's connection
+        lists: list[tuple[str, str, Any]] = []  # (list, row kind, cursor): the caller's
         side_lists: list[tuple[str, str, Any]] = []  # the one on the side connection
         side = (self.side
                 if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE else None)
@@ -163,24 +160,14 @@ class Recaller:
             dense.insert(1, ("bare_rank", "turn", "recall_dense_day_table_bare"))
         found = domain.CandidatePool()
         with contextlib.ExitStack() as stack:
+            other = stack.enter_context(side()) if side is not None else None
+            # embedded with both cores to itself: nothing is sent before (see above)
+            qvec_raw = self.embedder.embed_query(text)
+            qvec = vector_text(qvec_raw)
+            jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
+            goal = None if goal_vector is None else vector_text(goal_vector)
+            params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
             with _pipeline(conn):
-                speakers = (conn.execute(query("known_speakers"), {
-                    "names": list(speaker_names), "user_id": uid}) if speaker_names else None)
-                if search_terms:
-                    for kind, name in (("turn", "recall_bm25_day_table"),
-                                       ("memory", "recall_bm25_memories"),
-                                       ("block", "recall_bm25_blocks")):
-                        sparse.append(("sparse_rank", kind, conn.execute(query(name), bm25)))
-                    if window is not None:
-                        sparse.append(("window_sparse_rank", "turn", conn.execute(
-                            query("recall_bm25_day_table"), {**bm25, **window})))
-                other = stack.enter_context(side()) if side is not None else None
-                qvec_raw = self.embedder.embed_query(text)  # the server ranks BM25 meanwhile
-                qvec = vector_text(qvec_raw)
-                jvec = (qvec if judge == text
-                        else vector_text(self.embedder.embed_query(judge)))
-                goal = None if goal_vector is None else vector_text(goal_vector)
-                params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
                 # the side's list first: its HNSW scan, the longest, starts at once
                 side_pipe = stack.enter_context(contextlib.ExitStack())
                 if other is not None:
@@ -188,6 +175,17 @@ class Recaller:
                     side_pipe.enter_context(_pipeline(other))
                     side_lists.append(("dense_rank", "memory", other.execute(
                         query(SIDE_LIST), params)))
+                speakers = (conn.execute(query("known_speakers"), {
+                    "names": list(speaker_names), "user_id": uid}) if speaker_names else None)
+                if search_terms:
+                    bm25.update(judge=jvec, goal=goal)
+                    for kind, name in (("turn", "recall_bm25_day_table"),
+                                       ("memory", "recall_bm25_memories"),
+                                       ("block", "recall_bm25_blocks")):
+                        lists.append(("sparse_rank", kind, conn.execute(query(name), bm25)))
+                    if window is not None:
+                        lists.append(("window_sparse_rank", "turn", conn.execute(
+                            query("recall_bm25_day_table"), {**bm25, **window})))
                 for rank_field, kind, name in dense:
                     if other is None or name != SIDE_LIST:
                         lists.append((rank_field, kind, conn.execute(query(name), params)))
@@ -197,17 +195,8 @@ class Recaller:
             # the caller's lists are in (one sync); the side's scan may still run
             people = (ctx.people if speakers is None
                       else frozenset(str(r[0]).lower() for r in speakers.fetchall()))
-            sparse_rows = [(rank_field, kind, cur.fetchall()) for rank_field, kind, cur in sparse]
-            asks = any(rows for _, kind, rows in sparse_rows if kind in ("turn", "memory"))
-            with _pipeline(conn) if asks else contextlib.nullcontext():
-                asked = self._ask_similarities(conn, jvec, goal, sparse_rows)
-                for rank_field, kind, got in sparse_rows:  # while the server computes them
-                    self._add_rows(found, rank_field, kind, got)
-                for rank_field, kind, cur in lists:
-                    self._add_rows(found, rank_field, kind, cur.fetchall())
-            for name, kind, cur in asked:
-                for rid, sim in cur.fetchall():
-                    found.set(f"{kind}:{rid}", **{name: float(sim)})
+            for rank_field, kind, cur in lists:
+                self._add_rows(found, rank_field, kind, cur.fetchall())
             for rank, (cid, content, sim) in enumerate(
                 self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text,
                                    user_id=uid), 1
@@ -234,26 +223,22 @@ class Recaller:
     @staticmethod
     def _add_rows(found: domain.CandidatePool, rank_field: str, kind: str,
                   rows: list[Any]) -> None:
-        """One list's rows into the pool, ranked in their order; a dense list's turns and
-        memories come with their judged and goal similarities."""
-        dense = not rank_field.endswith("sparse_rank")
+        """One list's rows into the pool, ranked in their order; turns and memories come
+        with their judged and goal similarities, a dense block list with its distance."""
         for rank, r in enumerate(rows, 1):
             fields: dict[str, Any] = {rank_field: rank}
             if kind == "turn":
-                if dense:  # the dense lists bring the judged and goal similarities
-                    fields.update(similarity=r[9], goal_similarity=r[10])
                 found.add(f"day_table:{r[0]}", kind="day_table", content=r[3],
                           created_at=r[4], importance=0.5, source_ids=(str(r[0]),),
                           external_ids=(r[5],) if r[5] else (), token_count=r[6],
-                          role=r[2], speaker=r[8], **fields)
+                          role=r[2], speaker=r[8], similarity=r[9], goal_similarity=r[10],
+                          **fields)
             elif kind == "memory":
-                if dense:
-                    fields.update(similarity=r[11], goal_similarity=r[12])
                 found.add(f"memory:{r[0]}", kind="memory", content=r[2], created_at=r[3],
                           importance=r[4], status=r[6],
                           source_ids=(str(r[5]),) if r[5] else (),
                           external_ids=(r[8],) if r[8] else (), speaker=r[9], role=r[10],
-                          **fields)
+                          similarity=r[11], goal_similarity=r[12], **fields)
             else:
                 if rank_field == "dense_rank":
                     fields["similarity"] = 1 - r[5]
@@ -261,31 +246,6 @@ class Recaller:
                           created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)),
                           source_ids=tuple(r[6] or ()), external_ids=tuple(r[7] or ()),
                           **fields)
-
-    @staticmethod
-    def _ask_similarities(
-        conn: psycopg.Connection[Any], qvec: str, goal: str | None,
-        sparse_rows: list[tuple[str, str, list[Any]]],
-    ) -> list[tuple[str, str, Any]]:
-        """Send (in the caller's pipeline) the cosine of every turn and memory the BM25 lists
-        found to the judged query, and to the active goals (Layer 1: the goal boost) when
-        there are any; (field, pool kind, cursor) to read."""
-        found: dict[str, dict[str, None]] = {"turn": {}, "memory": {}}
-        for _, kind, rows in sparse_rows:
-            if kind in found:
-                found[kind].update(dict.fromkeys(str(r[0]) for r in rows))
-        asked: list[tuple[str, str, Any]] = []
-        for kind, pool_kind, table in (("turn", "day_table", "day_table"),
-                                       ("memory", "memory", "memories")):
-            ids = list(found[kind])
-            if not ids:
-                continue
-            asked.append(("similarity", pool_kind, conn.execute(
-                query(f"similarity_by_ids_{table}"), {"query": qvec, "ids": ids})))
-            if goal is not None:
-                asked.append(("goal_similarity", pool_kind, conn.execute(
-                    query(f"goal_similarity_{table}"), {"goal": goal, "ids": ids})))
-        return asked
 
     @staticmethod
     def _fill_imprints(conn: psycopg.Connection[Any], found: domain.CandidatePool) -> None:

@@ -101,7 +101,8 @@ def test_bm25_scores_match_a_reference_implementation(settings: Settings, import
             expected[doc] = score
     rows = imported.execute(query("recall_bm25_day_table"), {
         "terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75, "k": 20,
-        "depth": 1000, "user_id": None, "since": None, "until": None}).fetchall()
+        "depth": 1000, "user_id": None, "since": None, "until": None, "judge": None,
+        "goal": None}).fetchall()
     got = {r[0]: float(r[7]) for r in rows}
     assert got.keys() == expected.keys()
     for doc, score in expected.items():
@@ -120,7 +121,7 @@ def test_bm25_reads_at_most_depth_postings_per_term_best_impact_first(imported: 
         "ORDER BY df DESC, term LIMIT 3").fetchall()]
     assert len(terms) == 3
     params = {"terms": terms, "weights": [1.0] * 3, "k1": 1.2, "b": 0.75, "k": 50,
-              "user_id": None, "since": None, "until": None}
+              "user_id": None, "since": None, "until": None, "judge": None, "goal": None}
     whole = imported.execute(query("recall_bm25_day_table"), {**params, "depth": 1000}
                              ).fetchall()
     cut = imported.execute(query("recall_bm25_day_table"), {**params, "depth": 1}
@@ -252,6 +253,31 @@ def test_recall_prefers_the_named_speaker_and_the_asked_window(
     assert out.result.items[0].external_ids == ("s2-4",)
     payload = out.result.items[0].as_dict()
     assert payload["speaker"] == "Ben" and payload["created_at"].startswith("2023-05-13")
+
+
+def test_a_turn_only_bm25_finds_comes_with_its_judged_and_goal_similarities(
+        settings: Settings, imported: Any) -> None:
+    """The BM25 lists return their rows' similarities to the judged question and to the
+    goals (no second round trip): the same cosines a dense list brings for its own rows."""
+    from agent.db.queries import vector_text
+
+    settings.recall["rerank_candidate_multiplier"] = 1  # dense lists of 2 of the 8 turns
+    recaller = build_recaller(settings)
+    goal = factory.build_universal_embedder(settings).embed_query("a bicycle")
+    cands, _ = recaller.candidates(imported, "pottery kiln", 2, verdict_text="pottery kiln",
+                                   goal_vector=goal.tolist())
+    only_bm25 = [c for c in cands if c.kind == "day_table" and c.sparse_rank is not None
+                 and c.dense_rank is None and c.bare_rank is None]
+    assert only_bm25, [(c.content, c.dense_rank, c.sparse_rank) for c in cands]
+    judged = vector_text(recaller.embedder.embed_query("pottery kiln"))
+    for c in only_bm25:
+        sim, goal_sim = imported.execute(
+            "SELECT 1 - least(universal_embedding <=> %(q)s::vector, "
+            "index_embedding <=> %(q)s::vector), 1 - (universal_embedding <=> %(g)s::vector) "
+            "FROM day_table WHERE entry_id = %(id)s",
+            {"q": judged, "g": vector_text(goal), "id": c.source_ids[0]}).fetchone()
+        assert c.similarity == pytest.approx(sim, abs=1e-6)
+        assert c.goal_similarity == pytest.approx(goal_sim, abs=1e-6)
 
 
 def test_a_block_hit_leads_back_to_the_turns_it_was_formed_from(settings: Settings,

@@ -24,7 +24,7 @@ def test_named_sql_files_load_and_every_query_is_used() -> None:
     names = set(load())
     code = "\n".join(p.read_text() for p in (ROOT / "agent").rglob("*.py"))
     code += "\n".join(p.read_text() for p in (ROOT / "night_cycle").rglob("*.py"))
-    built = re.findall(r'query\(f"(\w+)\{', code)  # query(f"similarity_by_ids_{table}")
+    built = re.findall(r'query\(f"(\w+)\{', code)  # query(f"name_{table}")
     unused = sorted(n for n in names if f'"{n}"' not in code
                     and not any(n.startswith(prefix) for prefix in built))
     assert unused == [], f"named queries no code reads: {unused}"
