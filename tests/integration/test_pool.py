@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from agent.config import Settings
+from agent.db import pool as pool_module
 from agent.db.pool import MAX_SIDE_CONNECTIONS, side_pool
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
@@ -37,13 +38,50 @@ def test_the_pool_lends_named_app_role_connections_and_replaces_a_broken_one(
             assert c.execute("SELECT current_user").fetchone() == ("cogd_app",)
             first = c.info.backend_pid
         assert side_backends(conn, "loop") == [first]
-        conn.execute("SELECT pg_terminate_backend(%s)", (first,))  # e.g. a restart
+        # e.g. a restart (waiting for the backend to exit, up to 5 s: its socket is closed)
+        assert conn.execute("SELECT pg_terminate_backend(%s, 5000)", (first,)).fetchone()[0]
         with pool.connection() as c:  # checked before it is lent: a new one
             assert c.execute("SELECT 1").fetchone() == (1,)
             assert c.info.backend_pid != first
     finally:
         pool.close()
     assert backends_after_close(conn, "loop") == []
+
+
+def test_a_connection_given_back_moments_ago_is_lent_without_a_round_trip(
+        settings: Settings, db_url: str, conn: Any, monkeypatch: Any) -> None:
+    """The check before lending asks the server only for a connection opened or given back
+    more than RECHECK_AFTER_S ago, or one whose socket has something to read (the server
+    ended it)."""
+    asked: list[int] = []
+    real_check = pool_module.ConnectionPool.check_connection
+
+    def counted(c: Any) -> None:
+        asked.append(c.info.backend_pid)
+        real_check(c)
+
+    monkeypatch.setattr(pool_module.ConnectionPool, "check_connection", staticmethod(counted))
+    pool = side_pool(settings, db_url, "recent")
+    try:
+        with pool.connection() as c:  # just opened: not asked
+            pid = c.info.backend_pid
+        with pool.connection() as c:  # given back moments ago, nothing to read
+            assert c.info.backend_pid == pid
+        assert asked == []
+        monkeypatch.setattr(pool_module, "RECHECK_AFTER_S", 0.0)  # idle "too long"
+        with pool.connection() as c:
+            assert c.info.backend_pid == pid
+        assert asked == [pid]
+        monkeypatch.setattr(pool_module, "RECHECK_AFTER_S", 30.0)
+        asked.clear()
+        # ended by the server: its socket is readable, so it is asked, fails, and is replaced
+        assert conn.execute("SELECT pg_terminate_backend(%s, 5000)", (pid,)).fetchone()[0]
+        with pool.connection() as c:
+            assert c.execute("SELECT 1").fetchone() == (1,)
+            assert c.info.backend_pid != pid
+        assert asked[0] == pid
+    finally:
+        pool.close()
 
 
 def test_a_streamed_turn_uses_the_pool_not_a_connection_per_reply(
