@@ -45,8 +45,9 @@ for the index builds) says nothing about latency here; bench.loop gives that. Th
 backend is the reference for the torch one, and slow (about 60 embeddings a second on 2
 cores). `--backend onnx` embeds with LocalEmbedder itself, where cogd is installed (about 240
 a second on 2 cores: a 1M run takes hours there; the check rows then compare the embedder
-with itself). The embeddings are kept in the work folder (`vectors-SEED-N.npy`): a rerun with
-the same --work reads them instead of embedding again.
+with itself). The embeddings are kept in the work folder (`vectors-SEED-N.npy`, and in parts
+of 20,000 while they are computed): a rerun with the same --work reads them, or goes on
+from the last part written, instead of embedding again.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ from bench import loop as L  # stdlib and numpy only at import
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = ROOT / "agent" / "models" / "minilm-tokenizer.json"
 DIM, HEADS, LAYERS = 384, 12, 6
+PART = 20_000  # memories embedded per kept part (measure)
 INDEX_SQL = ("CREATE INDEX ix_hnsw ON memories USING hnsw "
              "({key}) WITH (m = {m}, ef_construction = {efc});")
 KEYS = {"vector": "universal_embedding vector_cosine_ops",
@@ -314,12 +316,7 @@ def embed(texts: list[str], backend: str, w: dict[str, Any], batch: int) -> np.n
     if backend == "onnx":
         from agent.providers.local import LocalEmbedder
 
-        embedder, parts = LocalEmbedder(), []
-        for lo in range(0, len(texts), batch):
-            parts.append(embedder.embed_documents(texts[lo:lo + batch]))
-            if len(texts) > batch:
-                log(f"embedded {lo + len(parts[-1])}/{len(texts)}")
-        return np.concatenate(parts).astype(np.float32)
+        return LocalEmbedder().embed_documents(texts).astype(np.float32)
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(TOKENIZER))
@@ -531,9 +528,18 @@ def measure(args: argparse.Namespace) -> None:
     if kept.is_file():
         vectors = np.load(kept)
         log(f"read {len(vectors)} embeddings from {kept}")
-    else:
-        vectors = embed(texts, args.backend, w, args.batch)
+    else:  # in parts of PART rows, each kept: a stopped run goes on where it stopped
+        parts = []
+        for lo in range(0, len(texts), PART):
+            part = kept.with_suffix(f".part{lo}.npy")
+            if not part.is_file():
+                np.save(part, embed(texts[lo:lo + PART], args.backend, w, args.batch))
+                log(f"embedded {min(lo + PART, len(texts))}/{len(texts)}")
+            parts.append(np.load(part))
+        vectors = np.concatenate(parts)
         np.save(kept, vectors)
+        for part in kept.parent.glob(kept.stem + ".part*.npy"):
+            part.unlink()
         result["embed_s"] = round(time.perf_counter() - t, 1)
         log(f"embedded {len(texts)} in {result['embed_s']} s")
     queries = ["[" + ",".join(repr(float(x)) for x in q) + "]"
