@@ -165,7 +165,7 @@ class CandidatePool:
         found.update(merge_updates(lambda name: found.get(name, _DEFAULTS.get(name)), fields))
 
     def set(self, key: str, **fields: Any) -> None:
-        """Overwrite fields of an item already in the pool (a judged similarity)."""
+        """Overwrite fields of an item already in the pool (a memory's emotional imprint)."""
         self._found[key].update(fields)
 
     def pop(self, key: str) -> dict[str, Any] | None:
