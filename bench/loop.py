@@ -493,6 +493,15 @@ def bench_turn_writes(conn: Any, writer: Any, timers: list[TimedEmbedder], turns
             "after_commit_ms": stats(after) if after else None}
 
 
+def bm25_params(terms: list[str], k: int, depth: int, user_id: str,
+                judge: str | None = None) -> dict[str, Any]:
+    """The parameters of a recall_bm25_* query, as recall gives them (k1 1.2, b 0.75, no
+    window; `judge`: the vector whose similarity each row returns, None for none)."""
+    return {"terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75,
+            "depth": depth, "k": k, "user_id": user_id, "since": None, "until": None,
+            "judge": judge, "goal": None}
+
+
 def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                  queries: list[tuple[str, str]], user_id: Any,
                  bare_embedder: Any = None) -> dict[str, Any]:
@@ -539,10 +548,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
             if "bm25" in name:
                 if not terms:
                     continue
-                params: dict[str, Any] = {
-                    "terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75,
-                    "depth": depth, "k": pool, "user_id": uid, "since": None, "until": None,
-                    "judge": qvec, "goal": None}
+                params: dict[str, Any] = bm25_params(terms, pool, depth, uid, qvec)
             else:
                 params = {"query": qvec, "k": pool, "user_id": uid, "judge": qvec,
                           "goal": None}
@@ -670,11 +676,8 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
         terms = lexical.terms(text)
         if not terms:
             continue
-        params = {"terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75,
-                  "k": pool, "user_id": uid, "since": None, "until": None,
-                  "judge": None, "goal": None}
-        cut_rows = conn.execute(query("recall_bm25_memories"), {**params, "depth": depth}
-                                ).fetchall()
+        params = bm25_params(terms, pool, depth, uid)
+        cut_rows = conn.execute(query("recall_bm25_memories"), params).fetchall()
         whole_rows = conn.execute(query("recall_bm25_memories"), {**params, "depth": 10**9}
                                   ).fetchall()
         cut, whole = [r[0] for r in cut_rows], [r[0] for r in whole_rows]
