@@ -263,12 +263,21 @@ def test_a_turn_only_bm25_finds_comes_with_its_judged_and_goal_similarities(
 
     settings.recall["rerank_candidate_multiplier"] = 1  # dense lists of 2 of the 8 turns
     recaller = build_recaller(settings)
+    # the kiln turn's vectors point away from the query, so that neither dense list can hold
+    # it among its 2 and only BM25 ("kiln") finds it; left as embedded, both dense lists and
+    # BM25 may pick the same two pottery turns, and the test would check nothing
+    away = vector_text(-recaller.embedder.embed_query("pottery kiln"))
+    imported.execute("UPDATE day_table SET universal_embedding = %(v)s::vector, "
+                     "index_embedding = %(v)s::vector WHERE external_id = 's2-6'", {"v": away})
+    kiln = imported.execute("SELECT entry_id::text FROM day_table WHERE external_id = 's2-6'"
+                            ).fetchone()[0]
     goal = factory.build_universal_embedder(settings).embed_query("a bicycle")
     cands, _ = recaller.candidates(imported, "pottery kiln", 2, verdict_text="pottery kiln",
                                    goal_vector=goal.tolist())
     only_bm25 = [c for c in cands if c.kind == "day_table" and c.sparse_rank is not None
                  and c.dense_rank is None and c.bare_rank is None]
-    assert only_bm25, [(c.content, c.dense_rank, c.sparse_rank) for c in cands]
+    assert [c.source_ids[0] for c in only_bm25] == [kiln], [
+        (c.content, c.dense_rank, c.sparse_rank) for c in cands]
     judged = vector_text(recaller.embedder.embed_query("pottery kiln"))
     for c in only_bm25:
         sim, goal_sim = imported.execute(
