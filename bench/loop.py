@@ -17,8 +17,9 @@ vectors, no prefix, as rollover copies them from day_table), then:
   (`build_recaller`, with a pooled side connection for the memories' dense list); p50/p95
   of its own `latency_ms` and the share spent embedding;
 - bare: embed_query + one HNSW `ORDER BY universal_embedding <=> q LIMIT 10` on memories,
-  to give the pipeline/bare ratio (its own ONNX session with onnxruntime's spinning
-  threads, faster for an embedding alone than the daemon's non-spinning one);
+  to give the pipeline/bare ratio (its own ONNX session: two threads left spinning,
+  faster for an embedding alone than the daemon's one-thread session, which leaves the
+  other core to the BM25 lists ranked meanwhile);
 - where the time goes: each named SQL query of the pipeline timed alone;
 - index recall: HNSW top 10 against exact search at each --ef (--index-queries queries),
   and BM25's depth cut against every posting read; with --hnsw-build M:EFC,... the
@@ -493,13 +494,11 @@ def bench_turn_writes(conn: Any, writer: Any, timers: list[TimedEmbedder], turns
             "after_commit_ms": stats(after) if after else None}
 
 
-def bm25_params(terms: list[str], k: int, depth: int, user_id: str,
-                judge: str | None = None) -> dict[str, Any]:
+def bm25_params(terms: list[str], k: int, depth: int, user_id: str) -> dict[str, Any]:
     """The parameters of a recall_bm25_* query, as recall gives them (k1 1.2, b 0.75, no
-    window; `judge`: the vector whose similarity each row returns, None for none)."""
+    window)."""
     return {"terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75,
-            "depth": depth, "k": k, "user_id": user_id, "since": None, "until": None,
-            "judge": judge, "goal": None}
+            "depth": depth, "k": k, "user_id": user_id, "since": None, "until": None}
 
 
 def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
@@ -548,7 +547,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
             if "bm25" in name:
                 if not terms:
                     continue
-                params: dict[str, Any] = bm25_params(terms, pool, depth, uid, qvec)
+                params: dict[str, Any] = bm25_params(terms, pool, depth, uid)
             else:
                 params = {"query": qvec, "k": pool, "user_id": uid, "judge": qvec,
                           "goal": None}
@@ -832,8 +831,9 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         side = side_pool(settings, url, "bench-loop", role=False)
         recaller.side = side.connection
         bare_embedder = factory.build_universal_embedder(settings)
-        if isinstance(bare_embedder, LocalEmbedder):  # the strongest bare baseline
-            bare_embedder.spin = True
+        if isinstance(bare_embedder, LocalEmbedder):  # the strongest bare baseline: two
+            bare_embedder.spin = True  # threads, left spinning (3.6 ms a query, against
+            bare_embedder.single_text_threads = None  # 4.5 stopped and 4.9 on one thread)
         recall_timer = TimedEmbedder(recaller.embedder)
         recaller.embedder = recall_timer
         loader = factory.build_universal_embedder(settings)

@@ -64,7 +64,8 @@ def _local_embedder(settings: Settings, recorder: CallRecorder, role: str) -> Em
             f"the configuration asks for {model} ({dim}) for the {role} embedding"
         )
     return LocalEmbedder(
-        batch_size=emb.batch_size, max_chars=emb.max_chars, recorder=recorder, role=role
+        batch_size=emb.batch_size, max_chars=emb.max_chars, recorder=recorder, role=role,
+        single_text_threads=emb.local_single_text_threads or None,
     )
 
 

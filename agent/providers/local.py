@@ -101,6 +101,7 @@ class LocalEmbedder(BaseEmbedder):
         role: str | None = None,
         threads: int | None = None,
         spin: bool = False,
+        single_text_threads: int | None = None,
     ) -> None:
         super().__init__(LOCAL_EMBED_NAME, LOCAL_EMBED_DIM, batch_size, max_chars, recorder, role)
         model_path = model_path or minilm_onnx_path()
@@ -118,17 +119,27 @@ class LocalEmbedder(BaseEmbedder):
         self.tokenizer_path = tokenizer_path
         self.threads = threads
         self.spin = spin  # see _onnx_session: cogd's embedders stop spinning after a run
+        # intra-op threads for a batch of one text (a query, a turn); None: `threads`. One
+        # thread embeds a short text about as fast as two on 2 cores (4.9 against 4.5 ms)
+        # with 5.0 ms of CPU instead of 8.3, leaving the other core to the database
+        # ([embedding] local_single_text_threads; docs/scaling.md)
+        self.single_text_threads = single_text_threads
         self._session: Any = None
+        self._single: Any = None
         self._tokenizer: Any = None
         self._input_names: set[str] = set()
 
     def load(self) -> None:
-        """Open the ONNX session and tokenizer (once per process and model file)."""
+        """Open the ONNX sessions and tokenizer (once per process and model file)."""
         if self._session is None:
             self._session, self._tokenizer = _onnx_session(
                 self.model_path, self.tokenizer_path, self.threads, self.spin
             )
             self._input_names = {i.name for i in self._session.get_inputs()}
+            self._single = self._session
+            if self.single_text_threads and self.single_text_threads != self.threads:
+                self._single = _onnx_session(self.model_path, self.tokenizer_path,
+                                             self.single_text_threads, self.spin)[0]
 
     def _embed_batch(
         self, texts: list[str], task: EmbedTask
@@ -139,21 +150,22 @@ class LocalEmbedder(BaseEmbedder):
         out = np.zeros((len(texts), LOCAL_EMBED_DIM), dtype=np.float32)
         tokens = 0
         step = 32
+        session = self._single if len(texts) == 1 else self._session
         for lo in range(0, len(order), step):
             idx = order[lo : lo + step]
-            pooled, n = self._run([texts[i] for i in idx])
+            pooled, n = self._run(session, [texts[i] for i in idx])
             out[idx] = pooled
             tokens += n
         return out, tokens, 1
 
-    def _run(self, texts: list[str]) -> tuple[npt.NDArray[np.float32], int]:
+    def _run(self, session: Any, texts: list[str]) -> tuple[npt.NDArray[np.float32], int]:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
+        hidden = session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return pooled.astype(np.float32), int(mask.sum())

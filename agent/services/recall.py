@@ -126,15 +126,15 @@ class Recaller:
         (default: `text`) is what the verdict judges: the question actually asked.
         `user_id`: only that user's rows (and rows of no user); None: everyone's.
 
-        One round trip (psycopg pipeline mode), once the query is embedded: the speaker
-        lookup and every list (BM25 and dense), each of which returns its rows'
-        judged (and goal) similarities; one sync collects them. Nothing runs on the server
-        while the query is embedded: on 2 cores, BM25 lists ranked meanwhile slowed the
-        embedding by about as much as they took (and their rows needed a second round
-        trip for their similarities), and even the speaker lookup, sent before, gave the
-        embedding's spinning threads a tail (one in six embeddings over 8 ms, against 4 ms
-        p50). Given a side connection (`side`), it runs the memories' dense list (the
-        largest HNSW scan), sent first, beside all that; it is read last, after the cortex.
+        psycopg pipeline mode. The speaker lookup and the BM25 lists are sent first: the
+        server ranks them on one core while the query is embedded on the other (the local
+        model runs one text on one thread, [embedding] local_single_text_threads: on two it
+        was barely faster, 4.5 against 4.9 ms, and took both cores, so BM25 ranked meanwhile
+        slowed it by about as much as they took). Once the query is embedded, one round
+        trip: the dense lists, and the judged and goal similarities of the rows BM25 found
+        (similarity_by_ids_*); the dense lists return their own rows' similarities. Given a
+        side connection (`side`), it runs the memories' dense list (the largest HNSW scan),
+        sent first, beside all that; it is read last, after the cortex.
         """
         ef_search = self.ef_search(conn)
         _hnsw_settings(conn, ef_search)
@@ -159,15 +159,27 @@ class Recaller:
         if max(self.cfg.bare_list_weight, self.cfg.plain_bare_list_weight) > 0:
             dense.insert(1, ("bare_rank", "turn", "recall_dense_day_table_bare"))
         found = domain.CandidatePool()
+        sparse: list[tuple[str, str, Any]] = []  # the BM25 lists, sent before the embedding
         with contextlib.ExitStack() as stack:
             other = stack.enter_context(side()) if side is not None else None
-            # embedded with both cores to itself: nothing is sent before (see above)
-            qvec_raw = self.embedder.embed_query(text)
-            qvec = vector_text(qvec_raw)
-            jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
-            goal = None if goal_vector is None else vector_text(goal_vector)
-            params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
             with _pipeline(conn):
+                # sent first: the server ranks them on one core while the query is embedded
+                # on the other (one thread: [embedding] local_single_text_threads)
+                speakers = (conn.execute(query("known_speakers"), {
+                    "names": list(speaker_names), "user_id": uid}) if speaker_names else None)
+                if search_terms:
+                    for kind, name in (("turn", "recall_bm25_day_table"),
+                                       ("memory", "recall_bm25_memories"),
+                                       ("block", "recall_bm25_blocks")):
+                        sparse.append(("sparse_rank", kind, conn.execute(query(name), bm25)))
+                    if window is not None:
+                        sparse.append(("window_sparse_rank", "turn", conn.execute(
+                            query("recall_bm25_day_table"), {**bm25, **window})))
+                qvec_raw = self.embedder.embed_query(text)
+                qvec = vector_text(qvec_raw)
+                jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
+                goal = None if goal_vector is None else vector_text(goal_vector)
+                params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
                 # the side's list first: its HNSW scan, the longest, starts at once
                 side_pipe = stack.enter_context(contextlib.ExitStack())
                 if other is not None:
@@ -175,28 +187,26 @@ class Recaller:
                     side_pipe.enter_context(_pipeline(other))
                     side_lists.append(("dense_rank", "memory", other.execute(
                         query(SIDE_LIST), params)))
-                speakers = (conn.execute(query("known_speakers"), {
-                    "names": list(speaker_names), "user_id": uid}) if speaker_names else None)
-                if search_terms:
-                    bm25.update(judge=jvec, goal=goal)
-                    for kind, name in (("turn", "recall_bm25_day_table"),
-                                       ("memory", "recall_bm25_memories"),
-                                       ("block", "recall_bm25_blocks")):
-                        lists.append(("sparse_rank", kind, conn.execute(query(name), bm25)))
-                    if window is not None:
-                        lists.append(("window_sparse_rank", "turn", conn.execute(
-                            query("recall_bm25_day_table"), {**bm25, **window})))
+                # BM25's rows (ranked during the embedding); their similarities to the judged
+                # question and to the goals are asked beside the dense lists
+                sparse_rows = [(f, kind, cur.fetchall()) for f, kind, cur in sparse]
+                asked = self._ask_similarities(conn, jvec, goal, sparse_rows)
                 for rank_field, kind, name in dense:
                     if other is None or name != SIDE_LIST:
                         lists.append((rank_field, kind, conn.execute(query(name), params)))
                 if window is not None:
                     lists.append(("window_dense_rank", "turn", conn.execute(
                         query("recall_dense_day_table_window"), {**params, **window})))
+                for rank_field, kind, rows in sparse_rows:  # while the server ranks those
+                    self._add_rows(found, rank_field, kind, rows)
             # the caller's lists are in (one sync); the side's scan may still run
             people = (ctx.people if speakers is None
                       else frozenset(str(r[0]).lower() for r in speakers.fetchall()))
             for rank_field, kind, cur in lists:
                 self._add_rows(found, rank_field, kind, cur.fetchall())
+            for kind, cur in asked:
+                for rid, sim, goal_sim in cur.fetchall():
+                    found.add(f"{kind}:{rid}", similarity=sim, goal_similarity=goal_sim)
             for rank, (cid, content, sim) in enumerate(
                 self.cortex.search([float(x) for x in qvec_raw], pool, query_text=text,
                                    user_id=uid), 1
@@ -246,6 +256,24 @@ class Recaller:
                           created_at=r[3], importance=min(1.0, max(0.0, r[4] or 0.0)),
                           source_ids=tuple(r[6] or ()), external_ids=tuple(r[7] or ()),
                           **fields)
+
+    @staticmethod
+    def _ask_similarities(
+        conn: psycopg.Connection[Any], judge: str, goal: str | None,
+        sparse_rows: list[tuple[str, str, list[Any]]],
+    ) -> list[tuple[str, Any]]:
+        """Send (in the caller's pipeline) the cosine of every turn and memory the BM25 lists
+        found to the judged question, and to the active goals (Layer 1: the goal boost; NULL
+        without goals): (pool kind, cursor) to read."""
+        ids: dict[str, dict[str, None]] = {"turn": {}, "memory": {}}
+        for _, kind, rows in sparse_rows:
+            if kind in ids:
+                ids[kind].update(dict.fromkeys(str(r[0]) for r in rows))
+        return [(pool_kind, conn.execute(query(f"similarity_by_ids_{table}"),
+                                         {"judge": judge, "goal": goal, "ids": list(ids[kind])}))
+                for kind, pool_kind, table in (("turn", "day_table", "day_table"),
+                                               ("memory", "memory", "memories"))
+                if ids[kind]]
 
     @staticmethod
     def _fill_imprints(conn: psycopg.Connection[Any], found: domain.CandidatePool) -> None:

@@ -101,8 +101,7 @@ def test_bm25_scores_match_a_reference_implementation(settings: Settings, import
             expected[doc] = score
     rows = imported.execute(query("recall_bm25_day_table"), {
         "terms": terms, "weights": [1.0] * len(terms), "k1": 1.2, "b": 0.75, "k": 20,
-        "depth": 1000, "user_id": None, "since": None, "until": None, "judge": None,
-        "goal": None}).fetchall()
+        "depth": 1000, "user_id": None, "since": None, "until": None}).fetchall()
     got = {r[0]: float(r[7]) for r in rows}
     assert got.keys() == expected.keys()
     for doc, score in expected.items():
@@ -121,7 +120,7 @@ def test_bm25_reads_at_most_depth_postings_per_term_best_impact_first(imported: 
         "ORDER BY df DESC, term LIMIT 3").fetchall()]
     assert len(terms) == 3
     params = {"terms": terms, "weights": [1.0] * 3, "k1": 1.2, "b": 0.75, "k": 50,
-              "user_id": None, "since": None, "until": None, "judge": None, "goal": None}
+              "user_id": None, "since": None, "until": None}
     whole = imported.execute(query("recall_bm25_day_table"), {**params, "depth": 1000}
                              ).fetchall()
     cut = imported.execute(query("recall_bm25_day_table"), {**params, "depth": 1}
@@ -257,8 +256,9 @@ def test_recall_prefers_the_named_speaker_and_the_asked_window(
 
 def test_a_turn_only_bm25_finds_comes_with_its_judged_and_goal_similarities(
         settings: Settings, imported: Any) -> None:
-    """The BM25 lists return their rows' similarities to the judged question and to the
-    goals (no second round trip): the same cosines a dense list brings for its own rows."""
+    """A row only a BM25 list found (ranked before the query was embedded) comes with its
+    similarities to the judged question and to the goals (similarity_by_ids_*, asked beside
+    the dense lists): the same cosines a dense list brings for its own rows."""
     from agent.db.queries import vector_text
 
     settings.recall["rerank_candidate_multiplier"] = 1  # dense lists of 2 of the 8 turns

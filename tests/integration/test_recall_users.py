@@ -98,7 +98,7 @@ def test_bm25_of_one_user_reads_only_that_users_postings(
     users, _, _ = _load(conn, int(settings.embedding.universal_dim))
     mine = users[3]
     params = {"terms": ["budg"], "weights": [1.0], "k1": 1.2, "b": 0.75, "k": 50,
-              "since": None, "until": None, "judge": None, "goal": None}
+              "since": None, "until": None}
     rows = conn.execute(query("recall_bm25_memories"),
                         {**params, "depth": 1000, "user_id": str(mine)}).fetchall()
     owners = {r[0] for r in conn.execute(
