@@ -100,9 +100,9 @@ class EmbeddingSettings(BaseModel):
     native_api_key_env: str | None = None
     batch_size: PositiveInt = 64
     max_chars: PositiveInt = 8000
-    # intra-op threads of the local model for one text (a query, a turn); 0: onnxruntime's
-    # default (one per core), as for batches
-    local_single_text_threads: NonNegativeInt = 1
+    # intra-op threads of the local model for a search query; 0: onnxruntime's default (one
+    # per core), as for documents
+    local_query_threads: NonNegativeInt = 1
 
 
 class LLMProfile(BaseModel):

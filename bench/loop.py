@@ -17,9 +17,12 @@ vectors, no prefix, as rollover copies them from day_table), then:
   (`build_recaller`, with a pooled side connection for the memories' dense list); p50/p95
   of its own `latency_ms` and the share spent embedding;
 - bare: embed_query + one HNSW `ORDER BY universal_embedding <=> q LIMIT 10` on memories,
-  to give the pipeline/bare ratio (its own ONNX session: two threads left spinning,
-  faster for an embedding alone than the daemon's one-thread session, which leaves the
-  other core to the BM25 lists ranked meanwhile);
+  in blocks of 20 queries alternating with the recalls' (since the runs tagged `blocks` on
+  2026-11-26; before, in a phase of its own after the recalls), to give the pipeline/bare
+  ratio (of the p50s; and the median of the per-query ratios); the bare query
+  has its own ONNX session: two threads left spinning, faster for an embedding alone than
+  the daemon's one-thread session, which leaves the other core to the BM25 lists ranked
+  meanwhile;
 - where the time goes: each named SQL query of the pipeline timed alone;
 - index recall: HNSW top 10 against exact search at each --ef (--index-queries queries),
   and BM25's depth cut against every posting read; with --hnsw-build M:EFC,... the
@@ -55,6 +58,7 @@ REAL_MAX = 10_000  # memories with real embeddings; past them, derived vectors (
 EF_VALUES = (40, 64, 100)  # hnsw.ef_search values whose index recall is measured
 DRAWN_QUERY_SEED = 10**9  # query vectors drawn from the fitted Gaussian: no table row's seed
 OTHER_USERS = 20  # every 10th memory belongs to one of these: the user filter skips them
+PAIR_BLOCK = 20  # recall and bare queries alternate in blocks of this many queries
 SCALES_QUICK = (10_000,)
 LOAD_CHUNK = 2048  # sentences embedded and copied per round
 PIPELINE_QUERIES = ("recall_dense_day_table", "recall_dense_memories", "recall_dense_blocks",
@@ -507,34 +511,46 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
 
-    for _, text in queries[:5]:  # warm-up, not counted
-        recaller.recall(conn, text, k=10, log=False, user_id=user_id)
-    latency: list[float] = []
-    embed: list[float] = []
-    verdicts: Counter[str] = Counter()
-    by_kind: dict[str, Counter[str]] = {}
-    for kind, text in queries:
-        before = timer.ms
-        outcome = recaller.recall(conn, text, k=10, log=False, user_id=user_id)
-        latency.append(outcome.latency_ms)
-        embed.append(timer.ms - before)
-        verdicts[outcome.result.verdict] += 1
-        by_kind.setdefault(kind, Counter())[outcome.result.verdict] += 1
     # the bare baseline embeds with its own session when given one (bare_embedder: the
     # local model with onnxruntime's spinning threads, faster for an embedding alone)
     inner = bare_embedder or timer.inner
-    inner.embed_query(queries[0][1])  # its session loaded, not timed
-    bare: list[float] = []
-    bare_sql: list[float] = []
-    for i, (_, text) in enumerate(queries[:5] + queries):
+
+    def bare_query(text: str) -> tuple[float, float]:
         start = time.perf_counter()
         qvec = vector_text(inner.embed_query(text))
         mid = time.perf_counter()
         conn.execute(BARE_SQL, (qvec,)).fetchall()
         end = time.perf_counter()
-        if i >= 5:
-            bare.append((end - start) * 1000.0)
-            bare_sql.append((end - mid) * 1000.0)
+        return (end - start) * 1000.0, (end - mid) * 1000.0
+
+    for _, text in queries[:5]:  # warm-up, not counted
+        recaller.recall(conn, text, k=10, log=False, user_id=user_id)
+        bare_query(text)
+    latency: list[float] = []
+    embed: list[float] = []
+    verdicts: Counter[str] = Counter()
+    by_kind: dict[str, Counter[str]] = {}
+    # in alternating blocks of PAIR_BLOCK queries (recalls then the same queries bare, then
+    # bare first), so that the machine's drift moves both alike: run in two phases, the bare
+    # p50 moved 5.7-8.5 ms between runs of the same code. Not query by query: the bare
+    # session's threads spin on after each embedding and slowed the recall run right after
+    # (10k recall p50 15.9-18.0 ms interleaved, against 11.3-14.0 in phases)
+    bare_at: dict[int, tuple[float, float]] = {}
+    for block, lo in enumerate(range(0, len(queries), PAIR_BLOCK)):
+        part = list(enumerate(queries[lo:lo + PAIR_BLOCK], lo))
+        for step in (("recall", "bare") if block % 2 == 0 else ("bare", "recall")):
+            for i, (kind, text) in part:
+                if step == "bare":
+                    bare_at[i] = bare_query(text)
+                    continue
+                before = timer.ms
+                outcome = recaller.recall(conn, text, k=10, log=False, user_id=user_id)
+                latency.append(outcome.latency_ms)
+                embed.append(timer.ms - before)
+                verdicts[outcome.result.verdict] += 1
+                by_kind.setdefault(kind, Counter())[outcome.result.verdict] += 1
+    bare = [bare_at[i][0] for i in range(len(queries))]
+    bare_sql = [bare_at[i][1] for i in range(len(queries))]
     # where the time goes: each named query of the pipeline alone, the pool size it uses
     pool = 10 * max(1, int(recaller.cfg.rerank_candidate_multiplier))
     depth, uid = max(pool, int(recaller.cfg.bm25_term_depth)), str(user_id)
@@ -578,6 +594,10 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
         "bare_ms": stats(bare), "bare_sql_ms": stats(bare_sql),
         "ratio_p50": round(percentile(latency, 50) / percentile(bare, 50), 2),
         "ratio_p95": round(percentile(latency, 95) / percentile(bare, 95), 2),
+        "ratio_paired_median": round(statistics.median(
+            a / b for a, b in zip(latency, bare, strict=True)), 2),
+        "protocol": f"alternating blocks of {PAIR_BLOCK} queries (recalls, then the same "
+                    "queries bare; then bare first)",
         "pool": pool,
         "sql_ms": {name: stats(v) for name, v in per_query.items() if v},
         "sql_rows_mean": {name: round(statistics.mean(v), 1)
@@ -833,7 +853,7 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         bare_embedder = factory.build_universal_embedder(settings)
         if isinstance(bare_embedder, LocalEmbedder):  # the strongest bare baseline: two
             bare_embedder.spin = True  # threads, left spinning (3.6 ms a query, against
-            bare_embedder.single_text_threads = None  # 4.5 stopped and 4.9 on one thread)
+            bare_embedder.query_threads = None  # 4.5 stopped and 4.9 on one thread)
         recall_timer = TimedEmbedder(recaller.embedder)
         recaller.embedder = recall_timer
         loader = factory.build_universal_embedder(settings)
@@ -981,7 +1001,8 @@ def markdown(data: dict[str, Any]) -> str:
                          w["after_commit_ms"]))
         rows += [("recall pipeline (latency_ms)", r["pipeline_ms"]),
                 ("recall pipeline, embedding", r["pipeline_embed_ms"]),
-                ("bare: embed_query + HNSW top 10 on memories (own spinning ONNX session)",
+                ("bare: embed_query + HNSW top 10 on memories (own ONNX session, 2 threads "
+                 "left spinning)",
                  r["bare_ms"]),
                 ("bare: the HNSW query alone", r["bare_sql_ms"])]
         rows += [(f"SQL alone: {name} (LIMIT {r['pool']}, mean rows "
@@ -994,7 +1015,10 @@ def markdown(data: dict[str, Any]) -> str:
             f"Turn-write gate decisions: {w['decisions']}; embedding share of write time "
             f"{w['embed_share']:.0%}. Recall verdicts: {r['verdicts']} (by query kind: "
             f"{r['verdicts_by_kind']}); embedding share of recall time "
-            f"{r['pipeline_embed_share']:.0%}. recall_bm25_memories: the query's terms "
+            f"{r['pipeline_embed_share']:.0%}. Bare query: "
+            f"{r.get('protocol', 'in a phase of its own, after the recalls')}; the median of "
+            f"the per-query ratios {r.get('ratio_paired_median', 'not computed')}. "
+            f"recall_bm25_memories: the query's terms "
             f"have {r['sparse_memories_matches_mean']} postings on average (every user's); "
             f"at most {r.get('bm25_term_depth', '?')} per term are read, "
             f"{r.get('sparse_memories_read_mean', '?')} on average. HNSW index used: bare "

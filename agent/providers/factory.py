@@ -65,7 +65,7 @@ def _local_embedder(settings: Settings, recorder: CallRecorder, role: str) -> Em
         )
     return LocalEmbedder(
         batch_size=emb.batch_size, max_chars=emb.max_chars, recorder=recorder, role=role,
-        single_text_threads=emb.local_single_text_threads or None,
+        query_threads=emb.local_query_threads or None,
     )
 
 

@@ -101,7 +101,7 @@ class LocalEmbedder(BaseEmbedder):
         role: str | None = None,
         threads: int | None = None,
         spin: bool = False,
-        single_text_threads: int | None = None,
+        query_threads: int | None = None,
     ) -> None:
         super().__init__(LOCAL_EMBED_NAME, LOCAL_EMBED_DIM, batch_size, max_chars, recorder, role)
         model_path = model_path or minilm_onnx_path()
@@ -119,13 +119,14 @@ class LocalEmbedder(BaseEmbedder):
         self.tokenizer_path = tokenizer_path
         self.threads = threads
         self.spin = spin  # see _onnx_session: cogd's embedders stop spinning after a run
-        # intra-op threads for a batch of one text (a query, a turn); None: `threads`. One
-        # thread embeds a short text about as fast as two on 2 cores (4.9 against 4.5 ms)
-        # with 5.0 ms of CPU instead of 8.3, leaving the other core to the database
-        # ([embedding] local_single_text_threads; docs/scaling.md)
-        self.single_text_threads = single_text_threads
+        # intra-op threads for a search query (one short text); None: `threads`. One thread
+        # embeds a query about as fast as two on 2 cores (4.9 against 4.5 ms) with 5.0 ms of
+        # CPU instead of 8.3, leaving the other core to the database ([embedding]
+        # local_query_threads; docs/scaling.md). Longer texts (a turn: 6.0-6.8 against
+        # 4.0-4.6 ms) and batches keep `threads`
+        self.query_threads = query_threads
         self._session: Any = None
-        self._single: Any = None
+        self._query: Any = None
         self._tokenizer: Any = None
         self._input_names: set[str] = set()
 
@@ -136,10 +137,10 @@ class LocalEmbedder(BaseEmbedder):
                 self.model_path, self.tokenizer_path, self.threads, self.spin
             )
             self._input_names = {i.name for i in self._session.get_inputs()}
-            self._single = self._session
-            if self.single_text_threads and self.single_text_threads != self.threads:
-                self._single = _onnx_session(self.model_path, self.tokenizer_path,
-                                             self.single_text_threads, self.spin)[0]
+            self._query = self._session
+            if self.query_threads and self.query_threads != self.threads:
+                self._query = _onnx_session(self.model_path, self.tokenizer_path,
+                                            self.query_threads, self.spin)[0]
 
     def _embed_batch(
         self, texts: list[str], task: EmbedTask
@@ -150,7 +151,7 @@ class LocalEmbedder(BaseEmbedder):
         out = np.zeros((len(texts), LOCAL_EMBED_DIM), dtype=np.float32)
         tokens = 0
         step = 32
-        session = self._single if len(texts) == 1 else self._session
+        session = self._query if task == "query" and len(texts) == 1 else self._session
         for lo in range(0, len(order), step):
             idx = order[lo : lo + step]
             pooled, n = self._run(session, [texts[i] for i in idx])

@@ -128,7 +128,7 @@ class Recaller:
 
         psycopg pipeline mode. The speaker lookup and the BM25 lists are sent first: the
         server ranks them on one core while the query is embedded on the other (the local
-        model runs one text on one thread, [embedding] local_single_text_threads: on two it
+        model embeds a query on one thread, [embedding] local_query_threads: on two it
         was barely faster, 4.5 against 4.9 ms, and took both cores, so BM25 ranked meanwhile
         slowed it by about as much as they took). Once the query is embedded, one round
         trip: the dense lists, and the judged and goal similarities of the rows BM25 found
@@ -164,7 +164,7 @@ class Recaller:
             other = stack.enter_context(side()) if side is not None else None
             with _pipeline(conn):
                 # sent first: the server ranks them on one core while the query is embedded
-                # on the other (one thread: [embedding] local_single_text_threads)
+                # on the other (one thread: [embedding] local_query_threads)
                 speakers = (conn.execute(query("known_speakers"), {
                     "names": list(speaker_names), "user_id": uid}) if speaker_names else None)
                 if search_terms:

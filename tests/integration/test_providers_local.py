@@ -168,26 +168,28 @@ def test_batching_padding_and_order_do_not_change_vectors() -> None:
     assert all(r.provider == "local" and r.tokens_in > 0 for r in rec.records)
 
 
-def test_one_text_runs_on_its_own_one_thread_session_with_the_same_vector(
+def test_a_query_runs_on_its_own_one_thread_session_with_the_same_vector(
         tmp_path: Path) -> None:
-    """[embedding] local_single_text_threads: a batch of one text (a query, a turn) runs on a
-    session with that many intra-op threads; batches keep onnxruntime's default. Both give
+    """[embedding] local_query_threads: a search query runs on a session with that many
+    intra-op threads; documents (one turn or a batch) keep onnxruntime's default. Both give
     the same vector."""
     from agent.config import load_settings
     from agent.providers import factory
 
     emb = factory.build_universal_embedder(load_settings(data_dir=tmp_path))
-    assert isinstance(emb, LocalEmbedder) and emb.single_text_threads == 1
-    texts = ["where does my sister live?", "I moved to a new flat near the river in Porto."]
-    batched = emb.embed_documents(texts)
-    alone = np.vstack([emb.embed_documents([t]) for t in texts])
-    np.testing.assert_allclose(batched, alone, atol=1e-5)
-    assert emb._single is not emb._session
-    assert emb._single.get_session_options().intra_op_num_threads == 1
+    assert isinstance(emb, LocalEmbedder) and emb.query_threads == 1
+    used: list[Any] = []
+    run = emb._run
+    emb._run = lambda session, texts: used.append(session) or run(session, texts)  # type: ignore[method-assign]
+    text = "where does my sister live?"
+    query, document = emb.embed_query(text), emb.embed_documents([text])[0]
+    np.testing.assert_allclose(query, document, atol=1e-5)
+    assert used == [emb._query, emb._session] and emb._query is not emb._session
+    assert emb._query.get_session_options().intra_op_num_threads == 1
     assert emb._session.get_session_options().intra_op_num_threads == 0  # the default
-    shared = LocalEmbedder(single_text_threads=None)  # 0 in config: one session for all
-    np.testing.assert_allclose(shared.embed_query(texts[0]), alone[0], atol=1e-5)
-    assert shared._single is shared._session
+    shared = LocalEmbedder(query_threads=None)  # 0 in config: one session for all
+    np.testing.assert_allclose(shared.embed_query(text), query, atol=1e-5)
+    assert shared._query is shared._session
 
 
 def test_memory_type_prefix_changes_the_vector_and_bad_input_is_handled() -> None:
