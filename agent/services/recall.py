@@ -175,6 +175,7 @@ class Recaller:
                     if window is not None:
                         sparse.append(("window_sparse_rank", "turn", conn.execute(
                             query("recall_bm25_day_table"), {**bm25, **window})))
+                _flush_request(conn)  # their rows come back as soon as they are ranked
                 qvec_raw = self.embedder.embed_query(text)
                 qvec = vector_text(qvec_raw)
                 jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
@@ -187,16 +188,17 @@ class Recaller:
                     side_pipe.enter_context(_pipeline(other))
                     side_lists.append(("dense_rank", "memory", other.execute(
                         query(SIDE_LIST), params)))
-                # BM25's rows (ranked during the embedding); their similarities to the judged
-                # question and to the goals are asked beside the dense lists
-                sparse_rows = [(f, kind, cur.fetchall()) for f, kind, cur in sparse]
-                asked = self._ask_similarities(conn, jvec, goal, sparse_rows)
                 for rank_field, kind, name in dense:
                     if other is None or name != SIDE_LIST:
                         lists.append((rank_field, kind, conn.execute(query(name), params)))
                 if window is not None:
                     lists.append(("window_dense_rank", "turn", conn.execute(
                         query("recall_dense_day_table_window"), {**params, **window})))
+                # BM25's rows (ranked during the embedding, ahead of the dense lists in the
+                # connection's stream: read without waiting for those); their similarities to
+                # the judged question and to the goals are asked after the dense lists
+                sparse_rows = [(f, kind, cur.fetchall()) for f, kind, cur in sparse]
+                asked = self._ask_similarities(conn, jvec, goal, sparse_rows)
                 for rank_field, kind, rows in sparse_rows:  # while the server ranks those
                     self._add_rows(found, rank_field, kind, rows)
             # the caller's lists are in (one sync); the side's scan may still run
@@ -551,6 +553,16 @@ def _pipeline(conn: psycopg.Connection[Any]) -> Any:
     if psycopg.Pipeline.is_supported():
         return conn.pipeline()
     return contextlib.nullcontext()
+
+
+def _flush_request(conn: psycopg.Connection[Any]) -> None:
+    """In pipeline mode, ask the server to send the results of what was sent so far as soon
+    as it has them (libpq's PQsendFlushRequest), not at the next sync: the BM25 lists'
+    rows are then read after the embedding without waiting for the dense lists sent after
+    them (the server reads a later flush request only once it has run those)."""
+    if conn.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF:
+        conn.pgconn.send_flush_request()
+        conn.pgconn.flush()
 
 
 def _hnsw_settings(conn: psycopg.Connection[Any], ef_search: int) -> None:
