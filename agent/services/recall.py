@@ -10,10 +10,12 @@ A broad question (about a period or a theme, by the broad-question heuristic of
 agent/domain/broad.py) also gets the cortex's RAPTOR nodes (levels 1-3) as items of kind
 "cluster", first, within a share of the token budget; the cortex is read only then.
 
-Round trips per recall: one (pipeline mode), once the query is embedded, for the speakers
-the question names and every list (BM25 and dense), each of which returns its rows' judged
-(and goal) similarities; one for recall_log. Given a side connection (the loop worker's
-pool), the memories' dense list, the longest HNSW scan, runs on it beside the others.
+Round trips per recall (pipeline mode): the speakers the question names and the BM25
+lists, sent before the query is embedded (on one thread: the server ranks them on the
+other core); once it is embedded, one for the dense lists and the judged and goal
+similarities of BM25's rows (the dense lists return their own); one for recall_log. Given
+a side connection (the loop worker's pool), the memories' dense list, the longest HNSW
+scan, runs on it beside the others.
 """
 
 from __future__ import annotations
