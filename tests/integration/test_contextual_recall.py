@@ -369,3 +369,29 @@ def test_the_bundled_models_do_not_rewrite(settings: Settings) -> None:
     for profile in ("local", "heuristic"):
         settings.llm.roles["rewrite"] = profile
         assert build_rewriter(settings) is None
+
+
+def test_an_embedding_failure_with_the_bm25_lists_in_flight_leaves_the_connection_usable(
+        settings: Settings, imported: Any) -> None:
+    """The BM25 lists are sent before the query is embedded: when the embedding fails, the
+    error reaches the caller and the connection (its pipeline drained) serves the next
+    recall."""
+    from agent.errors import ProviderError
+
+    recaller = build_recaller(settings)
+    works = recaller.embedder
+
+    class Failing:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(works, name)
+
+        def embed_query(self, text: str) -> Any:
+            raise ProviderError("embedding service unavailable")
+
+    recaller.embedder = Failing()  # type: ignore[assignment]
+    with pytest.raises(ProviderError, match="unavailable"):
+        recaller.recall(imported, "pottery kiln", log=False)
+    assert imported.info.transaction_status.name == "IDLE"
+    recaller.embedder = works
+    out = recaller.recall(imported, "pottery kiln", log=False)
+    assert "kiln" in out.result.items[0].content
