@@ -312,7 +312,8 @@ def forward_numpy(w: dict[str, Any], ids: np.ndarray, mask: np.ndarray) -> np.nd
 
 def embed(texts: list[str], backend: str, w: dict[str, Any], batch: int) -> np.ndarray:
     """Mean-pooled, L2-normalised, as LocalEmbedder: each batch padded to its longest.
-    `onnx`: LocalEmbedder itself (where cogd is installed), with progress."""
+    `onnx`: LocalEmbedder itself (where cogd is installed), in its own batches (`batch` is
+    for the other backends); measure logs the progress, part by part."""
     if backend == "onnx":
         from agent.providers.local import LocalEmbedder
 
@@ -634,7 +635,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--backend", choices=("torch", "numpy", "onnx"), default="torch",
                    help="torch (a GPU), numpy (the reference, slow), onnx (the local "
                         "embedder itself, where cogd is installed: ~240 a second on 2 cores)")
-    p.add_argument("--batch", type=int, default=4096)
+    p.add_argument("--batch", type=int, default=4096,
+                   help="texts per forward pass of the torch and numpy backends (onnx: the "
+                        "local embedder's own batches)")
     p.add_argument("--work", type=Path, default=Path("/tmp/index-recall-real"))
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     p = sub.add_parser("report", help="bench/results/index-recall-real-<date> from results")

@@ -512,7 +512,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
     from agent.domain import lexical
 
     # the bare baseline embeds with its own session when given one (bare_embedder: the
-    # local model with onnxruntime's spinning threads, faster for an embedding alone)
+    # local model on two threads left spinning, the fastest for an embedding alone)
     inner = bare_embedder or timer.inner
 
     def bare_query(text: str) -> tuple[float, float]:
@@ -534,7 +534,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
     # bare first), so that the machine's drift moves both alike: run in two phases, the bare
     # p50 moved 5.7-8.5 ms between runs of the same code. Not query by query: the bare
     # session's threads spin on after each embedding and slowed the recall run right after
-    # (10k recall p50 15.9-18.0 ms interleaved, against 11.3-14.0 in phases)
+    # (10k recall p50 15.9-18.0 ms interleaved, against 12.2-15.2 in blocks, same two codes)
     bare_at: dict[int, tuple[float, float]] = {}
     for block, lo in enumerate(range(0, len(queries), PAIR_BLOCK)):
         part = list(enumerate(queries[lo:lo + PAIR_BLOCK], lo))
