@@ -132,19 +132,24 @@ class Candidate:
 def merge_updates(current: Callable[[str], Any], fields: Mapping[str, Any]) -> dict[str, Any]:
     """What another retriever's sighting of an item changes (Candidate.merge's rules): the
     best rank per list, the higher similarity, the union of sources, and any field still
-    empty (importance still at its 0.5 default)."""
+    empty (None, "", or importance still at its 0.5 default). `current(name)`: the item's
+    value, None where it has none."""
     updates: dict[str, Any] = {}
     for key, value in fields.items():
         if value is None:
             continue
         now = current(key)
-        if key.endswith("_rank"):
-            updates[key] = value if now is None else min(now, value)
+        if now is None:
+            updates[key] = value
+        elif key in _RANKS:
+            if value < now:
+                updates[key] = value
         elif key == "similarity":
-            updates[key] = value if now is None else max(now, value)
-        elif key in ("source_ids", "external_ids"):
+            if value > now:
+                updates[key] = value
+        elif key in _SOURCES:
             updates[key] = tuple(dict.fromkeys([*now, *value]))
-        elif now is None or now == "" or (key == "importance" and now == 0.5):
+        elif now == "" or (key == "importance" and now == 0.5):
             updates[key] = value
     return updates
 
@@ -158,11 +163,22 @@ class CandidatePool:
         self._found: dict[str, dict[str, Any]] = {}
 
     def add(self, key: str, **fields: Any) -> None:
+        self.put(key, fields)
+
+    def put(self, key: str, fields: dict[str, Any]) -> None:
+        """`add` with the fields as a dict, which the pool keeps on an item's first
+        sighting (the caller must not change it afterwards)."""
         found = self._found.get(key)
         if found is None:
-            self._found[key] = {"id": key, **{k: v for k, v in fields.items() if v is not None}}
+            fields["id"] = key
+            for name in _DEFAULTED:  # None there: the default (importance 0.5, no sources)
+                if name in fields and fields[name] is None:
+                    del fields[name]
+            self._found[key] = fields
             return
-        found.update(merge_updates(lambda name: found.get(name, _DEFAULTS.get(name)), fields))
+        # an item's dict holds None where a sighting had no value: the Candidate default
+        # counts only for importance (0.5, replaced by any other sighting's value)
+        found.update(merge_updates(found.get, fields))
 
     def set(self, key: str, **fields: Any) -> None:
         """Overwrite fields of an item already in the pool (a memory's emotional imprint)."""
@@ -175,12 +191,17 @@ class CandidatePool:
         """The row ids of the pool's items of one kind ("day_table:<id>" -> "<id>")."""
         return [key.split(":", 1)[1] for key, f in self._found.items() if f["kind"] == kind]
 
+    def __contains__(self, key: str) -> bool:
+        return key in self._found
+
     def build(self) -> list[Candidate]:
         return [Candidate(**fields) for fields in self._found.values()]
 
 
-_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Candidate)
-                             if f.default is not MISSING}
+_RANKS = frozenset(f.name for f in fields(Candidate) if f.name.endswith("_rank"))
+_SOURCES = frozenset(("source_ids", "external_ids"))
+# the fields whose default is not None
+_DEFAULTED = tuple(f.name for f in fields(Candidate) if f.default not in (None, MISSING))
 
 
 @dataclass(frozen=True)
@@ -255,8 +276,11 @@ class RecallResult:
 
 def rrf(ranks: Sequence[int | None], k: int, weights: Sequence[float] | None = None) -> float:
     """Weighted reciprocal rank fusion: sum of w / (k + rank) over the lists that hold it."""
-    w = weights or (1.0,) * len(ranks)
-    return sum(wi / (k + r) for r, wi in zip(ranks, w, strict=True) if r is not None)
+    total = 0.0
+    for r, wi in zip(ranks, weights or (1.0,) * len(ranks), strict=True):
+        if r is not None:
+            total += wi / (k + r)
+    return total
 
 
 def recency(created_at: datetime | None, now: datetime, half_life_days: float) -> float:
@@ -429,12 +453,13 @@ def recall_pipeline(
              for c in candidates}
     best = max(fused.values())
     # newness: where a candidate's date falls between the oldest and newest candidate
-    stamps = [c.created_at.timestamp() for c in candidates if c.created_at is not None]
-    oldest, newest = (min(stamps), max(stamps)) if stamps else (0.0, 0.0)
+    stamps = [None if c.created_at is None else c.created_at.timestamp() for c in candidates]
+    known = [t for t in stamps if t is not None]
+    oldest, newest = (min(known), max(known)) if known else (0.0, 0.0)
     scored: list[tuple[float, Candidate, dict[str, float]]] = []
-    for c in candidates:
-        newness = (0.0 if c.created_at is None or newest <= oldest
-                   else (c.created_at.timestamp() - oldest) / (newest - oldest))
+    for c, stamp in zip(candidates, stamps, strict=True):
+        newness = (0.0 if stamp is None or newest <= oldest
+                   else (stamp - oldest) / (newest - oldest))
         parts = relevance_parts(c, fused[c.id], best, newness, now, cfg, ctx)
         score = parts["weighted"]
         if rerank_scores is not None and c.id in rerank_scores:

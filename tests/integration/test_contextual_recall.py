@@ -257,7 +257,7 @@ def test_recall_prefers_the_named_speaker_and_the_asked_window(
 def test_a_turn_only_bm25_finds_comes_with_its_judged_and_goal_similarities(
         settings: Settings, imported: Any) -> None:
     """A row only a BM25 list found (ranked before the query was embedded) comes with its
-    similarities to the judged question and to the goals (similarity_by_ids_*, asked beside
+    similarities to the judged question and to the goals (similarity_by_ids, asked beside
     the dense lists): the same cosines a dense list brings for its own rows."""
     from agent.db.queries import vector_text
 

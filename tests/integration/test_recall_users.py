@@ -238,3 +238,28 @@ def test_recall_widens_the_hnsw_search_as_memories_grow(
             41, 41, 42, 42, 43]
     finally:
         pool.close()
+
+
+def test_similarity_by_ids_gives_the_memories_bm25_found_their_cosines(
+        settings: Settings, conn: psycopg.Connection[Any]) -> None:
+    """The similarity ask for the rows the BM25 lists found (recall sends it once the query
+    is embedded): each memory's cosine to the judged question and to the goals, keyed as
+    the candidate pool keys it; NULL goal similarity without goals."""
+    _, vectors, _ = _load(conn, int(settings.embedding.universal_dim))
+    ids = [str(r[0]) for r in conn.execute(
+        "SELECT memory_id FROM memories ORDER BY content LIMIT 5")]
+    judge, goal = vector_text(vectors[0]), vector_text(vectors[1])
+    got = {(kind, str(rid)): (sim, goal_sim) for kind, rid, sim, goal_sim in conn.execute(
+        query("similarity_by_ids"),
+        {"judge": judge, "goal": goal, "turn_ids": [], "memory_ids": ids})}
+    want = {("memory", str(rid)): (sim, goal_sim) for rid, sim, goal_sim in conn.execute(
+        "SELECT memory_id, 1 - (universal_embedding <=> %(j)s::vector), "
+        "1 - (universal_embedding <=> %(g)s::vector) FROM memories "
+        "WHERE memory_id = ANY(%(ids)s::uuid[])", {"j": judge, "g": goal, "ids": ids})}
+    assert len(want) == 5 and got.keys() == want.keys()
+    for key, (sim, goal_sim) in want.items():
+        assert got[key][0] == pytest.approx(sim, abs=1e-9)
+        assert got[key][1] == pytest.approx(goal_sim, abs=1e-9)
+    no_goal = conn.execute(query("similarity_by_ids"), {
+        "judge": judge, "goal": None, "turn_ids": [], "memory_ids": ids[:1]}).fetchall()
+    assert len(no_goal) == 1 and no_goal[0][3] is None

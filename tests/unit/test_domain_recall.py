@@ -138,6 +138,20 @@ def test_the_candidate_pool_merges_by_the_same_rules_and_freezes_once() -> None:
     assert built[1] == Candidate(id="memory:2", kind="memory", content="m", similarity=0.7)
 
 
+def test_the_pool_fills_what_a_first_sighting_lacked_and_keeps_defaults() -> None:
+    """A BM25 row comes without similarities (None) and a block's importance may be
+    missing: a later sighting fills them; a field no sighting gives keeps its default."""
+    pool = CandidatePool()
+    pool.put("day_table:1", {"kind": "day_table", "content": "c", "sparse_rank": 2,
+                             "similarity": None, "goal_similarity": None, "importance": None})
+    pool.put("day_table:1", {"dense_rank": 4, "similarity": 0.6, "goal_similarity": 0.1})
+    pool.put("day_table:1", {"bare_rank": 1, "similarity": 0.5, "goal_similarity": None})
+    (c,) = pool.build()
+    assert (c.sparse_rank, c.dense_rank, c.bare_rank) == (2, 4, 1)
+    assert (c.similarity, c.goal_similarity) == (0.6, 0.1)
+    assert c.importance == 0.5 and c.source_ids == () and c.window_dense_rank is None
+
+
 def test_lexical_coverage_weighs_rare_terms() -> None:
     q = lexical.terms("What's the name of my cat?")
     assert q == ["name", "cat"]
@@ -287,3 +301,25 @@ def test_a_reply_without_words_of_its_own_gets_no_said_by_boost() -> None:
                content="I am learning Portuguese")
     out = recall_pipeline([own, bens], now=NOW, cfg=CFG, k=5, context=ana)
     assert [i.id for i in out.items] == ["memory:own", "memory:ben"]
+
+
+def test_a_turn_two_lists_return_is_one_candidate_with_both_ranks() -> None:
+    """Recall's rows into the pool: the BM25 row (no similarities: NULL) first, then the
+    dense list's row of the same turn, whose similarities fill the candidate's."""
+    from agent.services.recall import Recaller
+
+    when = datetime(2026, 5, 1, tzinfo=UTC)
+    bm25 = [("t2", "s", "user", "the kiln", when, "x-2", 3, 7.5, "ana", None, None),
+            ("t1", "s", "user", "a bowl", when, None, 2, 3.1, None, None, None)]
+    dense = [("t1", "s", "user", "a bowl", when, None, 2, 0.2, None, 0.8, 0.3)]
+    pool = CandidatePool()
+    Recaller._add_rows(pool, "sparse_rank", "turn", bm25)
+    Recaller._add_rows(pool, "dense_rank", "turn", dense)
+    by_id = {c.id: c for c in pool.build()}
+    assert set(by_id) == {"day_table:t1", "day_table:t2"}
+    t1, t2 = by_id["day_table:t1"], by_id["day_table:t2"]
+    assert (t1.sparse_rank, t1.dense_rank, t1.similarity, t1.goal_similarity) == (2, 1, 0.8, 0.3)
+    assert (t1.content, t1.token_count, t1.source_ids, t1.external_ids) == (
+        "a bowl", 2, ("t1",), ())
+    assert (t2.sparse_rank, t2.dense_rank, t2.similarity) == (1, None, None)
+    assert (t2.speaker, t2.external_ids, t2.importance) == ("ana", ("x-2",), 0.5)

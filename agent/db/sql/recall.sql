@@ -7,7 +7,7 @@
 -- question the verdict judges (%(judge)s: the same vector as %(query)s unless the loop
 -- searched a compound query) and to the active goals' centroid (%(goal)s; NULL: no goals).
 -- The BM25 lists run while the query is embedded, before those vectors exist: their rows'
--- similarities come from similarity_by_ids_*, sent beside the dense lists (the same round
+-- similarities come from similarity_by_ids, sent beside the dense lists (the same round
 -- trip); the BM25 lists return NULL in those columns (one row shape per table). Those are computed
 -- outside the LIMITed scan, for its k rows only: on a small table the planner sorts every
 -- row, and computing them for every row made a 100-turn list ~40 % slower (0.98 against
@@ -136,7 +136,7 @@ s AS (SELECT p.doc_id,
       GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
 SELECT d.entry_id, d.session_id, d.role, d.content, d.created_at, d.external_id,
        d.token_count, s.score, d.speaker,
-       NULL::float8 AS similarity, NULL::float8 AS goal_similarity  -- similarity_by_ids_*
+       NULL::float8 AS similarity, NULL::float8 AS goal_similarity  -- similarity_by_ids
 FROM s JOIN day_table d ON d.entry_id = s.doc_id
 ORDER BY s.score DESC, d.created_at DESC;
 
@@ -187,7 +187,7 @@ s AS (SELECT p.doc_id,
       GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
 SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance,
        m.source_entry_id, m.status, s.score, d.external_id, d.speaker, d.role,
-       NULL::float8 AS similarity, NULL::float8 AS goal_similarity  -- similarity_by_ids_*
+       NULL::float8 AS similarity, NULL::float8 AS goal_similarity  -- similarity_by_ids
 FROM s JOIN memories m ON m.memory_id = s.doc_id
 LEFT JOIN LATERAL (SELECT external_id, speaker, role FROM day_table
                    WHERE entry_id = m.source_entry_id LIMIT 1) d ON true
@@ -272,22 +272,24 @@ SELECT DISTINCT speaker FROM day_table
 WHERE speaker = ANY(%(names)s)
   AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid);
 
--- name: similarity_by_ids_day_table
--- The rows a BM25 list found: their cosine similarity to the judged question (the closer of
--- the turn's verbatim content, "where does my sister live?", and the turn in context, for
--- questions that name people and times), and to the active goals' centroid (%(goal)s;
--- NULL: no goals), as the dense lists return them for their own rows.
-SELECT entry_id,
+-- name: similarity_by_ids
+-- The rows the BM25 lists found (%(turn_ids)s, %(memory_ids)s): their cosine similarity
+-- to the judged question and to the active goals' centroid (%(goal)s; NULL: no goals), as
+-- the dense lists return them for their own rows; keyed as recall's candidate pool keys
+-- them ('day_table' | 'memory', id). A turn's is the closer of its verbatim content ("where
+-- does my sister live?") and the turn in context (for questions that name people and
+-- times). One statement for both tables: one fewer in recall's pipeline.
+SELECT 'day_table' AS kind, entry_id AS id,
        1 - least(universal_embedding <=> %(judge)s::vector,
                  index_embedding <=> %(judge)s::vector) AS similarity,
        1 - (universal_embedding <=> %(goal)s::vector) AS goal_similarity
-FROM day_table WHERE entry_id = ANY(%(ids)s::uuid[])
-  AND coalesce(index_embedding, universal_embedding) IS NOT NULL;
-
--- name: similarity_by_ids_memories
-SELECT memory_id, 1 - (universal_embedding <=> %(judge)s::vector) AS similarity,
-       1 - (universal_embedding <=> %(goal)s::vector) AS goal_similarity
-FROM memories WHERE memory_id = ANY(%(ids)s::uuid[]) AND universal_embedding IS NOT NULL;
+FROM day_table WHERE entry_id = ANY(%(turn_ids)s::uuid[])
+  AND coalesce(index_embedding, universal_embedding) IS NOT NULL
+UNION ALL
+SELECT 'memory', memory_id, 1 - (universal_embedding <=> %(judge)s::vector),
+       1 - (universal_embedding <=> %(goal)s::vector)
+FROM memories WHERE memory_id = ANY(%(memory_ids)s::uuid[])
+  AND universal_embedding IS NOT NULL;
 
 -- name: term_doc_freq
 -- Document frequency of each query term in day_table's lexicon, and the number of
