@@ -137,7 +137,9 @@ class Recaller:
         trip: the dense lists, and the judged and goal similarities of the rows BM25 found
         (similarity_by_ids); the dense lists return their own rows' similarities. Given a
         side connection (`side`), it runs the memories' dense list (the largest HNSW scan),
-        sent first, beside all that; it is read last, after the cortex.
+        sent first, beside all that; it is read last, after the cortex. Between the
+        embedding and the sync the client only sends and reads: on 2 cores, any other work
+        there keeps the caller's backend off the core the side's scan leaves free.
         """
         ef_search = self.ef_search(conn)
         _hnsw_settings(conn, ef_search)
