@@ -248,40 +248,32 @@ class Recaller:
         for rank, r in enumerate(rows, 1):
             rid = str(r[0])
             if kind == "turn":
-                key = "day_table:" + rid
-                if key in found:
-                    found.put(key, {rank_field: rank, "similarity": r[9],
-                                    "goal_similarity": r[10]})
-                    continue
-                found.put(key, {
-                    rank_field: rank, "kind": "day_table", "content": r[3],
-                    "created_at": r[4], "importance": 0.5, "source_ids": (rid,),
-                    "external_ids": (r[5],) if r[5] else (), "token_count": r[6],
-                    "role": r[2], "speaker": r[8], "similarity": r[9],
-                    "goal_similarity": r[10]})
+                key, fields = "day_table:" + rid, {"similarity": r[9], "goal_similarity": r[10]}
             elif kind == "memory":
-                key = "memory:" + rid
-                if key in found:
-                    found.put(key, {rank_field: rank, "similarity": r[11],
-                                    "goal_similarity": r[12]})
-                    continue
-                found.put(key, {
-                    rank_field: rank, "kind": "memory", "content": r[2], "created_at": r[3],
-                    "importance": r[4], "status": r[6],
-                    "source_ids": (str(r[5]),) if r[5] else (),
-                    "external_ids": (r[8],) if r[8] else (), "speaker": r[9], "role": r[10],
-                    "similarity": r[11], "goal_similarity": r[12]})
+                key, fields = "memory:" + rid, {"similarity": r[11], "goal_similarity": r[12]}
             else:
-                key = "block:" + rid
-                sim = 1 - r[5] if rank_field == "dense_rank" else None
-                if key in found:
-                    found.put(key, {rank_field: rank, "similarity": sim})
-                    continue
-                found.put(key, {
-                    rank_field: rank, "kind": "block", "content": prose_text(r[2])[:4000],
-                    "created_at": r[3], "importance": min(1.0, max(0.0, r[4] or 0.0)),
-                    "source_ids": tuple(r[6] or ()), "external_ids": tuple(r[7] or ()),
-                    "similarity": sim})
+                key, fields = "block:" + rid, {
+                    "similarity": 1 - r[5] if rank_field == "dense_rank" else None}
+            fields[rank_field] = rank
+            if key not in found:  # the first sighting: the item itself
+                if kind == "turn":
+                    fields.update(kind="day_table", content=r[3], created_at=r[4],
+                                  importance=0.5, source_ids=(rid,),
+                                  external_ids=(r[5],) if r[5] else (), token_count=r[6],
+                                  role=r[2], speaker=r[8])
+                elif kind == "memory":
+                    fields.update(kind="memory", content=r[2], created_at=r[3],
+                                  importance=r[4], status=r[6],
+                                  source_ids=(str(r[5]),) if r[5] else (),
+                                  external_ids=(r[8],) if r[8] else (), speaker=r[9],
+                                  role=r[10])
+                else:
+                    fields.update(kind="block", content=prose_text(r[2])[:4000],
+                                  created_at=r[3],
+                                  importance=min(1.0, max(0.0, r[4] or 0.0)),
+                                  source_ids=tuple(r[6] or ()),
+                                  external_ids=tuple(r[7] or ()))
+            found.put(key, fields)
 
     @staticmethod
     def _ask_similarities(
