@@ -48,6 +48,8 @@ logger = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 64
 # the dense list that runs on the side connection, beside the rest: the largest HNSW scan
 SIDE_LIST = "recall_dense_memories"
+# the lists sent unprepared, planned for each recall's user and k (see _list)
+UNPREPARED = frozenset({"recall_dense_memories"})
 EF_REFRESH_S = 60.0  # how often recall re-reads memories' size for its ef_search band
 
 
@@ -575,10 +577,21 @@ def _pipeline(conn: psycopg.Connection[Any]) -> Any:
 def _list(conn: psycopg.Connection[Any], name: str, params: dict[str, Any]) -> Any:
     """Send one of recall's list queries (or its similarity ask): a cursor whose uuid
     columns read as text. The pool keys its items by an id's text; a UUID object, then its
-    str(), cost ~1.2 us a row (two ids), against 0.08 read as text (~170 rows a recall)."""
+    str(), cost ~1.2 us a row (two ids), against 0.08 read as text (~170 rows a recall).
+
+    The memories' dense list (UNPREPARED) is never a prepared statement, so Postgres plans
+    it for the asking user and k each time. psycopg prepares a statement run 5 times on a
+    connection, and Postgres may then keep one generic plan, chosen on average estimates:
+    for a user filter that plan can read the user's rows through the user index and sort
+    them all, an exact search, where the user has most of the table. bench.loop's own
+    index-recall query (a user filter, LIMIT 10) switched to it at 10k memories: 25.65 ms
+    against 1.7 with HNSW. This list was planned anew each time already (Postgres found no
+    generic plan as cheap), so not preparing it costs only its parse: +0.03 ms, paired A/B
+    at 100k. The other lists keep their prepared statements (+0.4-0.6 ms a recall
+    unprepared); they read the day's turns and the blocks, small tables."""
     cur = conn.cursor()
     cur.adapters.register_loader("uuid", TextLoader)
-    return cur.execute(query(name), params)
+    return cur.execute(query(name), params, prepare=False if name in UNPREPARED else None)
 
 
 def _flush_request(conn: psycopg.Connection[Any]) -> None:

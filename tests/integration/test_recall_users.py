@@ -263,3 +263,24 @@ def test_similarity_by_ids_gives_the_memories_bm25_found_their_cosines(
     no_goal = conn.execute(query("similarity_by_ids"), {
         "judge": judge, "goal": None, "turn_ids": [], "memory_ids": ids[:1]}).fetchall()
     assert len(no_goal) == 1 and no_goal[0][3] is None
+
+
+def test_the_memories_dense_list_is_planned_for_each_recall(
+        settings: Settings, conn: psycopg.Connection[Any]) -> None:
+    """recall_dense_memories goes unprepared (agent/services/recall.py _list): Postgres plans
+    it for each recall's user and k, never with a generic plan kept from average estimates
+    (an exact search through the user index, where a user has most rows). The other lists
+    become prepared statements as before (psycopg prepares a query run 5 times)."""
+    from agent.services.recall import build_recaller
+    from bench.loop import _as_sent
+
+    users, _, _ = _load(conn, int(settings.embedding.universal_dim))
+    recaller = build_recaller(settings)
+    for _ in range(7):
+        out = recaller.recall(conn, "budget review for team7", user_id=users[7], log=False)
+        assert out.result.items  # the memories' list found the user's memories
+    statements = [r[0] for r in conn.execute(
+        "SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")]
+    assert _as_sent(query("recall_dense_day_table")) in statements  # prepared
+    assert _as_sent(query("recall_bm25_memories")) in statements
+    assert _as_sent(query("recall_dense_memories")) not in statements
