@@ -510,6 +510,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                  bare_embedder: Any = None) -> dict[str, Any]:
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
+    from agent.services.recall import UNPREPARED
 
     # the bare baseline embeds with its own session when given one (bare_embedder: the
     # local model on two threads left spinning, the fastest for an embedding alone)
@@ -549,6 +550,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                 embed.append(timer.ms - before)
                 verdicts[outcome.result.verdict] += 1
                 by_kind.setdefault(kind, Counter())[outcome.result.verdict] += 1
+    plans = plan_cache(conn, recaller)
     bare = [bare_at[i][0] for i in range(len(queries))]
     bare_sql = [bare_at[i][1] for i in range(len(queries))]
     # where the time goes: each named query of the pipeline alone, the pool size it uses
@@ -568,7 +570,9 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                 params = {"query": qvec, "k": pool, "user_id": uid, "judge": qvec,
                           "goal": None}
             start = time.perf_counter()
-            got = conn.execute(query(name), params).fetchall()
+            # prepared or not as the pipeline sends it (agent/services/recall.py _list)
+            got = conn.execute(query(name), params,
+                               prepare=False if name in UNPREPARED else None).fetchall()
             per_query[name].append((time.perf_counter() - start) * 1000.0)
             rows_found[name].append(len(got))
     matches = []  # postings of the query's terms on memories (revision 0007 read them all)
@@ -606,9 +610,46 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
         "sparse_memories_read_mean": round(statistics.mean(read), 1) if read else 0,
         "bm25_term_depth": depth,
         "ef_search": recaller.ef_search(conn),  # the pipeline's and the bare query's
+        "plan_cache": plans,
         "bare_uses_hnsw": "ix_memories_universal_embedding_hnsw" in plan,
         "dense_memories_uses_hnsw": "ix_memories_universal_embedding_hnsw" in plan_dense,
     }
+
+
+def plan_cache(conn: Any, recaller: Any) -> dict[str, dict[str, int]]:
+    """How Postgres planned the pipeline's prepared statements so far, on the caller's
+    connection and on the side one (pg_prepared_statements): generic plans (one plan kept
+    for every execution) and custom ones (planned for each execution's values), by named
+    query. A statement sent unprepared (recall's UNPREPARED) is not listed."""
+    from agent.db.queries import load
+
+    by_text = {_as_sent(sql): name for name, sql in load().items()}
+    sql = ("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements "
+           "WHERE NOT from_sql")
+    out: dict[str, dict[str, int]] = {}
+
+    def read(c: Any, where: str) -> None:
+        for statement, generic, custom in c.execute(sql).fetchall():
+            name = by_text.get(statement)
+            if name is not None and (name.startswith("recall_") or name == "similarity_by_ids"):
+                out[f"{name} ({where})"] = {"generic": int(generic), "custom": int(custom)}
+
+    read(conn, "caller")
+    if recaller.side is not None:
+        with recaller.side() as other:
+            read(other, "side")
+    return out
+
+
+def _as_sent(sql: str) -> str:
+    """A named query as psycopg sends it: each %(name)s becomes $1, $2, ... in the order
+    the names first appear, and %% becomes %."""
+    numbers: dict[str, int] = {}
+
+    def number(m: re.Match[str]) -> str:
+        return f"${numbers.setdefault(m.group(1), len(numbers) + 1)}"
+
+    return re.sub(r"%\((\w+)\)s", number, sql).replace("%%", "%")
 
 
 # index_recall's queries (bench.index_recall_real runs the same ones through psql): the HNSW
@@ -662,8 +703,8 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
         if drawn is not None:
             sets["hnsw_drawn"] = [vector_text(v) for v in drawn]
         for key, vectors in sets.items():
-            cache[key] = (vectors, [conn.execute(EXACT_RECALL_SQL, {"q": v, "u": uid}).fetchall()
-                                    for v in vectors])
+            cache[key] = (vectors, [conn.execute(EXACT_RECALL_SQL, {"q": v, "u": uid},
+                                                 prepare=False).fetchall() for v in vectors])
     out: dict[str, Any] = {"queries": len(queries),
                            "drawn_queries": 0 if drawn is None else len(drawn)}
     for key, (vectors, exact) in cache.items():
@@ -673,7 +714,10 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
             found, close, ms = [], [], []
             for v, truth in zip(vectors, exact, strict=True):
                 start = time.perf_counter()
-                got = conn.execute(INDEX_RECALL_SQL, {"q": v, "u": uid}).fetchall()
+                # unprepared: a prepared statement's generic plan can be an exact search
+                # (the user index, then a sort): it was at 10k, 25.65 ms against 1.7
+                got = conn.execute(INDEX_RECALL_SQL, {"q": v, "u": uid},
+                                   prepare=False).fetchall()
                 ms.append((time.perf_counter() - start) * 1000.0)
                 by_id, by_distance = top10_recall(got, truth)
                 found.append(by_id)
@@ -1023,7 +1067,11 @@ def markdown(data: dict[str, Any]) -> str:
             f"at most {r.get('bm25_term_depth', '?')} per term are read, "
             f"{r.get('sparse_memories_read_mean', '?')} on average. HNSW index used: bare "
             f"query {r['bare_uses_hnsw']}, recall_dense_memories "
-            f"{r['dense_memories_uses_hnsw']}.",
+            f"{r['dense_memories_uses_hnsw']}. Prepared statements' plans after the "
+            f"recalls (generic / custom; recall_dense_memories is sent unprepared): "
+            + (", ".join(f"{k} {v['generic']} / {v['custom']}"
+                         for k, v in r["plan_cache"].items())
+               if r.get("plan_cache") else "not recorded") + ".",
         ]
         ix = s.get("index_recall")
         if ix:

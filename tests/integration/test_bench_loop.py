@@ -28,6 +28,11 @@ def test_a_small_loop_run_measures_every_phase(tmp_path: Path,
     assert recall["queries"] == 200 and sum(recall["verdicts"].values()) == 200
     assert set(recall["sql_ms"]) == set(L.PIPELINE_QUERIES)  # each one ran alone
     assert all(v["n"] > 0 for v in recall["sql_ms"].values())
+    # how Postgres planned the pipeline's prepared statements; the memories' list is not one
+    plans = recall["plan_cache"]
+    assert "recall_dense_day_table (caller)" in plans
+    assert not any(k.startswith("recall_dense_memories") for k in plans)
+    assert all(v["generic"] + v["custom"] > 0 for v in plans.values())
     assert recall["pipeline_ms"]["p50"] > recall["pipeline_embed_ms"]["p50"] > 0
     assert recall["bare_ms"]["p50"] > recall["bare_sql_ms"]["p50"] > 0
     (row,) = scale["index_recall"]["hnsw"]
