@@ -510,7 +510,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                  bare_embedder: Any = None) -> dict[str, Any]:
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
-    from agent.services.recall import UNPREPARED
+    from agent.services.recall import _list
 
     # the bare baseline embeds with its own session when given one (bare_embedder: the
     # local model on two threads left spinning, the fastest for an embedding alone)
@@ -570,9 +570,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                 params = {"query": qvec, "k": pool, "user_id": uid, "judge": qvec,
                           "goal": None}
             start = time.perf_counter()
-            # prepared or not as the pipeline sends it (agent/services/recall.py _list)
-            got = conn.execute(query(name), params,
-                               prepare=False if name in UNPREPARED else None).fetchall()
+            got = _list(conn, name, params).fetchall()  # sent as the pipeline sends it
             per_query[name].append((time.perf_counter() - start) * 1000.0)
             rows_found[name].append(len(got))
     matches = []  # postings of the query's terms on memories (revision 0007 read them all)
