@@ -95,18 +95,20 @@ LIMIT %(k)s;
 -- ix_lexical_postings_top (the asking user's, and those of no user; NULL user: everyone's),
 -- so the cost grows with the depth, not with the term's document frequency. Each read
 -- posting is scored with the configured k1, b, today's avgdl and the term's IDF
--- ln(1 + (N - df + 0.5) / (df + 0.5)) (df from lexical_terms, over every user); a term
+-- ln(1 + (N - df + 0.5) / (df + 0.5)) (df from lexical_terms, over every user; q computes
+-- weight x IDF once per term, not for every posting read); a term
 -- whose list was cut at the depth adds nothing to documents below the cut. %(weights)s
 -- weighs each query term; %(since)s / %(until)s (NULL: no bound) keep documents dated in
 -- that window (read from the index, so a narrow window reads deeper into the list).
-WITH q AS (SELECT t.term, max(t.w) AS w, max(lt.df) AS df
-           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w)
-           JOIN lexical_terms lt ON lt.kind = 'day_table' AND lt.term = t.term AND lt.df > 0
-           GROUP BY t.term),
-st AS (SELECT greatest(n_docs, 1)::float8 AS n,
+WITH st AS (SELECT greatest(n_docs, 1)::float8 AS n,
               greatest(total_len::float8 / greatest(n_docs, 1), 1.0) AS avgdl
        FROM lexical_stats WHERE kind = 'day_table'),
-p AS (SELECT q.w, q.df, x.doc_id, x.tf, x.doc_len
+q AS (SELECT t.term, max(t.w) * ln(1 + (st.n - max(lt.df) + 0.5) / (max(lt.df) + 0.5)) AS wi
+      FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w)
+      JOIN lexical_terms lt ON lt.kind = 'day_table' AND lt.term = t.term AND lt.df > 0
+      CROSS JOIN st
+      GROUP BY t.term, st.n),
+p AS (SELECT q.wi, x.doc_id, x.tf, x.doc_len
       FROM q CROSS JOIN LATERAL (
           (SELECT doc_id, tf, doc_len FROM lexical_postings
            WHERE kind = 'day_table' AND term = q.term AND %(user_id)s::uuid IS NOT NULL
@@ -128,8 +130,7 @@ p AS (SELECT q.w, q.df, x.doc_id, x.tf, x.doc_len
              AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
            ORDER BY impact DESC LIMIT %(depth)s)) x),
 s AS (SELECT p.doc_id,
-             sum(p.w * ln(1 + (st.n - p.df + 0.5) / (p.df + 0.5))
-                 * p.tf * (%(k1)s::float8 + 1)
+             sum(p.wi * p.tf * (%(k1)s::float8 + 1)
                  / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8
                                              + %(b)s::float8 * p.doc_len / st.avgdl))) AS score
       FROM p, st
@@ -146,18 +147,20 @@ ORDER BY s.score DESC, d.created_at DESC;
 -- ix_lexical_postings_top (the asking user's, and those of no user; NULL user: everyone's),
 -- so the cost grows with the depth, not with the term's document frequency. Each read
 -- posting is scored with the configured k1, b, today's avgdl and the term's IDF
--- ln(1 + (N - df + 0.5) / (df + 0.5)) (df from lexical_terms, over every user); a term
+-- ln(1 + (N - df + 0.5) / (df + 0.5)) (df from lexical_terms, over every user; q computes
+-- weight x IDF once per term, not for every posting read); a term
 -- whose list was cut at the depth adds nothing to documents below the cut. %(weights)s
 -- weighs each query term; %(since)s / %(until)s (NULL: no bound) keep documents dated in
 -- that window (read from the index, so a narrow window reads deeper into the list).
-WITH q AS (SELECT t.term, max(t.w) AS w, max(lt.df) AS df
-           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w)
-           JOIN lexical_terms lt ON lt.kind = 'memory' AND lt.term = t.term AND lt.df > 0
-           GROUP BY t.term),
-st AS (SELECT greatest(n_docs, 1)::float8 AS n,
+WITH st AS (SELECT greatest(n_docs, 1)::float8 AS n,
               greatest(total_len::float8 / greatest(n_docs, 1), 1.0) AS avgdl
        FROM lexical_stats WHERE kind = 'memory'),
-p AS (SELECT q.w, q.df, x.doc_id, x.tf, x.doc_len
+q AS (SELECT t.term, max(t.w) * ln(1 + (st.n - max(lt.df) + 0.5) / (max(lt.df) + 0.5)) AS wi
+      FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w)
+      JOIN lexical_terms lt ON lt.kind = 'memory' AND lt.term = t.term AND lt.df > 0
+      CROSS JOIN st
+      GROUP BY t.term, st.n),
+p AS (SELECT q.wi, x.doc_id, x.tf, x.doc_len
       FROM q CROSS JOIN LATERAL (
           (SELECT doc_id, tf, doc_len FROM lexical_postings
            WHERE kind = 'memory' AND term = q.term AND %(user_id)s::uuid IS NOT NULL
@@ -179,8 +182,7 @@ p AS (SELECT q.w, q.df, x.doc_id, x.tf, x.doc_len
              AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
            ORDER BY impact DESC LIMIT %(depth)s)) x),
 s AS (SELECT p.doc_id,
-             sum(p.w * ln(1 + (st.n - p.df + 0.5) / (p.df + 0.5))
-                 * p.tf * (%(k1)s::float8 + 1)
+             sum(p.wi * p.tf * (%(k1)s::float8 + 1)
                  / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8
                                              + %(b)s::float8 * p.doc_len / st.avgdl))) AS score
       FROM p, st
@@ -199,18 +201,20 @@ ORDER BY s.score DESC, m.created_at DESC;
 -- ix_lexical_postings_top (the asking user's, and those of no user; NULL user: everyone's),
 -- so the cost grows with the depth, not with the term's document frequency. Each read
 -- posting is scored with the configured k1, b, today's avgdl and the term's IDF
--- ln(1 + (N - df + 0.5) / (df + 0.5)) (df from lexical_terms, over every user); a term
+-- ln(1 + (N - df + 0.5) / (df + 0.5)) (df from lexical_terms, over every user; q computes
+-- weight x IDF once per term, not for every posting read); a term
 -- whose list was cut at the depth adds nothing to documents below the cut. %(weights)s
 -- weighs each query term; %(since)s / %(until)s (NULL: no bound) keep documents dated in
 -- that window (read from the index, so a narrow window reads deeper into the list).
-WITH q AS (SELECT t.term, max(t.w) AS w, max(lt.df) AS df
-           FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w)
-           JOIN lexical_terms lt ON lt.kind = 'block' AND lt.term = t.term AND lt.df > 0
-           GROUP BY t.term),
-st AS (SELECT greatest(n_docs, 1)::float8 AS n,
+WITH st AS (SELECT greatest(n_docs, 1)::float8 AS n,
               greatest(total_len::float8 / greatest(n_docs, 1), 1.0) AS avgdl
        FROM lexical_stats WHERE kind = 'block'),
-p AS (SELECT q.w, q.df, x.doc_id, x.tf, x.doc_len
+q AS (SELECT t.term, max(t.w) * ln(1 + (st.n - max(lt.df) + 0.5) / (max(lt.df) + 0.5)) AS wi
+      FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS t(term, w)
+      JOIN lexical_terms lt ON lt.kind = 'block' AND lt.term = t.term AND lt.df > 0
+      CROSS JOIN st
+      GROUP BY t.term, st.n),
+p AS (SELECT q.wi, x.doc_id, x.tf, x.doc_len
       FROM q CROSS JOIN LATERAL (
           (SELECT doc_id, tf, doc_len FROM lexical_postings
            WHERE kind = 'block' AND term = q.term AND %(user_id)s::uuid IS NOT NULL
@@ -232,8 +236,7 @@ p AS (SELECT q.w, q.df, x.doc_id, x.tf, x.doc_len
              AND (%(until)s::timestamptz IS NULL OR dated < %(until)s::timestamptz)
            ORDER BY impact DESC LIMIT %(depth)s)) x),
 s AS (SELECT p.doc_id,
-             sum(p.w * ln(1 + (st.n - p.df + 0.5) / (p.df + 0.5))
-                 * p.tf * (%(k1)s::float8 + 1)
+             sum(p.wi * p.tf * (%(k1)s::float8 + 1)
                  / (p.tf + %(k1)s::float8 * (1 - %(b)s::float8
                                              + %(b)s::float8 * p.doc_len / st.avgdl))) AS score
       FROM p, st
