@@ -277,9 +277,13 @@ class RecallResult:
 def rrf(ranks: Sequence[int | None], k: int, weights: Sequence[float] | None = None) -> float:
     """Weighted reciprocal rank fusion: sum of w / (k + rank) over the lists that hold it."""
     total = 0.0
-    for r, wi in zip(ranks, weights or (1.0,) * len(ranks), strict=True):
+    if weights is None:
+        weights = (1.0,) * len(ranks)
+    elif len(weights) != len(ranks):
+        raise ValueError(f"{len(ranks)} ranks, {len(weights)} weights")
+    for i, r in enumerate(ranks):
         if r is not None:
-            total += wi / (k + r)
+            total += weights[i] / (k + r)
     return total
 
 
@@ -447,20 +451,22 @@ def recall_pipeline(
     weights = (dense_w, bare_w, cfg.sparse_list_weight,
                cfg.cortex_list_weight, cfg.window_list_weight, cfg.window_list_weight,
                cfg.fallback_list_weight)
-    fused = {c.id: rrf((c.dense_rank, c.bare_rank, c.sparse_rank, c.cortex_rank,
-                        c.window_dense_rank, c.window_sparse_rank, c.fallback_rank),
-                       cfg.rrf_k, weights)
-             for c in candidates}
-    best = max(fused.values())
-    # newness: where a candidate's date falls between the oldest and newest candidate
-    stamps = [None if c.created_at is None else c.created_at.timestamp() for c in candidates]
+    fused = [rrf((c.dense_rank, c.bare_rank, c.sparse_rank, c.cortex_rank,
+                  c.window_dense_rank, c.window_sparse_rank, c.fallback_rank),
+                 cfg.rrf_k, weights)
+             for c in candidates]
+    best = max(fused)
+    # newness: where a candidate's date falls between the oldest and newest candidate; only
+    # a question about the current state weighs it (relevance_parts)
+    stamps = ([None if c.created_at is None else c.created_at.timestamp() for c in candidates]
+              if ctx.asks_current else [None] * len(candidates))
     known = [t for t in stamps if t is not None]
     oldest, newest = (min(known), max(known)) if known else (0.0, 0.0)
     scored: list[tuple[float, Candidate, dict[str, float]]] = []
-    for c, stamp in zip(candidates, stamps, strict=True):
+    for c, fuse, stamp in zip(candidates, fused, stamps, strict=True):
         newness = (0.0 if stamp is None or newest <= oldest
                    else (stamp - oldest) / (newest - oldest))
-        parts = relevance_parts(c, fused[c.id], best, newness, now, cfg, ctx)
+        parts = relevance_parts(c, fuse, best, newness, now, cfg, ctx)
         score = parts["weighted"]
         if rerank_scores is not None and c.id in rerank_scores:
             parts["rerank"] = rerank_scores[c.id]

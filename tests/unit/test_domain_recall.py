@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from agent.config import load_settings
 from agent.domain import lexical
 from agent.domain.recall import (
@@ -42,6 +44,8 @@ def test_config_comes_from_the_seed_table_and_the_calibration() -> None:
 def test_rrf_and_recency_formulas() -> None:
     assert rrf([1, None, 3], 60) == 1 / 61 + 1 / 63
     assert rrf([1, 2, None], 60, (1.0, 0.5, 1.0)) == 1 / 61 + 0.5 / 62
+    with pytest.raises(ValueError, match="3 ranks, 2 weights"):
+        rrf([1, 2, None], 60, (1.0, 0.5))
     assert recency(NOW - timedelta(days=7), NOW, 7) == 0.5
     assert recency(NOW - timedelta(days=14), NOW, 7) == 0.25
 
