@@ -281,9 +281,9 @@ def rrf(ranks: Sequence[int | None], k: int, weights: Sequence[float] | None = N
         weights = (1.0,) * len(ranks)
     elif len(weights) != len(ranks):
         raise ValueError(f"{len(ranks)} ranks, {len(weights)} weights")
-    for i, r in enumerate(ranks):
+    for r, wi in zip(ranks, weights, strict=False):  # the lengths are checked above
         if r is not None:
-            total += weights[i] / (k + r)
+            total += wi / (k + r)
     return total
 
 
