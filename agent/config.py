@@ -101,8 +101,11 @@ class EmbeddingSettings(BaseModel):
     batch_size: PositiveInt = 64
     max_chars: PositiveInt = 8000
     # intra-op threads of the local model for a search query; 0: onnxruntime's default (one
-    # per core), as for documents
-    local_query_threads: NonNegativeInt = 1
+    # per core) on the documents' session
+    local_query_threads: NonNegativeInt = 2
+    # whether those threads spin while a query's run lasts (documents' do); false: a waiting
+    # thread sleeps, leaving the core to the database (agent/providers/local.py)
+    local_query_spin: bool = False
 
 
 class LLMProfile(BaseModel):

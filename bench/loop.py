@@ -894,13 +894,15 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         recaller.side = side.connection
         bare_embedder = factory.build_universal_embedder(settings)
         if isinstance(bare_embedder, LocalEmbedder):  # the strongest bare baseline: two
-            bare_embedder.spin = True  # threads, left spinning (3.6 ms a query, against
+            bare_embedder.spin = "after"  # threads, left spinning (3.6 ms a query, against
             bare_embedder.query_threads = None  # 4.5 stopped and 4.9 on one thread)
         recall_timer = TimedEmbedder(recaller.embedder)
         recaller.embedder = recall_timer
         loader = factory.build_universal_embedder(settings)
         loader.embed_documents(texts[:32])  # load the ONNX session once, not timed
-        data["embedder"] = {"universal": universal.model_id, "native": native.model_id}
+        data["embedder"] = {"universal": universal.model_id, "native": native.model_id,
+                            "query_threads": settings.embedding.local_query_threads,
+                            "query_spin": settings.embedding.local_query_spin}
         data["reranker"] = reranker_status(settings)
         data["recall_config"] = {"top_k": recaller.cfg.top_k,
                                  "rerank_candidate_multiplier":
@@ -983,7 +985,9 @@ def markdown(data: dict[str, Any]) -> str:
         f"{srv['shared_buffers']}, work_mem {srv['work_mem']}, hnsw.ef_search "
         f"{srv['hnsw.ef_search']}, synchronous_commit {srv['synchronous_commit']}, fsync "
         f"{srv['fsync']}. Embedder {data['embedder']['universal']} (native "
-        f"{data['embedder']['native']}: one embedding per turn). Reranker: {data['reranker']}. "
+        f"{data['embedder']['native']}: one embedding per turn; a query on "
+        f"{data['embedder'].get('query_threads', '?')} thread(s), spinning within its run: "
+        f"{data['embedder'].get('query_spin', '?')}). Reranker: {data['reranker']}. "
         f"Recall config: {data['recall_config']}.",
         "",
         "## Summary (milliseconds)",

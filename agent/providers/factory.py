@@ -66,6 +66,7 @@ def _local_embedder(settings: Settings, recorder: CallRecorder, role: str) -> Em
     return LocalEmbedder(
         batch_size=emb.batch_size, max_chars=emb.max_chars, recorder=recorder, role=role,
         query_threads=emb.local_query_threads or None,
+        query_spin="within" if emb.local_query_spin else "never",
     )
 
 

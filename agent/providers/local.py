@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,8 @@ LOCAL_EMBED_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-Mi
 LOCAL_LLM_NAME = "SmolLM2-135M-Instruct-Q4_1"
 LOCAL_LLM_N_CTX = 2048
 LOCAL_LLM_SEED = 0  # every request seeded alike: the same prompt, the same answer
+# what an ONNX session's idle intra-op threads do (_onnx_session)
+SpinMode = Literal["after", "within", "never"]
 
 _load_lock = threading.Lock()
 _onnx_cache: dict[str, tuple[Any, Any]] = {}
@@ -47,20 +49,22 @@ _llama_cache: dict[str, Any] = {}
 
 
 def _onnx_session(
-    model_path: Path, tokenizer_path: Path, threads: int | None, spin: bool = False,
+    model_path: Path, tokenizer_path: Path, threads: int | None, spin: SpinMode = "within",
 ) -> tuple[Any, Any]:
-    """The ONNX session and tokenizer of a model file, once per process.
+    """The ONNX session and tokenizer of a model file, once per process and spin mode.
 
-    cogd's sessions let the intra-op threads spin while a run lasts (quick hand-offs between
-    the graph's operators) and stop them at its end (onnxruntime's
-    `session.force_spinning_stop`). A pool left spinning after each embedding (onnxruntime's
-    default, `spin=True` here: bench.loop's bare baseline) kept every core busy for a while
-    and starved the Postgres backends serving the same recall (an instrumented recall on a
-    100k-memory bench.loop database, 2 cores: sending the BM25 queries took 3.2 ms instead
-    of 0.3); a pool that never spins (`session.intra_op.allow_spinning = 0`, cogd's setting
-    before 2026-11-26) made each embedding ~20 % slower (one query: 4.0 against 3.3 ms).
-    On a kept 10k bench.loop database, recall p50 13.24 ms spinning only within a run,
-    13.80 never spinning, 15.72 left spinning (200 recalls each, alternating blocks)."""
+    `spin`: what the intra-op threads do while they wait for work. "within" (cogd's
+    documents): they spin while a run lasts (quick hand-offs between the graph's operators)
+    and stop at its end (onnxruntime's `session.force_spinning_stop`). "after"
+    (onnxruntime's default; bench.loop's bare baseline only): they spin on after a run, and
+    kept every core busy for a while: it starved the Postgres backends serving the same
+    recall (an instrumented recall on a 100k-memory bench.loop database, 2 cores: sending
+    the BM25 queries took 3.2 ms instead of 0.3). "never" (cogd's search queries, [embedding]
+    local_query_spin = false; `session.intra_op.allow_spinning = 0`): a waiting thread
+    sleeps, so the core is free for the Postgres backend ranking recall's BM25 lists
+    meanwhile; alone, a query then takes longer than spinning within a run (6.33 against
+    5.01 ms p50, 7.07 on one thread, 2026-11-27), but beside those lists recall was faster
+    (docs/scaling.md)."""
     key = f"{model_path}:{tokenizer_path}:{threads}:{spin}"
     with _load_lock:
         if key not in _onnx_cache:
@@ -71,8 +75,10 @@ def _onnx_session(
             opts.log_severity_level = 3
             if threads:
                 opts.intra_op_num_threads = threads
-            if not spin:  # spin within a run, not after it
+            if spin == "within":  # spin within a run, not after it
                 opts.add_session_config_entry("session.force_spinning_stop", "1")
+            elif spin == "never":
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = ort.InferenceSession(
                 str(model_path), sess_options=opts, providers=["CPUExecutionProvider"]
             )
@@ -100,8 +106,9 @@ class LocalEmbedder(BaseEmbedder):
         recorder: CallRecorder | None = None,
         role: str | None = None,
         threads: int | None = None,
-        spin: bool = False,
+        spin: SpinMode = "within",
         query_threads: int | None = None,
+        query_spin: SpinMode = "never",
     ) -> None:
         super().__init__(LOCAL_EMBED_NAME, LOCAL_EMBED_DIM, batch_size, max_chars, recorder, role)
         model_path = model_path or minilm_onnx_path()
@@ -118,13 +125,16 @@ class LocalEmbedder(BaseEmbedder):
         self.model_path = model_path
         self.tokenizer_path = tokenizer_path
         self.threads = threads
-        self.spin = spin  # see _onnx_session: cogd's embedders stop spinning after a run
-        # intra-op threads for a search query (one short text); None: `threads`. One thread
-        # embeds a query about as fast as two on 2 cores (4.9 against 4.5 ms) with 5.0 ms of
-        # CPU instead of 8.3, leaving the other core to the database ([embedding]
-        # local_query_threads; docs/scaling.md). Longer texts (a turn: 6.0-6.8 against
-        # 4.0-4.6 ms) and batches keep `threads`
+        self.spin = spin  # documents' session (see _onnx_session): spin within a run
+        # a search query (one short text) runs on a session of its own: `query_threads`
+        # intra-op threads (None: the documents' session) that idle as `query_spin` says.
+        # [embedding] local_query_threads = 2, local_query_spin = false: two threads that
+        # never spin. On 2 cores, against one thread (the setting before 2026-11-27): -0.57 ms
+        # per recall at 10k memories (paired, twice), about 0 at 100k and 1M, p95 not worse;
+        # the query costs 8.5 ms of CPU instead of 7.1 (docs/scaling.md). Spinning within a
+        # run was faster alone but slower in recall, beside the BM25 lists it ranks meanwhile
         self.query_threads = query_threads
+        self.query_spin = query_spin
         self._session: Any = None
         self._query: Any = None
         self._tokenizer: Any = None
@@ -138,9 +148,10 @@ class LocalEmbedder(BaseEmbedder):
             )
             self._input_names = {i.name for i in self._session.get_inputs()}
             self._query = self._session
-            if self.query_threads and self.query_threads != self.threads:
+            if self.query_threads and (self.query_threads, self.query_spin) != (
+                    self.threads, self.spin):
                 self._query = _onnx_session(self.model_path, self.tokenizer_path,
-                                            self.query_threads, self.spin)[0]
+                                            self.query_threads, self.query_spin)[0]
 
     def _embed_batch(
         self, texts: list[str], task: EmbedTask

@@ -11,9 +11,10 @@ agent/domain/broad.py) also gets the cortex's RAPTOR nodes (levels 1-3) as items
 "cluster", first, within a share of the token budget; the cortex is read only then.
 
 Round trips per recall (pipeline mode): the speakers the question names and the BM25
-lists, sent before the query is embedded (on one thread: the server ranks them on the
-other core); once it is embedded, one for the dense lists and the judged and goal
-similarities of BM25's rows (the dense lists return their own); one for recall_log. Given
+lists, sent before the query is embedded (the server ranks them meanwhile: the local
+model's query threads never spin, so they leave it a core when they wait); once it is
+embedded, one for the dense lists and the judged and goal similarities of BM25's rows
+(the dense lists return their own); one for recall_log. Given
 a side connection (the loop worker's pool), the memories' dense list, the longest HNSW
 scan, runs on it beside the others.
 """
@@ -132,10 +133,11 @@ class Recaller:
         `user_id`: only that user's rows (and rows of no user); None: everyone's.
 
         psycopg pipeline mode. The speaker lookup and the BM25 lists are sent first: the
-        server ranks them on one core while the query is embedded on the other (the local
-        model embeds a query on one thread, [embedding] local_query_threads: on two it
-        was barely faster, 4.5 against 4.9 ms, and took both cores, so BM25 ranked meanwhile
-        slowed it by about as much as they took). Once the query is embedded, one round
+        server ranks them while the query is embedded (the local model embeds a query on two
+        threads that never spin, [embedding] local_query_threads and local_query_spin: a
+        waiting thread leaves its core to the backend; threads spinning within the run were
+        faster alone but slower beside these lists, one thread slower at 10k memories).
+        Once the query is embedded, one round
         trip: the dense lists, and the judged and goal similarities of the rows BM25 found
         (similarity_by_ids); the dense lists return their own rows' similarities. Given a
         side connection (`side`), it runs the memories' dense list (the largest HNSW scan),
@@ -170,8 +172,8 @@ class Recaller:
         with contextlib.ExitStack() as stack:
             other = stack.enter_context(side()) if side is not None else None
             with _pipeline(conn):
-                # sent first: the server ranks them on one core while the query is embedded
-                # on the other (one thread: [embedding] local_query_threads)
+                # sent first: the server ranks them while the query is embedded (on threads
+                # that never spin: [embedding] local_query_spin)
                 speakers = (conn.execute(query("known_speakers"), {
                     "names": list(speaker_names), "user_id": uid}) if speaker_names else None)
                 if search_terms:

@@ -168,16 +168,17 @@ def test_batching_padding_and_order_do_not_change_vectors() -> None:
     assert all(r.provider == "local" and r.tokens_in > 0 for r in rec.records)
 
 
-def test_a_query_runs_on_its_own_one_thread_session_with_the_same_vector(
-        tmp_path: Path) -> None:
-    """[embedding] local_query_threads: a search query runs on a session with that many
-    intra-op threads; documents (one turn or a batch) keep onnxruntime's default. Both give
-    the same vector."""
+def test_a_query_runs_on_its_own_two_thread_session_that_never_spins_with_the_same_vector(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """[embedding] local_query_threads / local_query_spin: a search query runs on a session
+    with that many intra-op threads, which never spin (spin only within a run with
+    local_query_spin = true); documents (one turn or a batch) keep onnxruntime's default
+    thread count and spin within a run. All give the same vector."""
     from agent.config import load_settings
     from agent.providers import factory
 
     emb = factory.build_universal_embedder(load_settings(data_dir=tmp_path))
-    assert isinstance(emb, LocalEmbedder) and emb.query_threads == 1
+    assert isinstance(emb, LocalEmbedder) and emb.query_threads == 2
     used: list[Any] = []
     run = emb._run
     emb._run = lambda session, texts: used.append(session) or run(session, texts)  # type: ignore[method-assign]
@@ -185,8 +186,18 @@ def test_a_query_runs_on_its_own_one_thread_session_with_the_same_vector(
     query, document = emb.embed_query(text), emb.embed_documents([text])[0]
     np.testing.assert_allclose(query, document, atol=1e-5)
     assert used == [emb._query, emb._session] and emb._query is not emb._session
-    assert emb._query.get_session_options().intra_op_num_threads == 1
-    assert emb._session.get_session_options().intra_op_num_threads == 0  # the default
+    q_opts, d_opts = emb._query.get_session_options(), emb._session.get_session_options()
+    assert q_opts.intra_op_num_threads == 2
+    assert q_opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert d_opts.intra_op_num_threads == 0  # the default
+    assert d_opts.get_session_config_entry("session.force_spinning_stop") == "1"
+    monkeypatch.setenv("COGD_EMBEDDING__LOCAL_QUERY_SPIN", "true")
+    spinning = factory.build_universal_embedder(load_settings(data_dir=tmp_path))
+    assert isinstance(spinning, LocalEmbedder)
+    np.testing.assert_allclose(spinning.embed_query(text), query, atol=1e-5)
+    s_opts = spinning._query.get_session_options()
+    assert s_opts.intra_op_num_threads == 2
+    assert s_opts.get_session_config_entry("session.force_spinning_stop") == "1"
     shared = LocalEmbedder(query_threads=None)  # 0 in config: one session for all
     np.testing.assert_allclose(shared.embed_query(text), query, atol=1e-5)
     assert shared._query is shared._session
