@@ -64,6 +64,11 @@ LOAD_CHUNK = 2048  # sentences embedded and copied per round
 PIPELINE_QUERIES = ("recall_dense_day_table", "recall_dense_memories", "recall_dense_blocks",
                     "recall_bm25_day_table", "recall_bm25_memories", "recall_bm25_blocks")
 BUSY_CORES = 0.25  # other processes using more than this during a phase: run it again
+# the hypervisor running something else on this VM's cores (steal time, /proc/stat) more
+# than this during a phase: run it again too. A quiet phase here steals 0.00-0.02 cores;
+# a 10k recall phase that lost 0.19 ran 21.55 ms p50 against 14.54 in the next run, the
+# bare path 9.52 against 7.71 (2026-11-27): the parallel recall loses more to it
+STEAL_CORES = 0.05
 BARE_SQL = "SELECT memory_id FROM memories ORDER BY universal_embedding <=> %s::vector LIMIT 10"
 
 PEOPLE = (
@@ -291,14 +296,23 @@ class CpuWatch:
             return None
         return round(max(0.0, (b[1] - a[1]) - (b[2] - a[2])) / (b[0] - a[0]), 2)
 
+    @staticmethod
+    def stolen(a: tuple[float, ...] | None, b: tuple[float, ...] | None) -> float | None:
+        """Average cores the hypervisor gave to others between two snapshots (steal)."""
+        if a is None or b is None or b[0] <= a[0]:
+            return None
+        return round(max(0.0, b[3] - a[3]) / (b[0] - a[0]), 2)
+
     def settle(self, max_wait_s: float, below: float = 0.15, window_s: float = 3.0) -> float:
-        """Wait until other processes use < `below` cores over a window; the seconds waited."""
+        """Wait until other processes use < `below` cores over a window and the hypervisor
+        steals at most STEAL_CORES; the seconds waited."""
         start = time.perf_counter()
         while time.perf_counter() - start < max_wait_s:
             a = self.snapshot()
             time.sleep(window_s)
-            used = self.foreign(a, self.snapshot())
-            if used is None or used < below:
+            b = self.snapshot()
+            used, steal = self.foreign(a, b), self.stolen(a, b)
+            if (used is None or used < below) and (steal is None or steal <= STEAL_CORES):
                 break
         return round(time.perf_counter() - start, 1)
 
@@ -839,23 +853,24 @@ def server_info(conn: Any) -> dict[str, Any]:
 def measured(watch: CpuWatch, settle_s: float, retries: int,
              phase: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run a phase after waiting for quiet; while other processes used more than
-    BUSY_CORES during it, run it again (at most `retries` more times). Keeps the attempt
-    with the least foreign CPU; says what every attempt saw."""
+    BUSY_CORES during it, or the hypervisor stole more than STEAL_CORES, run it again (at
+    most `retries` more times). Keeps the attempt with the least foreign and stolen CPU;
+    says what every attempt saw."""
     attempts: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
-    best_cores = float("inf")
+    best_lost = float("inf")
     for _ in range(retries + 1):
         waited = watch.settle(settle_s)
         a = watch.snapshot()
         result = phase()
         b = watch.snapshot()
-        cores = CpuWatch.foreign(a, b)
-        steal = None if a is None or b is None else round((b[3] - a[3]) / (b[0] - a[0]), 2)
+        cores, steal = CpuWatch.foreign(a, b), CpuWatch.stolen(a, b)
         attempts.append({"settle_wait_s": waited, "other_cores": cores, "steal_cores": steal})
-        if best is None or (cores is not None and cores < best_cores):
-            best, best_cores = result, cores if cores is not None else float("inf")
+        lost = (cores or 0.0) + (steal or 0.0)
+        if best is None or lost < best_lost:
+            best, best_lost = result, lost
             kept = len(attempts) - 1
-        if cores is None or cores <= BUSY_CORES:
+        if (cores is None or cores <= BUSY_CORES) and (steal is None or steal <= STEAL_CORES):
             break
     assert best is not None
     return best, {"attempts": attempts, "kept": kept,
@@ -883,7 +898,8 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
     queries = query_texts(n_queries, seed + 1)
     data: dict[str, Any] = {"date": dt.date.today().isoformat(), "quick": quick, "seed": seed,
                             "machine": machine(), "settle_max_s": settle_s,
-                            "busy_cores_limit": BUSY_CORES, "scales": []}
+                            "busy_cores_limit": BUSY_CORES, "steal_cores_limit": STEAL_CORES,
+                            "scales": []}
     with scratch_database(keep=keep) as (settings, url):
         universal = TimedEmbedder(factory.build_universal_embedder(settings))
         native = TimedEmbedder(factory.build_native_embedder(settings))
@@ -1027,7 +1043,10 @@ def markdown(data: dict[str, Any]) -> str:
             f"Other processes on this shared machine used {o['turn_write']['other_cores']} "
             f"cores on average during the kept turn-write run and "
             f"{o['recall']['other_cores']} during the kept recall run (attempts: turn "
-            f"writes {o['turn_write']['attempts']}, recall {o['recall']['attempts']}).",
+            f"writes {o['turn_write']['attempts']}, recall {o['recall']['attempts']}; a phase "
+            f"runs again where others used over {data.get('busy_cores_limit', BUSY_CORES)} "
+            f"cores or the hypervisor stole over "
+            f"{data.get('steal_cores_limit', 'no limit: before 2026-11-27,')} of them).",
             "",
             f"After the turn writes, VACUUM ANALYZE day_table and ANALYZE the lexicon, as "
             f"autovacuum would within its 60 s naptime "
@@ -1183,7 +1202,8 @@ def main(argv: list[str] | None = None) -> None:
                              "each measured phase (0: do not wait)")
     parser.add_argument("--retries", type=int, default=2,
                         help=f"run a phase again when other processes used more than "
-                             f"{BUSY_CORES} cores during it, at most this many times")
+                             f"{BUSY_CORES} cores during it, or the hypervisor stole more "
+                             f"than {STEAL_CORES} (steal time), at most this many times")
     parser.add_argument("--scales", type=lambda v: [int(x) for x in v.split(",")],
                         default=None, help="memory counts to measure at, e.g. "
                         "10000,100000,1000000 (default: 10k and 100k; --quick: 10k)")
