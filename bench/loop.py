@@ -990,6 +990,9 @@ def summary_line(s: dict[str, Any]) -> str:
 
 def markdown(data: dict[str, Any]) -> str:
     m, srv = data["machine"], data["server"]
+    rerun = f"a phase runs again where others used over {data['busy_cores_limit']} cores"
+    if "steal_cores_limit" in data:  # reports before 2026-11-27 did not check steal time
+        rerun += f" or the hypervisor stole over {data['steal_cores_limit']}"
     cmd = "python -m bench.loop" + (" --quick" if data["quick"] else "")
     lines = [
         f"# Cognitive loop benchmark, {data['date']}",
@@ -1043,10 +1046,7 @@ def markdown(data: dict[str, Any]) -> str:
             f"Other processes on this shared machine used {o['turn_write']['other_cores']} "
             f"cores on average during the kept turn-write run and "
             f"{o['recall']['other_cores']} during the kept recall run (attempts: turn "
-            f"writes {o['turn_write']['attempts']}, recall {o['recall']['attempts']}; a phase "
-            f"runs again where others used over {data.get('busy_cores_limit', BUSY_CORES)} "
-            f"cores or the hypervisor stole over "
-            f"{data.get('steal_cores_limit', 'no limit: before 2026-11-27,')} of them).",
+            f"writes {o['turn_write']['attempts']}, recall {o['recall']['attempts']}; {rerun}).",
             "",
             f"After the turn writes, VACUUM ANALYZE day_table and ANALYZE the lexicon, as "
             f"autovacuum would within its 60 s naptime "
