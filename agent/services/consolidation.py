@@ -15,6 +15,10 @@ second pass with no new input finds nothing to do (watermarks in worker_state,
 Bounded work per pass (cogd choice, named here): merging and contradiction checks
 look at the MAX_MEMORIES most recent active memories, and at most MAX_PAIRS
 contradiction candidates per pass; the rest waits for the next pass.
+
+One user's memories only: merging groups, and the contradiction check pairs, memories of
+the same user (memories of no user form their own group), as models and principles do;
+an insight is filed under its sources' user, so one user's words never reach another's.
 """
 
 from __future__ import annotations
@@ -114,6 +118,15 @@ def set_state(conn: psycopg.Connection[Any], key: str, value: dict[str, Any]) ->
         query("consolidation_state_save"),
         (key, json.dumps(value, default=str)),
     )
+
+
+def _per_user(rows: list[tuple[Any, ...]]) -> list[list[int]]:
+    """The indexes of `rows` by the user in their last column, each user's in the rows'
+    order (memories of no user together)."""
+    by_user: dict[Any, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_user.setdefault(r[-1], []).append(i)
+    return list(by_user.values())
 
 
 def _array(text: str) -> np.ndarray[Any, Any]:
@@ -262,18 +275,22 @@ class Consolidator:
 
     def _active(self, conn: psycopg.Connection[Any], *, insights: bool = True
                 ) -> list[tuple[Any, ...]]:
-        """The newest active memories (oldest first); `insights`: with insights."""
+        """The newest active memories (oldest first); `insights`: with insights. The
+        last column is the memory's user (see _per_user)."""
         return conn.execute(query("consolidation_active_memories"),
                             {"insights": insights, "k": MAX_MEMORIES}).fetchall()[::-1]
 
     def merge(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
-        """Related memories → a NEW insight with `supersedes` links; sources stay."""
+        """Related memories of one user → a NEW insight with `supersedes` links; sources
+        stay."""
         rows = self._active(conn, insights=False)
         if len(rows) < self.cfg.insight_min_sources:
             return None
         vectors = np.stack([_array(r[2]) for r in rows])
-        groups = rules.similar_groups(vectors, self.cfg.insight_min_similarity,
-                                      self.cfg.insight_min_sources)
+        groups = [[idx[i] for i in group] for idx in _per_user(rows)
+                  for group in rules.similar_groups(vectors[idx],
+                                                    self.cfg.insight_min_similarity,
+                                                    self.cfg.insight_min_sources)]
         made = []
         for group in groups:
             if self.should_stop():
@@ -331,12 +348,15 @@ class Consolidator:
 
     def contradictions(self, conn: psycopg.Connection[Any], now: datetime
                        ) -> dict[str, Any] | None:
-        """Pairs in the similarity band → classifier → `contradicts` (flagged) or `related`."""
+        """Pairs of one user's memories in the similarity band → classifier →
+        `contradicts` (flagged) or `related`."""
         rows = self._active(conn)
         if len(rows) < 2:
             return None
         vectors = np.stack([_array(r[2]) for r in rows])
-        pairs = sorted(rules.pairs_in_band(vectors, self.cfg.contradiction_band),
+        pairs = sorted(((idx[i], idx[j], sim) for idx in _per_user(rows)
+                        for i, j, sim in rules.pairs_in_band(vectors[idx],
+                                                             self.cfg.contradiction_band)),
                        key=lambda p: -p[2])
         linked = {(a, b) for a, b in conn.execute(
             query("consolidation_linked_pairs"))}

@@ -192,6 +192,43 @@ def test_contradictions_are_flagged_never_resolved(
     assert rows == [("active", "contradiction")] * 2
 
 
+def test_merging_and_contradictions_stay_within_one_user(
+    conn: Any, cog: Cognition, merging: Consolidator
+) -> None:
+    """Two users who say the same things: each user's memories merge into their own
+    insight, filed under that user, and a pair of different users' memories is never
+    judged a contradiction (it would flag one user's memory by another's words)."""
+    ana, ben = make_session(conn, "ana"), make_session(conn, "ben")
+    mine = {"ana": [remember(conn, cog, t, ana) for t in HIKING],
+            "ben": [remember(conn, cog, t, ben) for t in HIKING]}
+    lisbon = remember(conn, cog, "My sister lives in Lisbon.", ana)
+    madrid = remember(conn, cog, "My sister lives in Madrid.", ben)
+    report = merging.run_pass(conn)
+    made = report.operations["merge"]["outputs"]["insights"]
+    assert sorted(sorted(i["sources"]) for i in made) == sorted(
+        sorted(str(m) for m in ids) for ids in mine.values())
+    owners = {r[0] for r in conn.execute(
+        "SELECT u.handle, m.memory_id FROM memories m JOIN users u USING (user_id) "
+        "WHERE m.memory_type = 'insight'")}
+    assert owners == {"ana", "ben"}
+    for insight in made:  # filed under the user of its sources
+        assert conn.execute(
+            "SELECT count(DISTINCT user_id) FROM memories WHERE memory_id = %s::uuid "
+            "OR memory_id = ANY(%s::uuid[])", (insight["insight"], insight["sources"])
+        ).fetchone() == (1,)
+    crossed = conn.execute(
+        "SELECT count(*) FROM memory_links l JOIN memories a ON a.memory_id = l.source_id "
+        "JOIN memories b ON b.memory_id = l.target_id WHERE a.user_id <> b.user_id"
+    ).fetchone()
+    assert crossed == (0,)
+    assert conn.execute("SELECT count(*) FROM memories WHERE memory_id = ANY(%s) AND "
+                        "metadata ? 'flag'", ([lisbon, madrid],)).fetchone() == (0,)
+    # the same two sentences from one user are judged, as before
+    also = remember(conn, cog, "My sister lives in Madrid.", ana)
+    found = merging.run_pass(conn).operations["contradictions"]["outputs"]["contradictions"]
+    assert {frozenset(f["pair"]) for f in found} == {frozenset((str(lisbon), str(also)))}
+
+
 def test_promotion_goals_proposals_and_compulsion_safety(
     conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:

@@ -172,9 +172,10 @@ VALUES (%s, %s, %s, 'promotion', %s, %s::jsonb) ON CONFLICT (name) DO NOTHING RE
 SELECT 1 FROM proposals WHERE payload->>'memory_id' = %s;
 
 -- name: consolidation_active_memories
--- the newest active memories with a vector (insights too, unless %(insights)s is false)
+-- the newest active memories with a vector (insights too, unless %(insights)s is false);
+-- the caller merges and pairs them only within one user (user_id, the last column)
 SELECT memory_id, content, universal_embedding::text, memory_type, evidence_count,
-       created_at, importance
+       created_at, importance, user_id
 FROM memories
 WHERE status = 'active' AND universal_embedding IS NOT NULL
   AND (%(insights)s OR memory_type <> 'insight')
