@@ -43,6 +43,10 @@ logger = logging.getLogger(__name__)
 
 REAL_PROVIDERS = ("openai", "gemini")  # as agent/services/intentions.py: not the heuristic
 MAX_BUILD_MEMORIES = 2000  # cogd choice: as consolidation's MAX_MEMORIES
+# cogd choice: memories a principles pass reads for challenges; the rest, the next pass
+MAX_CHALLENGE_SCAN = 2000
+# the watermark of a state saved before it kept an id: every memory at its instant was read
+LAST_ID = "ffffffff-ffff-ffff-ffff-ffffffffffff"
 MODEL_SYSTEM = (
     "You read related memories of one user and state one belief about how something works "
     "(a person, a system, a habit) that they show, as JSON only: "
@@ -290,12 +294,18 @@ class PrinciplesOp:
                    changed: dict[Any, dict[str, Any]], state: dict[str, Any]
                    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Memories written since the last pass that contradict a principle (linked as
-        contradicting one of its sources, or close to it with the other negation)."""
+        contradicting one of its sources, or close to it with the other negation).
+
+        The watermark is the last memory read, (created_at, memory_id): the memories an
+        import writes in one transaction share a created_at, and a pass that stops at its
+        MAX_CHALLENGE_SCAN-th memory leaves the rest of that instant to the next pass."""
         since = state.get("scanned_to", "-infinity")
-        rows = conn.execute(query("principles_new_memories"), {"since": since}).fetchall()
+        since_id = state.get("scanned_id", LAST_ID)
+        rows = conn.execute(query("principles_new_memories"), {
+            "since": since, "since_id": since_id, "k": MAX_CHALLENGE_SCAN}).fetchall()
         out = []
         for mid, user, content, vtext, at, links in rows:
-            since = at.isoformat()
+            since, since_id = at.isoformat(), str(mid)
             v = _vec(vtext)
             for p in principles:
                 if p[1] != user or p[4] in ("proposed", "retired") \
@@ -311,7 +321,7 @@ class PrinciplesOp:
                 out.append({"principle_id": str(p[0]), "by": f"memory:{mid}",
                             "detector": "consolidation-link" if linked
                             else rules.NEGATION_HEURISTIC, "confidence": [before, p[3]]})
-        return out, {**state, "scanned_to": since}
+        return out, {**state, "scanned_to": since, "scanned_id": since_id}
 
     def _crystallise(self, conn: psycopg.Connection[Any], principles: list[list[Any]],
                      items: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:

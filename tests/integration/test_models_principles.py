@@ -271,3 +271,30 @@ def test_a_group_that_made_no_model_is_not_judged_again_until_it_grows(
     cons.models(conn, datetime.now(UTC))
     assert len(asked) == 2  # the group grew: judged again
     assert conn.execute("SELECT count(*) FROM cognitive_models").fetchone() == (0,)
+
+
+def test_memories_that_share_an_instant_past_the_scan_limit_all_challenge_a_principle(
+        conn: Any, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import writes its memories in one transaction: they share a created_at. A pass
+    that reads only the first of them (the scan limit) leaves the others to the next pass,
+    which reads each once: the watermark is the last memory read, not its instant."""
+    from agent.services import models_principles
+
+    settings.llm.roles["consolidation"] = "heuristic"
+    make_session(conn, "alice")
+    alice = _user(conn, "alice")
+    cons = Consolidator(settings)
+    _memories(conn, cons.universal, alice, CORRECTIONS, "correction")
+    assert cons.principles(conn, datetime.now(UTC)) is not None  # the deploy principle
+    later = [t.replace("breaks", "no longer breaks").replace("fails", "never fails")
+             for t in CORRECTIONS]
+    with conn.transaction():  # one instant for all three
+        imported = _memories(conn, cons.universal, alice, later, "episodic")
+    assert conn.execute("SELECT count(DISTINCT created_at) FROM memories WHERE memory_id = "
+                        "ANY(%s::uuid[])", (imported,)).fetchone() == (1,)
+    monkeypatch.setattr(models_principles, "MAX_CHALLENGE_SCAN", 2)
+    seen: list[str] = []
+    for _ in range(3):
+        out = cons.principles(conn, datetime.now(UTC))
+        seen += [c["by"] for c in (out["outputs"]["challenged"] if out else [])]
+    assert sorted(seen) == sorted(f"memory:{m}" for m in imported)  # each once

@@ -148,8 +148,9 @@ WHERE q.proposal_id = p.proposal_id AND p.status = 'proposed' AND q.status <> 'p
 RETURNING p.principle_id, p.status;
 
 -- name: principles_new_memories
--- memories written after the watermark (oldest first): what may challenge a principle,
--- with the sources they were linked as contradicting by consolidation
+-- memories written after the watermark, the last one read (created_at, memory_id), oldest
+-- first: what may challenge a principle, with the sources they were linked as
+-- contradicting by consolidation
 SELECT m.memory_id, m.user_id, m.content, m.universal_embedding::text, m.created_at,
        coalesce((SELECT jsonb_agg(CASE WHEN l.source_id = m.memory_id
                                        THEN l.target_id ELSE l.source_id END::text)
@@ -158,8 +159,9 @@ SELECT m.memory_id, m.user_id, m.content, m.universal_embedding::text, m.created
                    AND (l.source_id = m.memory_id OR l.target_id = m.memory_id)), '[]')
 FROM memories m
 WHERE m.status = 'active' AND m.universal_embedding IS NOT NULL
-  AND m.created_at > %(since)s
-ORDER BY m.created_at LIMIT 2000;
+  AND m.created_at >= %(since)s::timestamptz
+  AND (m.created_at, m.memory_id) > (%(since)s::timestamptz, %(since_id)s::uuid)
+ORDER BY m.created_at, m.memory_id LIMIT %(k)s;
 
 -- name: principles_matching
 -- the principles of a user (or of no user) that apply: active, or proposed and approved;
