@@ -159,7 +159,7 @@ SELECT m.memory_id, m.user_id, m.content, m.universal_embedding::text, m.created
                    AND (l.source_id = m.memory_id OR l.target_id = m.memory_id)), '[]')
 FROM memories m
 WHERE m.status = 'active' AND m.universal_embedding IS NOT NULL
-  AND m.created_at >= %(since)s::timestamptz
+  -- Postgres derives `created_at >= since` from the row comparison for ix_memories_created_at
   AND (m.created_at, m.memory_id) > (%(since)s::timestamptz, %(since_id)s::uuid)
 ORDER BY m.created_at, m.memory_id LIMIT %(k)s;
 
