@@ -35,8 +35,14 @@ def test_a_small_loop_run_measures_every_phase(tmp_path: Path,
     assert all(v["generic"] + v["custom"] > 0 for v in plans.values())
     assert recall["pipeline_ms"]["p50"] > recall["pipeline_embed_ms"]["p50"] > 0
     assert recall["bare_ms"]["p50"] > recall["bare_sql_ms"]["p50"] > 0
+    # the first pass over other questions, timed apart; none of the measured ones warm up
+    first = recall["first_pass"]
+    assert recall["warmup_queries"] == 0 and first["queries"] == 200
+    assert first["pipeline_ms"]["n"] == first["bare_ms"]["n"] == 200
+    assert first["bare_ms"]["p50"] > first["bare_sql_ms"]["p50"] > 0
     (row,) = scale["index_recall"]["hnsw"]
     assert row["ef_search"] == 40 and 0.0 <= row["recall_at_10"] <= 1.0
     assert scale["index_recall"]["bm25"]["queries"] > 0
     assert scale["turn_write"]["turns"] > 0 and scale["turn_write"]["total_ms"]["p50"] > 0
-    assert path.with_suffix(".md").read_text().startswith("#")
+    report = path.with_suffix(".md").read_text()
+    assert report.startswith("#") and "first pass after the load (200 other questions" in report
