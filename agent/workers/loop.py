@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 
 import psycopg
 
 from agent import inbox
 from agent.bus import Channel
-from agent.errors import InputError
+from agent.errors import CogdError, InputError
 from agent.workers.base import Worker
 
 logger = logging.getLogger(__name__)
@@ -38,6 +40,33 @@ class LoopWorker(Worker):
         self.keeper = inbox.LeaseKeeper(self.pool.connection, self.lease_s,
                                         name=f"{self.app}-lease")
         self.publisher = inbox.PartialPublisher(self.pool.connection)
+
+    def run(self) -> int:
+        """The worker's loop, with the recall warm-up beside it ([recall] warm_queries)."""
+        threading.Thread(target=self.warm, name=f"{self.name}-warm", daemon=True).start()
+        return super().run()
+
+    def warm(self) -> None:
+        """Read memories' HNSW index into shared_buffers once, on a connection of its own
+        (agent/services/recall.py's warm): turns are answered meanwhile. A failure only
+        costs the warm-up."""
+        from agent.db.connect import app_role, application_name, connect
+        from agent.domain.recall import RecallConfig
+        from agent.services.recall import warm
+
+        cfg = RecallConfig.from_table(self.settings.recall)
+        if cfg.warm_queries <= 0:
+            return
+        started = time.monotonic()
+        try:
+            with connect(self.url, app=application_name(self.settings, f"{self.name}-warm"),
+                         autocommit=True, role=app_role(self.settings)) as conn:
+                done = warm(conn, cfg)
+        except (psycopg.Error, CogdError) as exc:
+            logger.warning("loop: recall warm-up skipped: %s", exc)
+            return
+        logger.info("loop: recall warm-up: %d searches of memories' HNSW index in %.1f s",
+                    done, time.monotonic() - started)
 
     def teardown(self) -> None:
         keeper = getattr(self, "keeper", None)  # absent when setup failed before it

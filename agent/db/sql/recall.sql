@@ -318,3 +318,23 @@ VALUES (%s, %s, %s, %s, %s::jsonb, %s) RETURNING id;
 
 -- name: recall_session_user
 SELECT user_id FROM sessions WHERE session_id = %s;
+
+-- name: recall_warm_settings
+-- the warm-up's searches go through memories' HNSW index at recall's search breadth, never
+-- a scan of the table (which would fill shared_buffers with heap pages instead); for the
+-- warm-up's transaction only
+SELECT set_config('enable_seqscan', 'off', true),
+       set_config('hnsw.ef_search', %(ef_search)s::text, true);
+
+-- name: recall_warm
+-- memories' HNSW graph read into shared_buffers (Recaller.warm): from each of up to
+-- %(n)s stored vectors, drawn from a few random heap pages (SYSTEM sampling reads only
+-- those), one search as recall's memories' list runs it (no user filter: the same graph).
+-- Returns how many searches ran.
+SELECT count(*) FROM (
+    SELECT universal_embedding AS v FROM memories TABLESAMPLE SYSTEM (%(percent)s)
+    WHERE universal_embedding IS NOT NULL LIMIT %(n)s
+) AS s
+CROSS JOIN LATERAL (
+    SELECT 1 FROM memories m ORDER BY m.universal_embedding <=> s.v LIMIT 1
+) AS hit;
