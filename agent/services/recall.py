@@ -528,9 +528,11 @@ def warm(conn: psycopg.Connection[Any], cfg: domain.RecallConfig,
     """Read memories' HNSW graph into shared_buffers: `searches` ([recall] warm_queries)
     searches from stored vectors at recall's ef_search for memories' size, in one
     statement. After a restart recall reads each index page from the OS (or the disk) the
-    first time it needs it: at 1M memories the first pass of recalls ran a p95 of 76.6 ms
-    against 33.9 warm (docs/scaling.md). The loop worker runs it in the background when it
-    starts (LoopWorker.run). Returns the searches run (0: none asked, or no memories)."""
+    first time it needs it: at 1M memories the first 200 recalls after a restart ran a p95
+    of 86.3 and 90.4 ms without it, 45.4 and 39.3 after 200 searches (5.8-6.2 s), against
+    36.9-38.6 once warm (bench.warm, bench/results/warm-1m-2026-11-27.md). The loop worker
+    runs it in the background when it starts (LoopWorker.run). Returns the searches run (0:
+    none asked, or no memories)."""
     n = int(cfg.warm_queries if searches is None else searches)
     row = conn.execute(query("recall_memories_estimate")).fetchone()
     size = int(row[0]) if row else 0
