@@ -15,7 +15,10 @@ vectors, no prefix, as rollover copies them from day_table), then:
   vacuumed, analysed tables; before 2026-11-26 the recall phase ran right after the burst);
 - recall: `Recaller.recall(conn, q, k=10, log=False)` as the loop worker builds it
   (`build_recaller`, with a pooled side connection for the memories' dense list); p50/p95
-  of its own `latency_ms` and the share spent embedding;
+  of its own `latency_ms` and the share spent embedding; first a pass over as many other
+  questions (none of the measured ones), reported apart as the first pass: the first
+  reads of the index pages into shared_buffers after the load (since the runs tagged
+  `first-pass` on 2026-11-27; before, 5 of the measured questions warmed up);
 - bare: embed_query + one HNSW `ORDER BY universal_embedding <=> q LIMIT 10` on memories,
   in blocks of 20 queries alternating with the recalls' (since the runs tagged `blocks` on
   2026-11-26; before, in a phase of its own after the recalls), to give the pipeline/bare
