@@ -580,8 +580,9 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
     # texts), each list reading its index pages into shared_buffers for the first time, as
     # recall does after a restart. Timed and reported apart (first_pass), not counted: the
     # measured pass stands for a daemon that has been answering for a while. At 1M, a kept
-    # database with the server restarted, the first pass ran a p95 of 86.3 and 90.4 ms, the
-    # measured pass right after it 38.3 and 38.6 (bench.warm, 2026-11-27); runs before this
+    # database with the server restarted, the first pass ran a p95 of 91.6 ms (740 with the
+    # OS page cache cold too), the measured pass right after it 34.4 (bench.warm,
+    # 2026-11-27); runs before this
     # warmed up with 5 of the measured questions, so their p95 mixed the two. Cold only in
     # a phase's first attempt (measured(): `kept` 0)
     first = paired(first_texts) if first_texts else None

@@ -109,7 +109,8 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         f"`python -m bench.warm` (seed {data['seed']}) on {m['cpus']} CPUs "
         f"({m['processor']}), Python {m['python']}; a database bench.loop kept "
-        f"({data['runs'][0]['memories']:,} memories, recall at hnsw.ef_search "
+        f"(about {data['runs'][0]['memories']:,} memories, the planner's count; recall at "
+        f"hnsw.ef_search "
         f"{data['runs'][0]['ef_search']}); wall time {data['wall_s']} s.",
         "",
         "Each row: the embedded server stopped and started again (shared_buffers empty), "

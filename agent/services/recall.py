@@ -529,8 +529,9 @@ def warm(conn: psycopg.Connection[Any], cfg: domain.RecallConfig,
     searches from stored vectors at recall's ef_search for memories' size, in one
     statement. After a restart recall reads each index page from the OS (or the disk) the
     first time it needs it: at 1M memories the first 200 recalls after a restart ran a p95
-    of 86.3 and 90.4 ms without it, 45.4 and 39.3 after 200 searches (5.8-6.2 s), against
-    36.9-38.6 once warm (bench.warm, bench/results/warm-1m-2026-11-27.md). The loop worker
+    of 91.6 ms without it (740 where the OS page cache had lost the database's files too),
+    37.7 after 200 searches (5.4 s), against 34.4-40.6 once warm (bench.warm,
+    bench/results/warm-1m-2026-11-27.md). The loop worker
     runs it in the background when it starts (LoopWorker.run). Returns the searches run (0:
     none asked, or no memories)."""
     n = int(cfg.warm_queries if searches is None else searches)
