@@ -1,7 +1,8 @@
-"""Recall's warm-up (issue "Recall at a million memories"): when the loop starts, searches
-from stored vectors read memories' HNSW graph into shared_buffers, through the index and
-never by scanning the table; nothing to do without memories or with [recall]
-warm_queries = 0, and a bad setting is refused."""
+"""Recall's warm-up (issue "Recall at a million memories"): searches from stored vectors
+read memories' HNSW graph into shared_buffers, through the index and never by scanning the
+table; nothing to do without memories or with [recall] warm_queries = 0; the loop
+worker's warm-up (which LoopWorker.run starts in a thread) logs what it did, or that it
+could not; a bad setting is refused."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def test_the_warm_up_searches_memories_hnsw_index(settings: Settings,
     assert warm(conn, cfg, 0) == 0
 
 
-def test_the_loop_worker_warms_recall_when_it_starts(settings: Settings, db_url: str,
+def test_the_loop_workers_warm_up_logs_what_it_did(settings: Settings, db_url: str,
                                                      conn: psycopg.Connection[Any],
                                                      caplog: pytest.LogCaptureFixture) -> None:
     _load(conn, int(settings.embedding.universal_dim))
