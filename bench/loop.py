@@ -526,8 +526,8 @@ def bm25_params(terms: list[str], k: int, depth: int, user_id: str) -> dict[str,
 
 def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                  queries: list[tuple[str, str]], user_id: Any,
-                 bare_embedder: Any = None,
-                 first_texts: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+                 bare_embedder: Any,
+                 first_texts: list[tuple[str, str]]) -> dict[str, Any]:
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
     from agent.services.recall import _list
@@ -585,11 +585,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
     # 2026-11-27); runs before this
     # warmed up with 5 of the measured questions, so their p95 mixed the two. Cold only in
     # a phase's first attempt (measured(): `kept` 0)
-    first = paired(first_texts) if first_texts else None
-    if first is None:
-        for _, text in queries[:5]:  # warm-up, not counted
-            recaller.recall(conn, text, k=10, log=False, user_id=user_id)
-            bare_query(text)
+    first = paired(first_texts)
     latency, embed, bare, bare_sql, verdicts, by_kind = paired(queries)
     plans = plan_cache(conn, recaller)
     # where the time goes: each named query of the pipeline alone, the pool size it uses
@@ -627,12 +623,12 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
     plan_dense = "\n".join(str(r[0]) for r in conn.execute(
         "EXPLAIN " + query("recall_dense_memories"),
         {"query": sample, "k": pool, "user_id": uid, "judge": sample, "goal": None}))
-    first_pass = None if first is None else {
+    first_pass = {
         "queries": len(first[0]), "pipeline_ms": stats(first[0]), "bare_ms": stats(first[2]),
         "bare_sql_ms": stats(first[3]),
         "ratio_p50": round(percentile(first[0], 50) / percentile(first[2], 50), 2)}
     return {
-        "queries": len(latency), "warmup_queries": 0 if first else 5, "first_pass": first_pass,
+        "queries": len(latency), "warmup_queries": 0, "first_pass": first_pass,
         "pipeline_ms": stats(latency), "pipeline_embed_ms": stats(embed),
         "pipeline_embed_share": round(sum(embed) / sum(latency), 3),
         "verdicts": dict(verdicts), "verdicts_by_kind": {k: dict(v) for k, v in by_kind.items()},
@@ -879,6 +875,27 @@ def server_info(conn: Any) -> dict[str, Any]:
             "work_mem": show("work_mem")}
 
 
+def recall_clients(settings: Any, url: str, app: str) -> tuple[Any, Any, TimedEmbedder, Any]:
+    """The recall phase's clients: the recaller as the loop worker builds it (the memories'
+    dense list on a pooled side connection; close the pool after), its embedder timed, and
+    the bare baseline's embedder. Returns (recaller, side pool, timer, bare embedder)."""
+    from agent.db.pool import side_pool
+    from agent.providers import factory
+    from agent.providers.local import LocalEmbedder
+    from agent.services.recall import build_recaller
+
+    recaller = build_recaller(settings)
+    side = side_pool(settings, url, app, role=False)
+    recaller.side = side.connection
+    bare = factory.build_universal_embedder(settings)
+    if isinstance(bare, LocalEmbedder):  # the strongest bare baseline: two threads, left
+        bare.spin = "after"  # spinning (3.6 ms a query, against 4.5 stopped and 4.9 on
+        bare.query_threads = None  # one thread)
+    timer = TimedEmbedder(recaller.embedder)
+    recaller.embedder = timer
+    return recaller, side, timer, bare
+
+
 def measured(watch: CpuWatch, settle_s: float, retries: int,
              phase: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run a phase after waiting for quiet; while other processes used more than
@@ -911,11 +928,8 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         ef_values: Sequence[int] = EF_VALUES, recall_queries: int = 30,
         builds: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
     from agent.db.connect import connect
-    from agent.db.pool import side_pool
     from agent.providers import factory
-    from agent.providers.local import LocalEmbedder
     from agent.providers.rerank import reranker_status
-    from agent.services.recall import build_recaller
     from agent.services.sessions import ensure_user
     from agent.services.turns import TurnWriter
 
@@ -934,16 +948,8 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         universal = TimedEmbedder(factory.build_universal_embedder(settings))
         native = TimedEmbedder(factory.build_native_embedder(settings))
         writer = TurnWriter.from_settings(settings, universal, native)
-        recaller = build_recaller(settings)
-        # as the loop worker runs it: the memories' dense list on a pooled side connection
-        side = side_pool(settings, url, "bench-loop", role=False)
-        recaller.side = side.connection
-        bare_embedder = factory.build_universal_embedder(settings)
-        if isinstance(bare_embedder, LocalEmbedder):  # the strongest bare baseline: two
-            bare_embedder.spin = "after"  # threads, left spinning (3.6 ms a query, against
-            bare_embedder.query_threads = None  # 4.5 stopped and 4.9 on one thread)
-        recall_timer = TimedEmbedder(recaller.embedder)
-        recaller.embedder = recall_timer
+        recaller, side, recall_timer, bare_embedder = recall_clients(settings, url,
+                                                                     "bench-loop")
         loader = factory.build_universal_embedder(settings)
         loader.embed_documents(texts[:32])  # load the ONNX session once, not timed
         data["embedder"] = {"universal": universal.model_id, "native": native.model_id,

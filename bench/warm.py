@@ -29,11 +29,11 @@ from bench.loop import (
     FIRST_PASS_SEED,
     STEAL_CORES,
     CpuWatch,
-    TimedEmbedder,
     _tag,
     bench_recall,
     measured,
     query_texts,
+    recall_clients,
 )
 
 
@@ -43,23 +43,13 @@ def condition(data_dir: Path, searches: int, seed: int, settle_s: float,
     from agent.config import load_settings
     from agent.db.connect import connect, resolve
     from agent.db.embedded import stop_server
-    from agent.db.pool import side_pool
-    from agent.providers import factory
-    from agent.providers.local import LocalEmbedder
-    from agent.services.recall import build_recaller, warm
+    from agent.db.queries import query
+    from agent.services.recall import warm
 
     stop_server(data_dir)
     settings = load_settings(data_dir=data_dir)
     url = resolve(settings).url  # starts it again
-    recaller = build_recaller(settings)
-    side = side_pool(settings, url, "bench-warm", role=False)
-    recaller.side = side.connection
-    bare = factory.build_universal_embedder(settings)
-    if isinstance(bare, LocalEmbedder):  # bench.loop's bare baseline, as there
-        bare.spin = "after"
-        bare.query_threads = None
-    timer = TimedEmbedder(recaller.embedder)
-    recaller.embedder = timer
+    recaller, side, timer, bare = recall_clients(settings, url, "bench-warm")
     queries = query_texts(200, seed + 1)
     first = query_texts(200, seed + FIRST_PASS_SEED, avoid=queries)
     watch = CpuWatch(data_dir / "pg")
@@ -68,9 +58,8 @@ def condition(data_dir: Path, searches: int, seed: int, settle_s: float,
             row = conn.execute("SELECT user_id FROM users WHERE handle = 'bench'").fetchone()
             if row is None:
                 raise SystemExit(f"{data_dir}: no user 'bench': not a database bench.loop kept")
-            # the planner's count: a count(*) would read the whole table first
-            size = conn.execute("SELECT reltuples::bigint FROM pg_class "
-                                "WHERE oid = 'memories'::regclass").fetchone()
+            # the planner's count, as recall reads it: a count(*) would read the table first
+            size = conn.execute(query("recall_memories_estimate")).fetchone()
             start = time.perf_counter()
             done = warm(conn, recaller.cfg, searches)
             warm_s = time.perf_counter() - start

@@ -81,7 +81,7 @@ class RecallConfig:
     lexical_weight: float
     injected_dedup_size: int
     compound_query_messages: int
-    warm_queries: int  # searches of memories' HNSW index when the loop starts (Recaller.warm)
+    warm_queries: int  # searches of memories' HNSW index when the loop starts (services warm)
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> RecallConfig:
