@@ -459,8 +459,6 @@ def _validate(settings: Settings) -> None:
     if any(b <= a for a, b in zip([0, *sizes], sizes, strict=False)):
         raise ConfigError(f"recall.hnsw_ef_search_sizes={sizes} must be increasing sizes "
                           "of at least 1 memory")
-    if settings.recall["warm_queries"] < 0:
-        raise ConfigError("recall.warm_queries must be 0 (no warm-up) or more")
     if settings.recall["bm25_term_depth"] < 1:
         raise ConfigError("recall.bm25_term_depth must be at least 1 (postings read per term)")
     for name, profile in settings.llm.profiles.items():
