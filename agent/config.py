@@ -152,6 +152,7 @@ class ProcessSettings(BaseModel):
     restart_backoff_max_s: NonNegativeFloat = 30.0
     restart_stable_after_s: NonNegativeFloat = 10.0
     inbox_lease_s: PositiveFloat = 30.0
+    inbox_max_attempts: PositiveInt = 3
 
 
 class Section(BaseModel, Mapping[str, Any]):  # type: ignore[misc]

@@ -9,6 +9,12 @@ takes a 'processing' row over only when its lease ran out or the claiming connec
 gone. The reply, its outbox row and the 'done' mark commit together, and only while the
 claim is still this loop's (`hold` locks the row in that transaction, or raises
 LostClaim). A failure is answered through outbox with a clear error, under the same rule.
+
+A poison message (revision 0020): each claim counts itself in inbox.attempts, in the
+claiming statement, so a turn that crashed, was killed or timed out has used an attempt.
+A message claimed more than [process] inbox_max_attempts times is not answered again:
+`give_up` marks it 'failed' with the reason and answers the user with an error, and the
+loop goes on to the messages behind it.
 """
 
 from __future__ import annotations
@@ -38,6 +44,11 @@ class LostClaim(Exception):
     """The loop no longer owns the inbox row it was answering: nothing was written."""
 
 
+class TooManyAttempts(Exception):
+    """A message whose turns kept dying: claimed more than [process] inbox_max_attempts
+    times without a reply (the reason `give_up` records and answers with)."""
+
+
 @dataclass(frozen=True)
 class Claimed:
     """A message this loop now answers; `claim` is what claimed_by says while it is ours."""
@@ -47,6 +58,7 @@ class Claimed:
     content: str
     stream: bool
     claim: str
+    attempts: int = 1  # claims so far, this one included (revision 0020)
 
 
 @dataclass(frozen=True)
@@ -105,7 +117,19 @@ def claim(conn: psycopg.Connection[Any], me: str, lease_s: float) -> Claimed | N
     row = conn.execute(query("inbox_claim"), {"me": me, "lease": lease_s}).fetchone()
     if row is None:
         return None
-    return Claimed(int(row[0]), row[1], row[2], bool(row[3]), row[4])
+    return Claimed(int(row[0]), row[1], row[2], bool(row[3]), row[4], int(row[5]))
+
+
+def give_up(conn: psycopg.Connection[Any], msg: Claimed, max_attempts: int) -> bool:
+    """A message claimed more than `max_attempts` times (the caller checks): mark it
+    failed with the reason and answer the user with an error; False when the row was
+    taken over meanwhile. Its earlier turns never finished: each claim counted."""
+    earlier = msg.attempts - 1
+    return fail(conn, msg, TooManyAttempts(
+        f"this message was started {earlier} time{'s' * (earlier != 1)} and never finished "
+        f"(the loop crashed, was stopped or timed out each time; [process] "
+        f"inbox_max_attempts = {max_attempts}); it is not tried again: send it again "
+        "shorter or in parts"))
 
 
 def renew(conn: psycopg.Connection[Any], inbox_id: int, claim: str, lease_s: float) -> bool:
@@ -148,6 +172,7 @@ def fail(conn: psycopg.Connection[Any], msg: Claimed, exc: Exception) -> bool:
     '[rejected]'); False when the row was taken over meanwhile (its new owner answers)."""
     bad_input = isinstance(exc, InputError)
     message = (f"[rejected] {exc}" if bad_input
+               else f"[error] not answered: {exc}" if isinstance(exc, TooManyAttempts)
                else f"[error] the loop could not answer: {exc.__class__.__name__}: {exc}")
     with conn.transaction():
         owned = conn.execute(query("inbox_failed"), {
@@ -159,7 +184,8 @@ def fail(conn: psycopg.Connection[Any], msg: Claimed, exc: Exception) -> bool:
         # the error reaches the client through outbox; it is not a dialogue turn
         out = conn.execute(query("outbox_insert"), {
             "inbox_id": msg.id, "session_id": msg.session_id, "content": message[:4000],
-            "metadata": json.dumps({"error": True, "bad_input": bad_input}),
+            "metadata": json.dumps({"error": True, "bad_input": bad_input,
+                                    "attempts": msg.attempts}),
         }).fetchone()
         assert out is not None
         notify(conn, Channel.OUTBOX, Kind.OUTBOX, out[0])

@@ -1,7 +1,8 @@
 """Test-only fault hooks, so a fault test can crash something at an exact point.
 
 COGD_TEST_HOOK="<action>:<site>[:<file>]", where <site> is one of the names passed to
-fault_hook() ("night-<stage>-mid", "night-<stage>-after", "merge-mid"):
+fault_hook() ("night-<stage>-mid", "night-<stage>-after", "merge-mid", "loop-turn": a
+loop worker has claimed a message and starts its turn):
 
 - kill: this process sends itself SIGKILL there;
 - pause: this process creates <file> there and waits (at most PAUSE_MAX_S) until the

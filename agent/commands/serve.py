@@ -18,6 +18,7 @@ import contextlib
 import getpass
 import json
 import logging
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -32,6 +33,9 @@ from agent.errors import CogdError, InputError
 log = logging.getLogger("agent.serve")
 
 CHAT_TIMEOUT_S = 600.0
+# set when `cogd serve` is asked to stop: a chat still waiting for its reply ends with a
+# 503 at once (its inbox row is kept) instead of holding the shutdown (issue 38)
+STOPPING = threading.Event()
 POLL_S = 0.1
 MAX_BODY_BYTES = 64 * 1024 * 1024  # an import larger than this: split it
 
@@ -60,7 +64,9 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
         if pair:  # the loop thread this process started, if it did
             worker, thread = pair
             worker.stop.set()
-            await asyncio.to_thread(thread.join, 30)
+            # a stuck turn does not hold the shutdown: the thread is a daemon, and its
+            # claim dies with this process's connections (issue 38)
+            await asyncio.to_thread(thread.join, _shutdown_budget(settings)[1])
 
     app = FastAPI(title="cogd", version=cogd_version(), lifespan=lifespan, description=(
         "cogd's memory over HTTP. Every /v1 route needs `Authorization: Bearer <token>` "
@@ -327,6 +333,14 @@ def _local_loop(settings: Any, url: str) -> Any:
         return start_local_loop(settings, url, conn, log.info)
 
 
+def _shutdown_budget(settings: Any) -> tuple[int, float]:
+    """([process] shutdown_grace_s split): seconds for open requests to finish, then for
+    the in-process loop thread to stop."""
+    grace = float(settings.process.shutdown_grace_s)
+    requests = max(1, int(grace / 2))
+    return requests, max(0.5, grace - requests)
+
+
 def _enqueue(url: str, who: Any, session_key: str, text: str, stream: bool) -> tuple[int, Any]:
     from agent import inbox
     from agent.db.connect import connect
@@ -350,6 +364,9 @@ async def _reply(conn: Any, inbox_id: int, partial: Any) -> str:
 
     deadline = time.monotonic() + CHAT_TIMEOUT_S
     while time.monotonic() < deadline:
+        if STOPPING.is_set():
+            raise ApiError(503, f"cogd serve is stopping (inbox id {inbox_id} is kept and "
+                                "will be answered when a loop runs)", "server_error")
         got = await asyncio.to_thread(inbox.reply_for, conn, inbox_id, partial)
         if got is not None:
             return str(got.content)
@@ -422,7 +439,15 @@ def serve(host: str, port: int) -> int:
     try:
         app = build_app(settings, url, api)
         log.info("cogd serve: http://%s:%d (OpenAPI at /docs)", host, port)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        # open requests (a chat waiting on a stuck turn) get half of [process]
+        # shutdown_grace_s, the loop thread the rest
+        class Server(uvicorn.Server):
+            def handle_exit(self, sig: int, frame: Any) -> None:
+                STOPPING.set()  # waiting chats answer 503 now
+                super().handle_exit(sig, frame)
+
+        Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                              timeout_graceful_shutdown=_shutdown_budget(settings)[0])).run()
     finally:
         api.close()
     return 0

@@ -638,9 +638,15 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("stream", Boolean, nullable=False, server_default=text("false")),
         _ts("lease_until", nullable=True),  # revision 0008: the claim's owner renews it
         Column("idempotency_key", Text),  # revision 0008: a client's resend is recognised
+        # revision 0020: claims so far (the claim counts itself); past [process]
+        # inbox_max_attempts the message is failed with its reason, not answered again
+        Column("attempts", Integer, nullable=False, server_default=text("0")),
         CheckConstraint(
             _in("status", ("pending", "processing", "done", "failed")), name="ck_inbox_status"
         ),
+        CheckConstraint("attempts >= 0", name="ck_inbox_attempts"),
+        CheckConstraint("status <> 'failed' OR error IS NOT NULL",
+                        name="ck_inbox_failed_reason"),
         Index("ix_inbox_pending", "status", "id"),
         Index("ux_inbox_idempotency_key", "idempotency_key", unique=True,
               postgresql_where=text("idempotency_key IS NOT NULL")),

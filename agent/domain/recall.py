@@ -81,6 +81,7 @@ class RecallConfig:
     lexical_weight: float
     injected_dedup_size: int
     compound_query_messages: int
+    max_message_chars: int  # recall reads at most this much of one message (issue 38)
     warm_queries: int  # searches of memories' HNSW index when the loop starts (services warm)
 
     @classmethod

@@ -112,9 +112,11 @@ class Recaller:
         current state; with the words that could name a speaker of this user's turns, which
         `candidates` looks up in its first round trip (the context's `people`)."""
         tq = timeref.resolve(text, now)
-        # a name is written with a capital, unless the whole query is lower case
+        # a name is written with a capital, unless the whole query is lower case (asked
+        # once: per word, it made the step quadratic in the message's length, issue 38)
+        all_lower = text.islower()
         words = [w for w in lexical._WORD.findall(text) if len(w) > 1 and not w.isdigit()
-                 and (w[0].isupper() or text.islower())]
+                 and (w[0].isupper() or all_lower)]
         names = sorted({v for w in words for v in (w, w.lower(), w.capitalize())})
         return domain.QueryContext(window=tq.window, asks_current=tq.asks_current), names
 
@@ -340,6 +342,10 @@ class Recaller:
         current emotional state, for mood congruence (None: recall ignores emotion)."""
         started = time.perf_counter()
         k = k or int(self.cfg.top_k)
+        # recall reads at most [recall] max_message_chars of what it is given (issue 38:
+        # its steps stay bounded for a 1 MB message; day_table keeps the whole message)
+        text, verdict_text = bounded(text, self.cfg), (
+            None if verdict_text is None else bounded(verdict_text, self.cfg))
         if user_id is None and session_id is not None:
             row = conn.execute(query("recall_session_user"),
                                (session_id,)).fetchone()
@@ -521,6 +527,17 @@ class Recaller:
             (session_id, entry_id, text, result.verdict, json.dumps(items), latency),
         ).fetchone()
         return None if row is None else int(row[0])
+
+
+def bounded(text: str, cfg: domain.RecallConfig) -> str:
+    """The part of a message recall reads: its first [recall] max_message_chars characters
+    (whole words: a cut word would be searched as a word of its own)."""
+    cap = int(cfg.max_message_chars)
+    if len(text) <= cap:
+        return text
+    cut = text[:cap]
+    space = cut.rfind(" ", cap // 2)
+    return cut[:space] if space > 0 else cut
 
 
 def warm(conn: psycopg.Connection[Any], cfg: domain.RecallConfig,

@@ -1,6 +1,9 @@
 """The shape every worker process shares (STYLE.md "Processes").
 
-SIGINT/SIGTERM set a stop event; the loop finishes the item in hand and exits 0.
+SIGINT/SIGTERM set a stop event; the loop finishes the item in hand and exits 0. An item
+that does not finish within [process] shutdown_grace_s (a stuck turn) does not hold the
+process: it exits then with EXIT_STUCK, as a crash would (a loop's claim dies with its
+connection, and the message is taken over, its attempt counted: agent/inbox.py).
 Each worker registers a heartbeat row, sets application_name, LISTENs on its
 channels and also polls every few seconds for work a dropped notification hid.
 Singletons take a Postgres advisory lock.
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
 import threading
 import time
@@ -29,6 +33,8 @@ from agent.errors import AlreadyRunning, CogdError, DatabaseError
 from agent.heartbeat import Beater
 
 logger = logging.getLogger(__name__)
+
+EXIT_STUCK = 3  # stopped on a signal, but the item in hand did not finish within the grace
 
 
 class Worker:
@@ -50,6 +56,7 @@ class Worker:
         self.conn: psycopg.Connection[Any] | None = None
         self.items_done = 0
         self.signalled: int | None = None  # the signal that asked this worker to stop
+        self.stopped = threading.Event()  # run() has closed everything: nothing to wait for
         self._pool: ConnectionPool | None = None
 
     # --- to override -------------------------------------------------------
@@ -102,6 +109,23 @@ class Worker:
 
         signal.signal(signal.SIGINT, _stop)
         signal.signal(signal.SIGTERM, _stop)
+        # started here, not in the handler (a thread started inside a signal handler can
+        # deadlock on threading's own locks): waits for the stop, then for the grace
+        threading.Thread(target=self._exit_if_stuck, name=f"{self.name}-shutdown",
+                         daemon=True).start()
+
+    def _exit_if_stuck(self) -> None:
+        """Once stop is set: give the item in hand [process] shutdown_grace_s, then exit
+        the process (the signal's promise is a prompt stop, even when a turn is stuck)."""
+        self.stop.wait()
+        grace = float(self.settings.process.shutdown_grace_s)
+        if self.stopped.wait(grace):
+            return
+        logger.error("%s: the item in hand did not finish within %.0f s of the stop "
+                     "([process] shutdown_grace_s); exiting now, as a crash would", self.name,
+                     grace)
+        logging.shutdown()
+        os._exit(EXIT_STUCK)
 
     def once(self) -> Any:
         """One pass of the worker's job (`--once`); workers with passes override it."""
@@ -198,3 +222,4 @@ class Worker:
         self.close_pool()
         if self.conn is not None and not self.conn.closed:
             self.conn.close()
+        self.stopped.set()

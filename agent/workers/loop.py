@@ -19,6 +19,7 @@ import psycopg
 from agent import inbox
 from agent.bus import Channel
 from agent.errors import CogdError, InputError
+from agent.testhooks import fault_hook
 from agent.workers.base import Worker
 
 logger = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ class LoopWorker(Worker):
         # recall's largest dense list runs on a pooled connection beside the others
         self.cognition.recaller.side = self.pool.connection
         self.lease_s = float(self.settings.process.inbox_lease_s)
+        self.max_attempts = int(self.settings.process.inbox_max_attempts)
         self.keeper = inbox.LeaseKeeper(self.pool.connection, self.lease_s,
                                         name=f"{self.app}-lease")
         self.publisher = inbox.PartialPublisher(self.pool.connection)
@@ -84,8 +86,16 @@ class LoopWorker(Worker):
         msg = inbox.claim(self.conn, f"{self.app} os={os.getpid()}", self.lease_s)
         if msg is None:
             return False
+        if msg.attempts > self.max_attempts:  # a poison message: failed, not tried again
+            if inbox.give_up(self.conn, msg, self.max_attempts):
+                logger.error("loop: inbox %s failed: its turn was started %d times and never "
+                             "finished ([process] inbox_max_attempts = %d)", msg.id,
+                             msg.attempts - 1, self.max_attempts)
+            self.items_done += 1
+            return True
         self.keeper.hold(msg.id, msg.claim)
         try:
+            fault_hook("loop-turn")  # tests: kill or stall a loop mid-turn
             self.cognition.answer(self.conn, msg.session_id, msg.content, inbox_id=msg.id,
                              on_partial=self.publisher.start(msg.id) if msg.stream else None,
                              claim=msg.claim)

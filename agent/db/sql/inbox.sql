@@ -14,8 +14,10 @@ SELECT id FROM inbox WHERE idempotency_key = %(key)s;
 -- name: inbox_claim
 -- claimed_by ends in the claiming backend's pid: a row whose claimer's connection is
 -- gone is taken over at once instead of when its lease runs out. A row claimed before
--- revision 0008 has no lease: its claim time plus one lease counts.
-UPDATE inbox SET status = 'processing',
+-- revision 0008 has no lease: its claim time plus one lease counts. The claim counts
+-- itself in attempts (revision 0020) in this same statement, so a loop that dies or is
+-- stuck mid-turn has used its attempt; the loop fails a row past its limit (agent/inbox.py).
+UPDATE inbox SET status = 'processing', attempts = attempts + 1,
                  claimed_by = %(me)s || ' pid=' || pg_backend_pid(), claimed_at = now(),
                  lease_until = now() + make_interval(secs => %(lease)s)
 WHERE id = (
@@ -29,7 +31,7 @@ WHERE id = (
     ORDER BY id
     FOR UPDATE SKIP LOCKED
     LIMIT 1)
-RETURNING id, session_id, content, stream, claimed_by;
+RETURNING id, session_id, content, stream, claimed_by, attempts;
 
 -- name: inbox_renew
 UPDATE inbox SET lease_until = now() + make_interval(secs => %(lease)s)
