@@ -122,20 +122,21 @@ def build_server(api: Any, base_url: str | None = None) -> Any:
         return call(api.status, user=user)  # type: ignore[no-any-return]
 
     @server.tool()
-    def goals() -> dict[str, Any]:
-        """The agent's active goals (Layer 1) and their weights."""
-        return call(api.goals)  # type: ignore[no-any-return]
+    def goals(user: User = None) -> dict[str, Any]:
+        """The agent's active goals (Layer 1) in the user's prompt, and their weights:
+        the installation-wide ones and the user's own."""
+        return call(api.goals, user=user)  # type: ignore[no-any-return]
 
     @server.tool()
-    def identity() -> dict[str, Any]:
-        """The agent's identity (Layer 0): the hash its prompt carries and the weighted
-        traits and boundaries behind it."""
-        return call(api.identity)  # type: ignore[no-any-return]
+    def identity(user: User = None) -> dict[str, Any]:
+        """The agent's identity (Layer 0): the hash the user's prompt carries and the
+        weighted traits and boundaries behind it."""
+        return call(api.identity, user=user)  # type: ignore[no-any-return]
 
     @server.resource("cogd://identity", mime_type="text/plain",
                      description="The identity hash the agent's prompt carries (Layer 0).")
     def identity_resource() -> str:
-        return str(call(api.identity)["hash"])
+        return str(call(api.identity, user=None)["hash"])
 
     @server.resource("cogd://brief/latest", mime_type="text/markdown",
                      description="The latest morning brief of the night cycle (markdown).")

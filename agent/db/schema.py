@@ -137,7 +137,8 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
         Column("external_id", Text),
         Index("ix_sessions_user_id", "user_id"),
-        Index("uq_sessions_external_id", "external_id", unique=True),
+        # revision 0019: import keys are unique per user
+        Index("uq_sessions_user_external_id", "user_id", "external_id", unique=True),
     )
 
     Table(
@@ -166,6 +167,8 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("speaker", Text),  # revision 0007
         Column("index_embedding", universal),  # revision 0007: the turn in context
         *_index_columns(),
+        # revision 0019: when cogd wrote the row (created_at may be a client's event time)
+        _ts("written_at"),
         CheckConstraint(_in("role", ROLES), name="ck_day_table_role"),
         CheckConstraint(
             f"flux_state IS NULL OR {_in('flux_state', FLUX_STATES)}", name="ck_day_table_flux"
@@ -178,7 +181,10 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_day_table_created_at", "created_at"),
         Index("ix_day_table_user_created", "user_id", "created_at"),
         Index("ix_day_table_message_type", "message_type"),
-        Index("uq_day_table_external_id", "external_id", unique=True),
+        # revision 0019: import keys are unique per user (rows of no user: one namespace)
+        Index("uq_day_table_user_external_id", "user_id", "external_id", unique=True,
+              postgresql_where=text("external_id IS NOT NULL"),
+              postgresql_nulls_not_distinct=True),
         Index("ix_day_table_content_tsv", "content_tsv", postgresql_using="gin"),
         Index("ix_day_table_index_version", "index_version"),
         Index("ix_day_table_speaker", "speaker"),
@@ -248,6 +254,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
         Column("content_tsv", TSVECTOR, Computed(TSV_EXPR, persisted=True)),
         Column("emotion", JSONB),  # revision 0014: the emotional imprint (seed 000 §3.4)
+        # revision 0019: when cogd wrote the row (created_at is the event time, which an
+        # import's client supplies): promotion's span and decay read this one
+        _ts("written_at"),
         Index("ix_memories_active_corrections", "user_id",  # revision 0014: every turn's
               postgresql_where=text("memory_type = 'correction' AND status = 'active'")),
         *_index_columns(),
@@ -286,7 +295,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
     )
 
     for layer, pk in (("identity", "trait_id"), ("goals", "goal_id")):
-        extra: list[Column] = (
+        extra: list[Any] = (
             [Column("is_boundary", Boolean, nullable=False, server_default=text("false"))]
             if layer == "identity"
             else [
@@ -297,6 +306,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
                 Column("actions", Integer, nullable=False, server_default="0"),
                 Column("useful_actions", Integer, nullable=False, server_default="0"),
                 Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+                # revision 0019: the user a promoted goal belongs to (NULL: every user's)
+                _user_col(),
+                Index("ix_goals_user_status", "user_id", "status"),
             ]
         )
         Table(

@@ -262,7 +262,7 @@ class Cognition:
             conn, user[0], user_entry, content, datetime.now(UTC), self.emotion_cfg,
             judge=self.emotion_judge, rng=self.emotion_rng)
         traits = load_traits(conn)
-        goals = load_goals(conn)
+        goals = load_goals(conn, user[0] if user else None)  # never another user's
         self.relevance.set_targets(
             [t.description or t.name for t in traits if not t.is_boundary]
             + [g.description or g.name for g in goals]

@@ -19,6 +19,9 @@ contradiction candidates per pass; the rest waits for the next pass.
 One user's memories only: merging groups, and the contradiction check pairs, memories of
 the same user (memories of no user form their own group), as models and principles do;
 an insight is filed under its sources' user, so one user's words never reach another's.
+A goal promotion makes is its memory's user's (goals.user_id, revision 0019): it reaches
+that user's prompt only. Promotion's span and decay read written_at (when cogd wrote the
+row), never a client's back-dated created_at.
 """
 
 from __future__ import annotations
@@ -211,9 +214,7 @@ class Consolidator:
         ).fetchall()
         if not rows:
             return None
-        self.relevance.set_targets(
-            [t.description or t.name for t in load_traits(conn) if not t.is_boundary]
-            + [g.description or g.name for g in load_goals(conn)])
+        values = [t.description or t.name for t in load_traits(conn) if not t.is_boundary]
         actions: Counter[str] = Counter()
         for sid, entry_id, role, content, session_id, user_id in rows:
             if self.should_stop():
@@ -222,6 +223,9 @@ class Consolidator:
                 conn.execute(query("consolidation_scratch_drop"), (sid,))
                 actions["turn_gone"] += 1
                 continue
+            # relevance to the values and the goals of the turn's user (never another's)
+            self.relevance.set_targets(
+                values + [g.description or g.name for g in load_goals(conn, user_id)])
             outcome = self.rollover.judge(conn, entry_id, role, content, session_id, user_id)
             actions[outcome.action] += 1
             if outcome.action == "buffer":
@@ -571,13 +575,17 @@ class Consolidator:
         return DecisionTracker(self.settings).from_memories(conn)
 
     def promotion(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
-        """5+ signals over 14+ days → a Layer 1 goal; 10+ over 30+ → a Layer 0 proposal."""
+        """5+ signals over 14+ days → a Layer 1 goal; 10+ over 30+ → a Layer 0 proposal.
+
+        The span is measured on written_at (when cogd wrote the memories), never on a
+        client's back-dated created_at; a goal belongs to its memory's user and reaches
+        only that user's prompt (a Layer 0 proposal waits for a person, as ever)."""
         rows = conn.execute(
             query("consolidation_goal_candidates"),
             (self.cfg.promote_l1_min_signals,)).fetchall()
         goals, proposals, held = [], [], []
         weight = float(need(self.goals_cfg, "promoted_initial_weight"))
-        for mid, content, evidence, span_raw, meta in rows:
+        for mid, content, evidence, span_raw, meta, user_id in rows:
             span = round(float(span_raw or 0), 2)
             level = rules.promotion_level(int(evidence), span, self.cfg)
             if level is None:
@@ -598,7 +606,8 @@ class Consolidator:
             row = None if suspect else conn.execute(
                 query("consolidation_goal_insert"),
                 (name, content[:500], rules.capped(weight, self.safety), evidence,
-                 json.dumps({"memory_id": str(mid), "evidence_seen": int(evidence)}))).fetchone()
+                 json.dumps({"memory_id": str(mid), "evidence_seen": int(evidence)}),
+                 user_id)).fetchone()
             if row:
                 conn.execute(
                     query("consolidation_goal_promoted_history"),
@@ -674,7 +683,7 @@ class Consolidator:
             weights[name] = new
             changes.append({"goal": name, "from": old, "to": new, "reason": reason})
 
-        for goal_id, name, _w, _, _, meta, evidence in goals:
+        for goal_id, name, _w, _, _, meta, evidence, _user in goals:
             seen = int((meta or {}).get("evidence_seen", 0))
             if evidence is not None and int(evidence) > seen:
                 step = rules.diminished_gain(gain * (int(evidence) - seen), int(evidence),
@@ -690,10 +699,19 @@ class Consolidator:
         if last is None or (now - datetime.fromisoformat(last)).total_seconds() >= interval:
             damped = False
             ids = {r[1]: r[0] for r in goals}
-            for name, new in rules.dominance_damped(weights, self.safety).items():
-                set_weight(ids[name], name, new, "dominance damping (> 40 % of total)")
-                damped = True
-            for goal_id, name, _, actions, useful, _, _ in goals:
+            # dominance among the goals one prompt carries: the installation-wide ones,
+            # and a user's own with them (a user's goal is damped only by that set)
+            owners: dict[Any, list[str]] = {None: []}
+            for r in goals:
+                owners.setdefault(r[7], []).append(r[1])
+            for owner, names in owners.items():
+                carried = names + (owners[None] if owner is not None else [])
+                for name, new in rules.dominance_damped(
+                        {n: weights[n] for n in carried}, self.safety).items():
+                    if name in names:
+                        set_weight(ids[name], name, new, "dominance damping (> 40 % of total)")
+                        damped = True
+            for goal_id, name, _, actions, useful, _, _, _ in goals:
                 new_w = rules.utility_damped(weights[name], actions, useful, self.safety)
                 if new_w is not None:
                     set_weight(goal_id, name, new_w, "utility damping (< 20 % useful)")

@@ -57,9 +57,12 @@ def load_traits(conn: psycopg.Connection[Any]) -> list[Trait]:
     return [Trait(name=r[0], weight=r[1], description=r[2], is_boundary=r[3]) for r in rows]
 
 
-def load_goals(conn: psycopg.Connection[Any]) -> list[Goal]:
+def load_goals(conn: psycopg.Connection[Any], user_id: Any = None) -> list[Goal]:
+    """The active goals one user's prompt may carry: installation-wide ones and that
+    user's own (a goal promoted from a user's words is theirs alone); `user_id` None:
+    the installation-wide ones only."""
     rows = conn.execute(
-        query("identity_active_goals")
+        query("identity_active_goals"), {"user_id": user_id}
     ).fetchall()
     return [Goal(name=r[0], weight=r[1], description=r[2]) for r in rows]
 

@@ -4,8 +4,12 @@ One message per line: {"session", "speaker", "role", "content", "timestamp",
 "external_id", "user"}. `speaker` is who said it (a name: stored in day_table.speaker and
 indexed, so "what did Ana say" finds Ana's turns); `user` is the account the session
 belongs to (default: the speaker of the session's first user line, else the importing
-user). Idempotent on external_id (a line without one gets a stable id
-derived from its session, speaker, role, timestamp and content). A bad line is
+user). Idempotent on external_id, per user (a line without one gets a stable id
+derived from its session, speaker, role, timestamp and content): another user's key is
+neither a duplicate nor in the way, and session keys are per user too (revision 0019).
+A line's `timestamp` is its event time (created_at: recall's dates, the timeline); the row's
+written_at is the server's, which promotion and decay read: back-dated lines are no
+evidence that something recurred. A bad line is
 reported with its line number and skipped, or stops the import.
 """
 
@@ -164,13 +168,14 @@ class Importer:
         new line may be another speaker's); a line whose `user` is not the owner of an
         existing session is refused (InputError: a bad line, not an import stopped)."""
         if line.session not in self._sessions:
+            handle = line.user or (line.speaker if line.role == "user"
+                                   else self.default_user)
             known = None if line.user else self.conn.execute(
-                query("importer_session_owner"), {"key": line.session}).fetchone()
+                query("importer_session_owner"),
+                {"key": line.session, "handle": handle}).fetchone()
             if known is not None:
                 sid, user_id = known[0], known[1]
             else:
-                handle = line.user or (line.speaker if line.role == "user"
-                                       else self.default_user)
                 user_id = ensure_user(self.conn, handle)
                 sid = ensure_session(self.conn, user_id, line.session, channel="import")
             tier = self.conn.execute(
@@ -200,19 +205,23 @@ class Importer:
         progress: Callable[[int], None] | None,
     ) -> None:
         with self.conn.transaction():
-            # lines imported before are counted without embedding them again
-            seen = {r[0] for r in self.conn.execute(
-                query("importer_known_external_ids"),
-                {"ids": [line.external_id for line in batch]},
-            )}
-            fresh = [line for line in batch if line.external_id not in seen]
-            report.duplicates += len(batch) - len(fresh)
-            turns = []
-            for line in fresh:
+            owned = []
+            for line in batch:
                 try:
-                    sid, uid, tier = self._session(line)
+                    owned.append((line, *self._session(line)))
                 except InputError as exc:
                     report.errors.append(f"line {line.lineno}: {exc}")
+            # lines imported before (by the same user: keys are unique per user) are
+            # counted without embedding them again
+            seen = {(r[0], r[1]) for r in self.conn.execute(
+                query("importer_known_external_ids"),
+                {"users": [str(uid) for _, _, uid, _ in owned],
+                 "ids": [line.external_id for line, *_ in owned]},
+            )}
+            turns = []
+            for line, sid, uid, tier in owned:
+                if (str(uid), line.external_id) in seen:
+                    report.duplicates += 1
                     continue
                 turns.append(
                     TurnInput(

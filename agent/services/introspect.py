@@ -17,7 +17,7 @@ from agent.db import audit, catalog
 from agent.db.queries import query
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
-from agent.services.identity import load_goals, load_traits
+from agent.services.identity import load_traits
 
 
 def identity_text(conn: psycopg.Connection[Any], settings: Settings) -> str:
@@ -29,12 +29,15 @@ def identity_text(conn: psycopg.Connection[Any], settings: Settings) -> str:
 
 
 def goals_text(conn: psycopg.Connection[Any]) -> str:
-    goals = load_goals(conn)
+    """The operator's list: every active goal, and whose it is (a promoted goal is its
+    user's and reaches only that user's prompt)."""
+    goals = conn.execute(query("introspect_all_goals")).fetchall()
     if not goals:
         return ("no active goals yet: consolidation promotes one when something you say "
                 "recurs (by default 5 times over 14 days); `cogd proposals` lists the values "
                 "waiting for your approval")
-    return "\n".join(f"{g.weight:.2f}  {g.name}: {g.description}" for g in goals)
+    return "\n".join(f"{w:.2f}  {name}: {desc}  ({'user ' + who if who else 'everyone'})"
+                     for name, w, desc, who in goals)
 
 
 def status_text(conn: psycopg.Connection[Any]) -> str:

@@ -227,23 +227,27 @@ class MemoryAPI:
                 self._auth_conn = connect(self.url, app=f"{self.app}-auth", autocommit=True)
             yield self._auth_conn
 
-    def goals(self) -> dict[str, Any]:
-        """Layer 1: the agent's active goals and their weights."""
+    def goals(self, user: str | None = None) -> dict[str, Any]:
+        """Layer 1: the active goals the user's prompt carries and their weights (the
+        installation-wide ones and the user's own; never another user's)."""
         with self._db():
-            goals = load_goals(self.conn)
+            goals = load_goals(self.conn, uid)
         return {"goals": [{"name": g.name, "weight": round(g.weight, 4),
                            "description": g.description} for g in goals]}
 
-    def identity(self) -> dict[str, Any]:
-        """Layer 0: the identity hash the prompt carries, and its weighted traits."""
+    def identity(self, user: str | None = None) -> dict[str, Any]:
+        """Layer 0: the identity hash the user's prompt carries (its goals: as goals()),
+        and its weighted traits."""
         cfg = IdentityConfig.from_tables(self.settings.identity, self.settings.context,
                                          self.settings.goals)
         with self._db():
             traits = load_traits(self.conn)
-            goals = load_goals(self.conn)
+            _, uid = self._user(user)
+            goals = load_goals(self.conn, uid)
         return {"hash": identity_hash(traits, goals, cfg) if traits else "",
                 "traits": [{"name": t.name, "weight": round(t.weight, 4),
                             "description": t.description, "boundary": t.is_boundary}
+            _, uid = self._user(user)
                            for t in traits]}
 
     def intentions(self, user: str | None = None, limit: int = 50) -> dict[str, Any]:

@@ -111,7 +111,7 @@ class Rollover:
         session_id: Any, user_id: Any,
     ) -> ExitOutcome:
         signals = rule_signals(content, role, self.entry_cfg)
-        nearest = conn.execute(query("rollover_nearest_memory"), (entry_id,)).fetchone()
+        nearest = nearest_own_memory(conn, entry_id)
         decision = exit_gate(
             ExitInput(
                 text=content,
@@ -198,24 +198,46 @@ class Rollover:
         )
 
 
+def nearest_own_memory(conn: psycopg.Connection[Any], entry_id: Any) -> Any:
+    """(memory_id, content, similarity) of the memory of the turn's own user closest to
+    it, or None: the exit gate never compares one user's turn with another's memories
+    (issue 38; the filtered HNSW scan runs with pgvector's iterative scan, where there is
+    one, for the caller's transaction)."""
+    try:
+        with conn.transaction():  # a savepoint: an older pgvector refuses the setting
+            conn.execute(query("rollover_iterative_scan"))
+    except psycopg.errors.Error as exc:
+        logger.debug("hnsw iterative scan unavailable: %s", exc)
+    return conn.execute(query("rollover_nearest_memory"), (entry_id,)).fetchone()
+
+
 class RelevanceScorer:
     """Max cosine similarity of a text to Layer 0 values and Layer 1 goals.
 
     None when there are no values or goals yet (bootstrap: the exit gate is then
-    permissive). Descriptions are embedded once and cached by text.
+    permissive). Descriptions are embedded once and cached by text; the targets differ
+    by user (each user's own goals), so the last TARGET_SETS sets are kept.
     """
+
+    TARGET_SETS = 256  # cogd choice: users whose targets stay embedded between turns
 
     def __init__(self, embed: Callable[[Sequence[str]], Any]) -> None:
         self.embed = embed
         self.texts: list[str] = []
         self.matrix: Any = None
+        self._sets: dict[tuple[str, ...], Any] = {}
 
     def set_targets(self, texts: Sequence[str]) -> None:
         texts = [t for t in texts if t.strip()]
         if texts == self.texts:
             return
         self.texts = list(texts)
-        self.matrix = np.asarray(self.embed(self.texts)) if texts else None
+        key = tuple(texts)
+        if key not in self._sets:
+            if len(self._sets) >= self.TARGET_SETS:
+                self._sets.pop(next(iter(self._sets)))  # the oldest set
+            self._sets[key] = np.asarray(self.embed(self.texts)) if texts else None
+        self.matrix = self._sets[key]
 
     def __call__(self, text: str) -> float | None:
         if self.matrix is None:

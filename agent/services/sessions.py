@@ -38,8 +38,9 @@ def ensure_session(
     channel: str = "cli",
 ) -> Any:
     """A session of `user_id` by uuid or external key; a new one when `session` is None.
-    A session that belongs to another user is refused (InputError), never shared: its
-    turns would be recalled for that user."""
+    External keys are per user (revision 0019): another user's session of the same key is
+    neither found nor in the way. A session uuid that belongs to another user is refused
+    (InputError), never shared: its turns would be recalled for that user."""
     if session:
         try:
             sid = uuid.UUID(session)

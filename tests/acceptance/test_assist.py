@@ -148,10 +148,10 @@ def test_hook_prints_a_strong_match_once_and_nothing_for_what_was_never_said(
     other_user = hook("Is my cat allergic to anything?", user="bob",
                       session="6b0f1c1e-0000-4000-8000-00000000cccc")
     assert other_user.returncode == 0 and other_user.stdout == ""  # alice's, not bob's
-    # alice's session named by bob's hook: refused, not shared (it would recall as alice)
+    # alice's session named by bob's hook: session keys are per user (issue 38), so it is
+    # bob's own session of that key, never alice's (it would recall as alice)
     borrowed = hook("Is my cat allergic to anything?", user="bob")
-    assert (borrowed.returncode, borrowed.stdout) == (1, "")
-    assert "belongs to another user" in borrowed.stderr
+    assert (borrowed.returncode, borrowed.stdout) == (0, ""), borrowed.stderr
     same_session = hook("Is Miso allergic to anything?", session=OLD)
     assert same_session.returncode == 0 and same_session.stdout == ""  # already in it
     with psycopg.connect(db_url) as conn:

@@ -143,12 +143,13 @@ def test_import_and_export_are_the_callers_own(server: dict[str, Any]) -> None:
     assert [r["content"] for r in rows] == ["We land in Lisbon at 9:40.", "Noted, 9:40 in Lisbon."]
     assert {r["user"] for r in rows} == {"alice"}
     assert "Lisbon" not in bob.get("/v1/export").text
-    # bob cannot write into alice's session by naming it
-    stolen = bob.post("/v1/import", content=json.dumps(lines[0] | {"external_id": "b1"}))
-    assert stolen.status_code == 200
-    assert (stolen.json()["inserted"], stolen.json()["errors"]) == (0, 1)
-    assert "belongs to another user" in stolen.json()["error_lines"][0]
+    # keys are per user (issue 38): bob naming alice's session and line keys gets his own
+    # session and turn; he learns nothing (no duplicate) and alice's stay hers
+    own = bob.post("/v1/import", content=json.dumps(lines[0] | {"content": "Bob's own trip."}))
+    assert own.status_code == 200
+    assert (own.json()["inserted"], own.json()["duplicates"], own.json()["errors"]) == (1, 0, 0)
     assert "Lisbon" not in bob.get("/v1/export").text
+    assert "Bob's own trip." not in alice.get("/v1/export").text
 
 
 def test_bad_requests_get_a_4xx_json_error(server: dict[str, Any]) -> None:

@@ -137,7 +137,7 @@ def test_decay_halves_unused_memories_once_and_archives_the_faded(
         ("faint", "The bus driver this morning wore a green scarf."),
         ("landmark", "My daughter was born on the fourth of May."),
         ("correction", "Correction: the backup job fails when the disk is nearly full."))}
-    conn.execute("UPDATE memories SET created_at = now() - interval '120 days'")
+    conn.execute("UPDATE memories SET written_at = now() - interval '120 days'")
     for name, imp in (("plain", 0.5), ("faint", 0.2), ("landmark", 0.95), ("correction", 0.5)):
         conn.execute("UPDATE memories SET importance = %s WHERE memory_id = %s", (imp, ids[name]))
     conn.execute("UPDATE memories SET memory_type = 'correction' WHERE memory_id = %s",
@@ -234,9 +234,9 @@ def test_promotion_goals_proposals_and_compulsion_safety(
 ) -> None:
     goal_src = remember(conn, cog, "I practise the cello every evening.")
     value_src = remember(conn, cog, "I always tell people the truth, even when it is hard.")
-    conn.execute("UPDATE memories SET evidence_count = 6, created_at = now() - interval "
+    conn.execute("UPDATE memories SET evidence_count = 6, written_at = now() - interval "
                  "'20 days' WHERE memory_id = %s", (goal_src,))
-    conn.execute("UPDATE memories SET evidence_count = 12, created_at = now() - interval "
+    conn.execute("UPDATE memories SET evidence_count = 12, written_at = now() - interval "
                  "'40 days' WHERE memory_id = %s", (value_src,))
     report = consolidator.run_pass(conn)
     promoted = report.operations["promotion"]["outputs"]
@@ -338,7 +338,7 @@ def test_a_rewrite_the_patterns_miss_is_held_when_the_model_says_so(
 
     assert not detects_identity_rewrite(text)
     src = remember(conn, cog, text)
-    conn.execute("UPDATE memories SET evidence_count = 12, created_at = now() - interval "
+    conn.execute("UPDATE memories SET evidence_count = 12, written_at = now() - interval "
                  "'40 days' WHERE memory_id = %s", (src,))
     stub_server.set_reply("Yes")
     report = merging.run_pass(conn)
@@ -357,7 +357,7 @@ def test_the_model_saying_no_leaves_an_ordinary_habit_promoted(
     conn: Any, cog: Cognition, merging: Consolidator, stub_server: StubServer,
 ) -> None:
     src = remember(conn, cog, "I practise the cello every evening.")
-    conn.execute("UPDATE memories SET evidence_count = 6, created_at = now() - interval "
+    conn.execute("UPDATE memories SET evidence_count = 6, written_at = now() - interval "
                  "'20 days' WHERE memory_id = %s", (src,))
     stub_server.set_reply("no")
     promoted = merging.run_pass(conn).operations["promotion"]["outputs"]

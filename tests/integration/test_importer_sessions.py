@@ -46,9 +46,19 @@ def test_a_rerun_or_an_appended_file_keeps_the_sessions_owner(conn: Any,
                    "external_id": "m1"},
                   {"session": "s2", "user": "mallory", "content": "My own session.",
                    "external_id": "m2"})
-    assert stolen.inserted == 1  # the import went on past the refused line
-    assert stolen.errors == ["line 1: session 's1' belongs to another user"]
-    assert owners(conn) == {"s1": "Ana", "s2": "mallory"}
+    # session keys are per user (revision 0019): mallory's "s1" is her own session
+    assert (stolen.inserted, stolen.errors) == (2, [])
+    assert sorted(conn.execute("SELECT s.external_id, u.handle FROM sessions s JOIN users u "
+                               "USING (user_id)").fetchall()) == [
+        ("s1", "Ana"), ("s1", "mallory"), ("s2", "mallory")]
+    assert conn.execute("SELECT count(*) FROM day_table d JOIN sessions s USING (session_id) "
+                        "WHERE d.user_id <> s.user_id").fetchone() == (0,)
+    # a line naming a session by the uuid of another user's session is refused
+    ana_s1 = conn.execute("SELECT session_id::text FROM sessions s JOIN users u USING "
+                          "(user_id) WHERE u.handle = 'Ana'").fetchone()[0]
+    taken = load(conn, settings, {"session": ana_s1, "user": "mallory", "content": "Mine.",
+                                  "external_id": "m3"})
+    assert taken.errors == [f"line 1: session {ana_s1!r} belongs to another user"]
 
 
 def test_exported_ids_are_known_in_any_case_and_malformed_ones_are_new(

@@ -152,7 +152,7 @@ def test_prompt_injection_never_reaches_layer0(
     consolidator.run_pass(conn)
     # as if the injected "values" had been repeated for 40 days: promotion's thresholds met
     conn.execute("UPDATE memories SET evidence_count = greatest(evidence_count, 12), "
-                 "created_at = now() - interval '40 days' WHERE status = 'active'")
+                 "written_at = now() - interval '40 days' WHERE status = 'active'")
     report = consolidator.run_pass(conn)
     proposed = report.operations["promotion"]["outputs"]["proposals"]
     assert proposed  # injected content did become Layer 0 proposals ...

@@ -83,9 +83,11 @@ SELECT least(source_id, target_id)::text, greatest(source_id, target_id)::text F
 UPDATE memories SET metadata = metadata || '{"flag": "contradiction"}' WHERE memory_id = ANY(%s);
 
 -- name: consolidation_decay_candidates
-SELECT memory_id, importance, access_count, coalesce(last_accessed, created_at), memory_type, metadata->>'decayed_at'
+-- unused since cogd wrote them (written_at, revision 0019), not since a client's
+-- back-dated created_at: an imported year-old line does not fade on arrival
+SELECT memory_id, importance, access_count, coalesce(last_accessed, written_at), memory_type, metadata->>'decayed_at'
 FROM memories WHERE status = 'active'
-  AND coalesce(last_accessed, created_at) < %s - make_interval(days => %s);
+  AND coalesce(last_accessed, written_at) < %s - make_interval(days => %s);
 
 -- name: consolidation_unparsed_corrections
 SELECT memory_id, content FROM memories WHERE memory_type = 'correction'
@@ -122,8 +124,11 @@ SET carried_count = %s, urgency = %s, last_carried_session = %s, updated_at = no
 WHERE intention_id = %s;
 
 -- name: consolidation_goal_candidates
+-- the span in days is measured on written_at, when cogd wrote the rows (revision 0019):
+-- a client's back-dated created_at (an import's timestamps) is no evidence of recurrence;
+-- the memory's user is the promoted goal's
 SELECT m.memory_id, m.content, m.evidence_count, extract(epoch
-FROM greatest(m.updated_at, max(coalesce(s.created_at, m.created_at))) - least(m.created_at, min(coalesce(s.created_at, m.created_at)))) / 86400, m.metadata
+FROM greatest(m.updated_at, max(coalesce(s.written_at, m.written_at))) - least(m.written_at, min(coalesce(s.written_at, m.written_at)))) / 86400, m.metadata, m.user_id
 FROM memories m LEFT JOIN memory_links l ON l.source_id = m.memory_id AND l.link_type = 'supersedes'
   LEFT JOIN memories s ON s.memory_id = l.target_id WHERE m.status = 'active'
   AND m.evidence_count >= %s GROUP BY m.memory_id;
@@ -137,7 +142,9 @@ INSERT INTO proposals (target_layer, kind, payload, evidence)
 VALUES (0, 'new_value', %s::jsonb, %s::jsonb);
 
 -- name: consolidation_goals_with_evidence
-SELECT g.goal_id, g.name, g.weight, g.actions, g.useful_actions, g.metadata, m.evidence_count
+-- with the goal's user last: dominance is judged among one user's goals
+SELECT g.goal_id, g.name, g.weight, g.actions, g.useful_actions, g.metadata, m.evidence_count,
+       g.user_id
 FROM goals g LEFT JOIN memories m ON m.memory_id::text = g.metadata->>'memory_id'
 WHERE g.status = 'active';
 
@@ -165,8 +172,9 @@ VALUES (%s, %s, %s::jsonb, %s::jsonb);
 SELECT importance FROM memories WHERE memory_id = %s;
 
 -- name: consolidation_goal_insert
-INSERT INTO goals (name, description, weight, source, evidence_count, metadata)
-VALUES (%s, %s, %s, 'promotion', %s, %s::jsonb) ON CONFLICT (name) DO NOTHING RETURNING goal_id;
+-- the goal is its memory's user's (revision 0019): it reaches only that user's prompt
+INSERT INTO goals (name, description, weight, source, evidence_count, metadata, user_id)
+VALUES (%s, %s, %s, 'promotion', %s, %s::jsonb, %s) ON CONFLICT (name) DO NOTHING RETURNING goal_id;
 
 -- name: consolidation_proposal_exists
 SELECT 1 FROM proposals WHERE payload->>'memory_id' = %s;

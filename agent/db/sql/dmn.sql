@@ -37,7 +37,9 @@ WHERE universal_embedding IS NOT NULL ORDER BY created_at DESC LIMIT 10) t;
 SELECT name, description, weight FROM identity WHERE NOT is_boundary;
 
 -- name: dmn_goal_values
-SELECT name, description, weight FROM goals WHERE status = 'active';
+-- installation-wide goals only: the DMN surfaces every user's memories, and a user's own
+-- goal (revision 0019) must not meet another user's words in a thought
+SELECT name, description, weight FROM goals WHERE status = 'active' AND user_id IS NULL;
 
 -- name: dmn_theme_thought_count
 SELECT count(*) FROM thoughts WHERE theme = %s;
@@ -58,7 +60,9 @@ SELECT 1 FROM recall_log r, jsonb_array_elements(r.items) e WHERE r.created_at >
 SELECT coalesce(nullif(description, ''), name), weight FROM identity WHERE NOT is_boundary;
 
 -- name: dmn_goal_texts
-SELECT coalesce(nullif(description, ''), name), weight FROM goals WHERE status = 'active';
+-- installation-wide goals only (as dmn_goal_values)
+SELECT coalesce(nullif(description, ''), name), weight FROM goals
+WHERE status = 'active' AND user_id IS NULL;
 
 -- name: dmn_surfaceable_memories
 -- the most important active memories, each with its association to the attention vector

@@ -33,7 +33,12 @@ SELECT name, weight, description, is_boundary FROM identity
 ORDER BY is_boundary DESC, weight DESC, name;
 
 -- name: identity_active_goals
-SELECT name, weight, description FROM goals WHERE status = 'active' ORDER BY weight DESC, name;
+-- the goals a user's prompt carries: installation-wide ones (no user) and the user's own
+-- (revision 0019: a goal promoted from one user's words is that user's); %(user_id)s
+-- NULL: the installation-wide ones only
+SELECT name, weight, description FROM goals
+WHERE status = 'active' AND (user_id IS NULL OR user_id = %(user_id)s::uuid)
+ORDER BY weight DESC, name;
 
 -- name: identity_layer0_bootstrap
 SELECT cogd_layer0_bootstrap(%s::text[]);

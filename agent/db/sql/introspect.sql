@@ -63,3 +63,10 @@ FROM memories WHERE memory_id = %(memory_id)s AND user_id = %(user_id)s;
 -- which of the memories belong to another user (not the user's, not of no user)
 SELECT memory_id FROM memories WHERE memory_id = ANY(%(ids)s::uuid[])
   AND user_id IS NOT NULL AND user_id <> %(user_id)s;
+
+-- name: introspect_all_goals
+-- the operator's view (`cogd goals`): every active goal, with the user it belongs to
+-- (NULL: installation-wide)
+SELECT g.name, g.weight, g.description, u.handle
+FROM goals g LEFT JOIN users u ON u.user_id = g.user_id
+WHERE g.status = 'active' ORDER BY g.weight DESC, g.name;

@@ -16,11 +16,23 @@ ORDER BY turn_number
 LIMIT %(limit)s;
 
 -- name: rollover_nearest_memory
-SELECT m.memory_id, m.content, 1 - (m.universal_embedding <=> d.universal_embedding) AS sim
-FROM day_table d, memories m
-WHERE d.entry_id = %s AND m.universal_embedding IS NOT NULL AND m.status <> 'archived'
-ORDER BY m.universal_embedding <=> d.universal_embedding
-LIMIT 1;
+-- the closest memory of the turn's own user (a turn of no user: of no user): another
+-- user's memory is never what a turn confirms, reinforces or contradicts (issue 38).
+-- The HNSW scan filters by user, so the caller turns on pgvector's iterative scan for its
+-- transaction (rollover_iterative_scan): a user with few memories among many still finds
+-- theirs; the outer ORDER BY restores the exact order the relaxed scan may not keep
+SELECT memory_id, content, 1 - dist AS sim
+FROM (SELECT m.memory_id, m.content, m.universal_embedding <=> d.universal_embedding AS dist
+      FROM day_table d
+      JOIN memories m ON m.user_id IS NOT DISTINCT FROM d.user_id
+      WHERE d.entry_id = %s AND m.universal_embedding IS NOT NULL AND m.status <> 'archived'
+      ORDER BY m.universal_embedding <=> d.universal_embedding
+      LIMIT 1) nearest
+ORDER BY dist;
+
+-- name: rollover_iterative_scan
+-- for this transaction only: HNSW scans go on past a filter's rejects (pgvector >= 0.8)
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true);
 
 -- name: rollover_insert_memory
 -- emotion: the imprint (seed 000 §3.4), the state recorded for the source turn, else the

@@ -8,9 +8,10 @@ SET tier = coalesce(%s, users.tier) RETURNING user_id;
 SELECT user_id FROM users WHERE handle = %s;
 
 -- name: sessions_session_upsert_external
--- the session's owner is returned too: a key another user's session holds is refused
--- (agent/services/sessions.py), never shared
-INSERT INTO sessions (user_id, channel, external_id) VALUES (%s, %s, %s) ON CONFLICT (external_id)
+-- keys are unique per user (revision 0019): another user's session of the same key is
+-- neither found nor in the way; the owner is returned for agent/services/sessions.py's check
+INSERT INTO sessions (user_id, channel, external_id) VALUES (%s, %s, %s)
+ON CONFLICT (user_id, external_id)
   DO UPDATE SET external_id = EXCLUDED.external_id RETURNING session_id, user_id;
 
 -- name: sessions_session_insert
