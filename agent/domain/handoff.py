@@ -10,6 +10,9 @@ similarities). Heuristics, named as such where their output is stored:
   negation- and tense-aware, in a turn similar to the intention);
 - a correction applies when the query is similar to it or shares words with its
   fails_when ("word overlap" is a heuristic; the similarity is seed 000 §5.4.1's).
+Recalled and user-derived text in a line made here (notes, intentions, corrections, brief
+excerpts, handoff items) is neutralised before its newlines are folded, and flagged
+(agent/domain/quoting.py `quoted_line`; issue 38 finding 6).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from agent.domain.quoting import quoted_line
 
 # seed 000 §5.3: the gap since the last session decides the greeting
 GAP_MODES = ("instant_resume", "continuation", "fresh_start", "catch_up", "check_in")
@@ -88,7 +93,7 @@ def render_handoff(
     lines = [head]
     kept: list[HandoffItem] = []
     for item in items:
-        line = f"- {one_line(item.text, 400)}"
+        line = f"- {quoted_line(item.text, 400)}"
         if count_tokens("\n".join([*lines, line])) > max_tokens:
             cut = "- … (cut to the handoff budget)"
             if count_tokens("\n".join([*lines, cut])) <= max_tokens:
@@ -139,9 +144,10 @@ def extractive_note(user_messages: Sequence[str], intentions: Sequence[str],
         return None
     parts = []
     if picked:
-        parts.append("The user was on: " + " / ".join(f'"{one_line(m, 200)}"' for m in picked))
+        parts.append("The user was on: "
+                     + " / ".join(f'"{quoted_line(m, 200)}"' for m in picked))
     if intentions:
-        parts.append("Left open: " + " / ".join(f'"{one_line(i, 160)}"' for i in intentions))
+        parts.append("Left open: " + " / ".join(f'"{quoted_line(i, 160)}"' for i in intentions))
     return ". ".join(parts) + "."
 
 
@@ -153,11 +159,11 @@ def correction_line(content: str, fails_when: str | None, fine_when: str | None,
     """'Correction: X — fails when A; fine when B [memory:id]'."""
     conds = []
     if fails_when:
-        conds.append(f"fails when {one_line(fails_when, 160)}")
+        conds.append(f"fails when {quoted_line(fails_when, 160)}")
     if fine_when:
-        conds.append(f"fine when {one_line(fine_when, 160)}")
+        conds.append(f"fine when {quoted_line(fine_when, 160)}")
     tail = f" — {'; '.join(conds)}" if conds else ""
-    return f"Correction: {one_line(content, 300)}{tail} [memory:{memory_id}]"
+    return f"Correction: {quoted_line(content, 300)}{tail} [memory:{memory_id}]"
 
 
 def shared_words(query: str, fails_when: str | None) -> int:
@@ -240,11 +246,11 @@ def intention_line(kind: str, content: str, carried: int, overdue_after: int,
     """How an open intention reads in the prompt (overdue ones flagged, seed 000 §5.2)."""
     flag = f", OVERDUE: carried {carried} sessions" if carried >= overdue_after else (
         f", carried {carried} session{'' if carried == 1 else 's'}" if carried else "")
-    return f"Open {kind}{flag}: {one_line(content, 240)} [intention:{intention_id}]"
+    return f"Open {kind}{flag}: {quoted_line(content, 240)} [intention:{intention_id}]"
 
 
 def block_excerpt(prose: dict[str, Any], n: int = 280) -> str:
     """A holographic block's first live zone (or dead-zone summary), one line."""
     zones = prose.get("live_zones") or prose.get("dead_zone_summaries") or []
     text = (zones[0].get("content") or zones[0].get("summary")) if zones else ""
-    return one_line(str(text or ""), n)
+    return quoted_line(str(text or ""), n)

@@ -23,6 +23,7 @@ from agent.db.queries import vector_text
 from agent.domain import lexical
 from agent.domain.contextual import RECIPE_VERSION, IndexConfig, Said, turn_text
 from agent.domain.gates import EntryGateConfig, detects_identity_rewrite, entry_gate
+from agent.domain.quoting import GATE_FLAG, lookalikes
 from agent.domain.text import clean_content
 from agent.errors import InputError
 from agent.providers.ports import Embedder
@@ -189,6 +190,10 @@ class TurnWriter:
         if turn.role == "user" and detects_identity_rewrite(content):
             # recorded and flagged; Layer 0 changes only through approved proposals
             flags.append("identity_rewrite_attempt")
+        shaped = lookalikes(content)  # headers, role markers, delimiters, instructions
+        if shaped:  # flagged at write time; neutralised wherever it is quoted in a prompt
+            flags.append(GATE_FLAG)  # (agent/domain/quoting.py; issue 38 finding 6)
+            signals["lookalike"] = shaped
         signals["flags"] = flags
         signals["memory_type_hint"] = decision.memory_type_hint
         scratched = decision.decision == "scratch" or "identity_rewrite_attempt" in flags
