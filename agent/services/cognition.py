@@ -330,7 +330,8 @@ class Cognition:
             corrections=reach.corrections,
             intentions=reach.intentions,
             identity=identity_block,
-            recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict) for i in recalled],
+            recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict, i.speaker, i.created_at)
+                      for i in recalled],  # whose words and when: the data section's labels
             thoughts=self._thoughts(conn, session_id),
             double_takes=[t for _, t in double],
             history=[(t.role, t.content) for t in inside],

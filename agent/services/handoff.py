@@ -32,6 +32,7 @@ from agent.config import Settings
 from agent.db.queries import query
 from agent.domain import handoff as rules
 from agent.domain import overnight
+from agent.domain.quoting import quoted_line
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
@@ -94,7 +95,8 @@ class NoteWriter(ConsolidationModel):
         llm = self.llm
         if llm is None:
             return None
-        listed = "\n".join(f"- {r[1]}: {rules.one_line(r[2], 400)}" for r in rows[-NOTE_TURNS:])
+        # the turns are quoted data for the note's model too (issue 38 finding 6)
+        listed = "\n".join(f"- {r[1]}: {quoted_line(r[2], 400)}" for r in rows[-NOTE_TURNS:])
         try:
             result = llm.chat([{"role": "system", "content": NOTE_SYSTEM},
                                {"role": "user", "content": f"Messages:\n{listed}\nNote:"}],
