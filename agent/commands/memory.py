@@ -493,12 +493,13 @@ def export(handle: str, output: Path, as_json: bool) -> int:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (--user asks).")
 @json_option
 def forget(memory_id: str | None, handle: str | None, yes: bool, as_json: bool) -> int:
-    """Erase a memory, and every verbatim copy of what it says, everywhere cogd keeps it:
+    """Erase a memory, and every copy or quote of what it says, everywhere cogd keeps it:
     its turn, other turns and memories holding the text, the insights built on it (their
     other sources become active again), scratch copies, recall logs, intentions, the text
     inside holographic blocks (then re-embedded), the inbox and outbox, the LanceDB
-    cortex (old table versions removed from disk) and the morning briefs. With --user,
-    everything of that user. An audit row names what was removed, never the text.
+    cortex (old table versions removed from disk) and the night cycle's briefs. With
+    --user, every row that refers to that user, found from the schema. An audit row
+    names what was removed, never the text.
 
     This is the one thing cogd cannot undo (the REPL's /forget only archives). Copies
     outside cogd's data (your backups; Postgres's WAL and dead rows until VACUUM) stay.

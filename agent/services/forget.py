@@ -16,14 +16,18 @@ that also holds other content, it is cut out and replaced by "[forgotten]":
 holographic blocks (then re-embedded and re-indexed), the inbox and outbox, consolidation
 log entries, proposals and goals, the LanceDB cortex (blocks, archive, cluster summaries,
 antechamber; then re-embedded, and old table versions removed from disk), and the
-morning briefs on disk (a line holding the start of the text is removed). For a whole
-user: all of their rows, their sessions, tokens and the user row; the cortex rows of
-their blocks and the cluster nodes built over them (the night cycle rebuilds the tree).
+text files of the night cycle's run directories (a brief item holding the start of the
+text, or a span of it, is removed). A quote of a span of the text (SPAN_WORDS) counts as a
+copy: it is cut out of the owner's turns and memories that hold it (issue 38). The touched
+tables are ANALYZEd afterwards (pg_stats samples column values). For a whole user: every
+row that refers to them, found from the schema (agent/db/scrub.py: erase_user), and the
+user; the cortex rows of their blocks and the cluster nodes built over them (the night
+cycle rebuilds the tree).
 
 Texts shorter than MIN_NEEDLE characters are not searched for elsewhere (they would cut
 every "ok" out of everything); the rows that are the memory and its turn still go.
 Not removed: copies outside cogd's data (backups, logs you keep, Postgres WAL and dead
-row versions until VACUUM and checkpoints recycle them).
+row versions until VACUUM and checkpoints recycle them: README, "Forgetting").
 """
 
 from __future__ import annotations
@@ -50,6 +54,21 @@ log = logging.getLogger("agent.forget")
 REDACTED = "[forgotten]"
 MIN_NEEDLE = 12  # cogd choice: shorter texts are erased as rows only, not searched for
 PREFIX_CHARS = 40  # a brief line holding this much of a text's start is removed
+# A quote of a forgotten text (a reply that repeats part of it, a brief's excerpt) is found
+# by its spans: SPAN_WORDS consecutive words of the text (split at whitespace, joined by one
+# space), at least SPAN_CHARS long, holding a rare word: a lexicon term (agent/domain/
+# lexical.py) that at most RARE_DF turns hold (a word of the day table's vocabulary that
+# many turns use says nothing about where a quote came from). Six words, one of them
+# rare, do not occur by chance in an unrelated text; a span of common words
+# ("I don't know what to do") is never one. A heuristic: a quote reworded or shorter than
+# SPAN_WORDS words is not found.
+SPAN_WORDS = 6
+SPAN_CHARS = 30
+RARE_DF = 5
+MAX_SPANS = 256  # per forget: the probes stay a bounded list
+# analysed after every forget, whatever was touched: the text's own tables and the lexicon
+ANALYZED = ("day_table", "memories", "holographic_blocks", "lexical_postings",
+            "lexical_terms")
 
 # (table, key, text columns, JSON columns, scope): rows whose text holds a needle are
 # deleted (copies and logs) or redacted (rows that keep other content, or bookkeeping).
@@ -82,6 +101,14 @@ REDACT_HOLDING: tuple[Holding, ...] = (
      ("prose", "citations", "vector_history"), "user"),
 )
 
+# the owner's own turns and memories that quote a span of the forgotten text without
+# holding all of it (a reply that repeats part of it): the span is cut out, and their
+# vectors and index entries are rebuilt from what is left
+QUOTING: tuple[Holding, ...] = (
+    ("day_table", "entry_id", ("content", "index_text"), (), "user"),
+    ("memories", "memory_id", ("content", "index_text"), ("metadata",), "user"),
+)
+
 
 @dataclass
 class ForgetReport:
@@ -92,6 +119,7 @@ class ForgetReport:
     cortex: dict[str, int] = field(default_factory=dict)
     files: int = 0
     short_text: bool = False
+    analyzed: list[str] = field(default_factory=list)
 
     def count(self, kind: str, place: str, n: int) -> None:
         if n:
@@ -168,12 +196,15 @@ class Forgetter:
                "needles": needles}
         memories = [r[0] for r in self.conn.execute(query("forget_doomed_memories"), ids)]
         turns = [r[0] for r in self.conn.execute(query("forget_doomed_turns"), ids)]
+        # rows that hold the whole text are copies and go (above); a quote of a span of it
+        # is cut out of wherever it is (issue 38)
+        quotes = sorted({*needles, *self._spans(needles)}, key=len, reverse=True)
         # the cortex and the files first: a crash after them leaves the rows to forget
         # again (this command, re-run), never rows whose copies were missed
         with self._night_cycle_held():
-            self._cortex(report, needles, blocks=[], owner=owner)
-            self._files(report, needles, [])
-            self._rows(report, actor, owner, memories, turns, [], needles, whole=False)
+            self._cortex(report, quotes, blocks=[], owner=owner)
+            self._files(report, quotes, [])
+            self._rows(report, actor, owner, memories, turns, [], quotes, whole=False)
         self._after(report)
         return report
 
@@ -197,6 +228,21 @@ class Forgetter:
             self._rows(report, actor, user_id, memories, turns, blocks, needles, whole=True)
         self._after(report)
         return report
+
+    def _spans(self, texts: Sequence[str]) -> list[str]:
+        """The distinctive spans of `texts` (see SPAN_WORDS): what a quote of them holds."""
+        from agent.domain.lexical import terms
+
+        spans: dict[str, list[str]] = {}
+        for text in texts:
+            words = text.split()
+            for i in range(len(words) - SPAN_WORDS + 1):
+                span = " ".join(words[i:i + SPAN_WORDS])
+                if len(span) >= SPAN_CHARS and len(spans) < MAX_SPANS:
+                    spans.setdefault(span, terms(span))
+        wanted = sorted({t for ts in spans.values() for t in ts})
+        df = dict(self.conn.execute(query("forget_term_df"), (wanted,)).fetchall())
+        return [s for s, ts in spans.items() if any(df.get(t, 0) <= RARE_DF for t in ts)]
 
     @contextlib.contextmanager
     def _night_cycle_held(self) -> Iterator[None]:
@@ -236,8 +282,25 @@ class Forgetter:
                     continue  # deleted below
                 redact.append((table, key, [*texts, *jsons], jsons, k,
                                [cut(v, needles) for v in values]))
+        if not whole:
+            gone = {*map(str, turns), *map(str, memories)}
+            for table, key, texts, jsons, scope in QUOTING:
+                for k, values in self._holding(table, key, texts, jsons, scope, owner,
+                                               sessions, needles, [], whole=False):
+                    if str(k) not in gone:
+                        redact.append((table, key, [*texts, *jsons], jsons, k,
+                                       [cut(v, needles) for v in values]))
+        starts = [_fold(n)[:PREFIX_CHARS] for n in needles] + id_texts
+        briefs = [(r, u, kept) for r, u, text in conn.execute(query("forget_night_briefs"))
+                  if (kept := _cut_items(text, starts)) != text] if not whole and conn.execute(
+                      query("forget_has_night_briefs")).fetchone() != (None,) else []
         touched = [k for t, _, _, _, k, _ in redact if t == "holographic_blocks"]
         vectors = self._block_vectors(touched, redact)
+        quoted = {t: [(k, new[0]) for t2, _, _, _, k, new in redact if t2 == t]
+                  for t in ("day_table", "memories")}
+        revectors = {t: list(zip(rows, self.embed([v or " " for _, v in rows]),
+                                 self.embed_native([v or " " for _, v in rows]), strict=True))
+                     for t, rows in quoted.items() if rows}
         quoting = [] if whole else [r[0] for r in conn.execute(
             query("forget_quoting_turns"), {"uid": owner, "needles": needles,
                                             "turns": turns})]
@@ -246,10 +309,10 @@ class Forgetter:
                                                ids).fetchall())
             row = conn.execute(query("forget_delete_references"), ids).fetchone()
             report.count("removed", "references", int(row[0]) if row else 0)
-            made = conn.execute(query(  # predictions and reasoning trails (issue 18)
-                "forget_user_foresight" if whole else "forget_turn_foresight"), ids).fetchone()
-            report.count("removed", "predictions", int(made[0]) if made else 0)
-            report.count("removed", "decisions", int(made[1]) if made else 0)
+            if not whole:  # predictions and reasoning trails (issue 18)
+                made = conn.execute(query("forget_turn_foresight"), ids).fetchone()
+                report.count("removed", "predictions", int(made[0]) if made else 0)
+                report.count("removed", "decisions", int(made[1]) if made else 0)
             built = conn.execute(query("forget_memory_models"), ids).fetchone()
             report.count("removed", "cognitive_models", int(built[0]) if built else 0)
             report.count("removed", "principles", int(built[1]) if built else 0)
@@ -260,50 +323,35 @@ class Forgetter:
                     conn.execute(query("forget_gate_of_scratch"), (keys,))
                 key = next(k for t, k, *_ in DELETE_HOLDING if t == table)
                 report.count("removed", table, scrub.delete_keys(conn, table, key, keys))
-            report.count("removed", "memories",
-                         conn.execute(query("forget_delete_memories"), ids).rowcount)
-            if whole:  # turns point at inbox rows: the outbox and turns go, then the inbox
-                report.count("removed", "outbox", conn.execute(
-                    query("forget_session_outbox"), (sessions,)).rowcount)
-            report.count("removed", "day_table",
-                         conn.execute(query("forget_delete_turns"), ids).rowcount)
-            if whole:
-                for name in ("inbox", "escalations", "gate_decisions", "recall_log",
-                             "thoughts", "scratch_buffer", "continuation_notes"):
-                    report.count("removed", name, conn.execute(
-                        query(f"forget_session_{name}"), (sessions,)).rowcount)
-                conn.execute(query("forget_unlink_blocks"), ids)
-                report.count("removed", "holographic_blocks",
-                             conn.execute(query("forget_delete_blocks"), ids).rowcount)
-                report.count("removed", "intentions", conn.execute(
-                    query("forget_user_intentions"), (owner,)).rowcount)
-                # thoughts of the user outside a session (overnight, epiphanies)
-                report.count("removed", "thoughts", conn.execute(
-                    query("forget_user_thoughts"), (owner,)).rowcount)
-                report.count("removed", "workflows", conn.execute(
-                    query("forget_user_workflows"), (owner,)).rowcount)
-                report.count("removed", "principles", conn.execute(
-                    query("forget_user_principles"), (owner,)).rowcount)
-                report.count("removed", "cognitive_models", conn.execute(
-                    query("forget_user_models"), (owner,)).rowcount)
-            for table, key, cols, jsons, k, new in redact:
-                scrub.rewrite(conn, table, key, cols, jsons, k, [
+            if whole:  # every row of the user, found from the schema (issue 38)
+                for table, n in scrub.erase_user(conn, owner).items():
+                    report.count("removed", table, n)
+            else:
+                report.count("removed", "memories",
+                             conn.execute(query("forget_delete_memories"), ids).rowcount)
+                report.count("removed", "day_table",
+                             conn.execute(query("forget_delete_turns"), ids).rowcount)
+            for table, key, cols, jsons, k, new in redact:  # of rows still there
+                report.count("redacted", table, scrub.rewrite(conn, table, key, cols, jsons, k, [
                     json.dumps(v) if c in jsons and v is not None else v
-                    for c, v in zip(cols, new, strict=True)])
-                report.count("redacted", table, 1)
+                    for c, v in zip(cols, new, strict=True)]))
+            for run_id, user, text in briefs:  # the night cycle's briefs kept in Postgres
+                conn.execute(query("forget_night_brief_update"), (text, run_id, user))
+                report.count("redacted", "night_briefs", 1)
             for k, (uni, nat) in vectors.items():
                 conn.execute(query("forget_block_reembed"),
                              {"id": k, "universal": uni, "native": nat})
+            for table, rows in revectors.items():  # a quote cut out: new vectors and index
+                for (k, _), uni, nat in rows:
+                    conn.execute(query(f"forget_{table}_reembed"), {
+                        "id": k, "universal": vector_text(uni), "native": vector_text(nat)})
             if quoting:  # a reply's index quotes the turn before it: rebuilt without it
                 conn.execute(query("forget_reindex_turns"), (quoting,))
                 report.count("redacted", "day_table_index", len(quoting))
             # the lexicon keeps a term whose last document went (df 0): a forgotten word goes
             conn.execute(query("forget_unused_terms"))
-            if whole:
-                conn.execute(query("forget_delete_user"), {"uid": owner})
-                report.count("removed", "users", 1)
             audit.append(conn, actor, "forget", report.target, report.as_dict())
-        self._blocks_touched = touched + ([None] if quoting else [])
+        self._blocks_touched = touched + ([None] if quoting or revectors else [])
 
     def _block_vectors(self, touched: list[Any],
                        redact: list[Any]) -> dict[Any, tuple[str, str]]:
@@ -348,6 +396,10 @@ class Forgetter:
             self.reindex(self.conn)
             with self.conn.transaction():
                 self.conn.execute(query("forget_unused_terms"))
+        # the planner statistics sample column values (pg_stats): refreshed, so the text
+        # is not kept there (issue 38)
+        report.analyzed = scrub.analyze(self.conn, [
+            *report.removed, *report.redacted, *ANALYZED])
 
     # -- the cortex and the files ---------------------------------------------------
 
@@ -412,25 +464,37 @@ class Forgetter:
             purge_old_versions(store)
 
     def _files(self, report: ForgetReport, needles: list[str], ids: list[str]) -> None:
-        """Morning briefs and run summaries under DATA_DIR/night_cycle: a brief line that
-        holds the start of a forgotten text (a brief quotes excerpts, its whitespace
-        folded) or names a forgotten block goes; in summary.json the texts are cut."""
+        """Every text file of the night cycle's run directories under DATA_DIR/night_cycle
+        (the brief, one per user or one for the run, and the run summary): a Markdown item
+        that holds the start of a forgotten text or a span of it (a brief quotes excerpts,
+        its whitespace folded) or names a forgotten block goes; in JSON the texts are cut,
+        in any other text file too. A file that is not UTF-8 text is not cogd's."""
         root = self.data_dir / "night_cycle"
         if not root.is_dir() or not (needles or ids):
             return
         starts = [_fold(n)[:PREFIX_CHARS] for n in needles] + ids
         for path in sorted(root.rglob("*")):
-            if not path.is_file() or path.suffix not in (".md", ".json"):
+            if not path.is_file():
                 continue
-            text = path.read_text(encoding="utf-8", errors="replace")
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
             if path.suffix == ".md":
-                new = "\n".join(f"- {REDACTED}" if holds(_fold("\n".join(item)), starts)
-                                else "\n".join(item) for item in _items(text))
-            else:
+                new = _cut_items(text, starts)
+            elif path.suffix == ".json":
                 new = _cut_json(text, needles)
+            else:
+                new = cut(text, needles)
             if new != text:
                 path.write_text(new, encoding="utf-8")
                 report.files += 1
+
+
+def _cut_items(markdown: str, starts: Sequence[str]) -> str:
+    """A brief without the items that hold one of `starts` (whitespace folded)."""
+    return "\n".join(f"- {REDACTED}" if holds(_fold("\n".join(item)), starts)
+                     else "\n".join(item) for item in _items(markdown))
 
 
 def _items(markdown: str) -> list[list[str]]:
@@ -487,7 +551,8 @@ def build_forgetter(settings: Any, conn: psycopg.Connection[Any]) -> Forgetter:
     cortex = (LanceCortex.from_settings(settings, read_consistency_s=0.0)
               if "://" in uri or Path(uri).is_dir() else None)
     return Forgetter(conn, lambda texts: list(universal.embed_documents(texts)),
-                     lambda c: indexer.run(c, kinds=("day_table", "block"), count=False),
+                     lambda c: indexer.run(c, kinds=("day_table", "memory", "block"),
+                                           count=False),
                      cortex, Path(settings.data_dir),
                      None if native.model_id == universal.model_id
                      else lambda texts: list(native.embed_documents(texts)))

@@ -112,6 +112,51 @@ def files_holding(data: Path, word: str) -> list[str]:
                   and needle in p.read_bytes().lower())
 
 
+# a reply quoting six words of the secret, not all of it (issue 38: forget reaches quotes)
+QUOTE = "Noted: your storage unit on Zorblax Lane (\"Gärtnerhof\" side)."
+UNRELATED = "My storage unit is full again, the code for the gym opens nothing."
+
+
+def plant_quotes(url: str, data: Path) -> list[tuple[str, str, str]]:
+    """Copies of a span of the secret where a turn leaves them: a reply of nora's in
+    another session, her inbox and outbox, the pg_stats of every table, a per-user brief
+    and a text file of a run directory; (table, column, the text around the quote) of the
+    rows that must keep their other words."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        sid, entry = conn.execute(
+            "SELECT d.session_id, d.entry_id FROM day_table d JOIN users u USING (user_id) "
+            "WHERE u.handle = 'nora' AND d.role = 'assistant' AND d.content NOT ILIKE %s "
+            "ORDER BY d.created_at DESC LIMIT 1", (f"%{WORD}%",)).fetchone()  # type: ignore[misc]
+        conn.execute("UPDATE day_table SET content = content || ' ' || %s WHERE entry_id = %s",
+                     (QUOTE, entry))
+        other = conn.execute("SELECT entry_id FROM day_table d JOIN users u USING (user_id) "
+                             "WHERE u.handle = 'nora' AND d.entry_id <> %s AND d.role = 'user' "
+                             "AND d.content NOT ILIKE %s ORDER BY d.created_at DESC LIMIT 1",
+                             (entry, f"%{WORD}%")).fetchone()[0]  # type: ignore[index]
+        conn.execute("UPDATE day_table SET content = %s WHERE entry_id = %s", (UNRELATED, other))
+        inbox = conn.execute("INSERT INTO inbox (session_id, content) VALUES (%s, %s) "
+                             "RETURNING id", (sid, "Did you get it? " + QUOTE)).fetchone()[0]  # type: ignore[index]
+        conn.execute("INSERT INTO outbox (session_id, inbox_id, content) VALUES (%s, %s, %s)",
+                     (sid, inbox, "Yes. " + QUOTE))
+        conn.execute("ANALYZE")  # the planner statistics sample the secret (the control)
+    assert stats_holding(url, WORD)
+    run_dir = next((data / "night_cycle").rglob("brief.md")).parent
+    (run_dir / "briefs").mkdir(exist_ok=True)
+    (run_dir / "briefs" / "nora.md").write_text("# nora\n\n- said: " + QUOTE + "\n- other\n")
+    (run_dir / "notes.txt").write_text("kept line\n" + QUOTE + "\n")
+    return [("day_table", "content", "Noted: your"), ("inbox", "content", "Did you get it?"),
+            ("outbox", "content", "Yes. ")]
+
+
+def stats_holding(url: str, word: str) -> list[str]:
+    """The tables whose planner statistics (pg_stats: common values, histograms) hold
+    `word`."""
+    with psycopg.connect(url) as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT DISTINCT tablename::text FROM pg_stats s WHERE s.schemaname = 'public' "
+            "AND s::text ILIKE %s", (f"%{word}%",))]
+
+
 def memory_id(url: str) -> str:
     with psycopg.connect(url) as conn:
         row = conn.execute("SELECT memory_id::text FROM memories WHERE content = %s "
@@ -135,6 +180,7 @@ def test_a_forgotten_memory_is_nowhere_afterwards(copy: tuple[str, Path]) -> Non
                      + SECRET[:cut_at] + "\n  " + SECRET[cut_at + 1:70] + "...\n")
     (brief.parent / "summary.json").write_text(json.dumps({"stages": {"4": {"sample": SECRET}}},
                                                           indent=2))
+    quotes = plant_quotes(url, data)
     held = files_holding(data, WORD)
     assert any(f.startswith("cortex/") for f in held)
     assert {str(brief.relative_to(data)), str((brief.parent / "summary.json")
@@ -149,8 +195,16 @@ def test_a_forgotten_memory_is_nowhere_afterwards(copy: tuple[str, Path]) -> Non
     assert report["removed"]["memories"] >= 1 and report["removed"]["day_table"] >= 1
     assert report["redacted"].get("holographic_blocks", 0) >= 1
     assert tables_holding(url, WORD) == {}
+    assert stats_holding(url, WORD) == []  # ANALYZE ran on the touched tables
     assert lexicon_holding(url, TERM) == []
     assert files_holding(data, WORD) == []
+    with psycopg.connect(url) as conn:  # the quote is cut out; what the rows said besides stays
+        for table, col, key in quotes:
+            kept = conn.execute(f"SELECT {col} FROM {table} WHERE {col} LIKE %s",
+                                (f"%{key}%",)).fetchall()
+            assert kept and all("[forgotten]" in r[0] for r in kept), (table, kept)
+        assert conn.execute("SELECT count(*) FROM day_table WHERE content = %s",
+                            (UNRELATED,)).fetchone() == (1,)  # shares words, no span
     with psycopg.connect(url) as conn:
         left = conn.execute("SELECT count(*) FROM day_table").fetchone()[0]  # type: ignore[index]
         kept = conn.execute("SELECT count(*) FROM holographic_blocks").fetchone()[0]  # type: ignore[index]
@@ -217,3 +271,135 @@ def test_forget_user_erases_one_user_and_keeps_the_others(copy: tuple[str, Path]
             assert hit == [(0,), (0,), (0,)], text
     assert_clean_error(run("forget", "--user", "mia", "--yes", env=env), "no user")
     assert_clean_error(run("forget", env=env), "give a memory id")
+
+
+# -- issue 38: the erase of a user covers every table that refers to one -------------------
+
+USER_TABLES = """
+SELECT c.table_name::text, array_agg(c.column_name::text ORDER BY c.column_name)
+FROM information_schema.columns c JOIN information_schema.tables t
+  ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' AND c.table_name <> 'users'
+  AND (c.column_name = 'user_id' OR EXISTS (
+      SELECT 1 FROM information_schema.referential_constraints r
+      JOIN information_schema.key_column_usage k ON k.constraint_name = r.constraint_name
+       AND k.table_name = c.table_name AND k.column_name = c.column_name
+      JOIN information_schema.constraint_column_usage u
+        ON u.constraint_name = r.unique_constraint_name AND u.table_name = 'users'))
+GROUP BY 1 ORDER BY 1"""
+
+SESSION_TABLES = """
+SELECT k.table_name::text, k.column_name::text
+FROM information_schema.referential_constraints r
+JOIN information_schema.key_column_usage k ON k.constraint_name = r.constraint_name
+JOIN information_schema.constraint_column_usage u
+  ON u.constraint_name = r.unique_constraint_name AND u.table_name = 'sessions'
+WHERE k.table_schema = 'public' ORDER BY 1"""
+
+
+def rows_of(conn: psycopg.Connection, uid: object, sessions: list[object]) -> dict[str, int]:
+    """Rows naming the user in a user column, or in one of their sessions, per table: the
+    tables from the live catalog (information_schema), not from the code under test."""
+    counts: dict[str, int] = {}
+    for table, cols in conn.execute(USER_TABLES).fetchall():
+        where = " OR ".join(f"{c} = %(u)s" for c in cols)
+        counts[table] = conn.execute(f"SELECT count(*) FROM {table} WHERE {where}",
+                                     {"u": uid}).fetchone()[0]  # type: ignore[index]
+    for table, col in conn.execute(SESSION_TABLES).fetchall():
+        counts[f"{table}.{col}"] = conn.execute(
+            f"SELECT count(*) FROM {table} WHERE {col} = ANY(%s)",
+            (sessions,)).fetchone()[0]  # type: ignore[index]
+    return counts
+
+
+def touch_everything(url: str, data: Path, handle: str) -> None:
+    """`handle` uses every feature that keeps a row about them: chat through the loop
+    (emotion, gates, scratch, recall log, memories, predictions, decisions), intentions,
+    workflows, models, principles, problems, a goal, thoughts, a continuation note, a
+    token, each through the statement cogd writes it with; the night cycle of the fixture
+    gave them blocks."""
+    from agent.db.queries import query
+    from agent.services import problems, tokens
+    from agent.services.sessions import user_by_handle
+    from agent.workers.loop import LoopWorker
+
+    settings = load_settings(data_dir=data, database_url=url)
+    for role in ("system1", "system2", "gate"):
+        settings.llm.roles[role] = "heuristic"
+    settings.context["window_tokens"] = 60  # turns roll out (exit gate, memories)
+    worker = LoopWorker(settings, url)
+    worker.conn = worker._connect()
+    worker.setup()
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            uid = user_by_handle(conn, handle)
+            sid = conn.execute("INSERT INTO sessions (user_id) VALUES (%s) RETURNING "
+                               "session_id", (uid,)).fetchone()[0]  # type: ignore[index]
+            for text in ("Remember this: I'm so frustrated, the deploy script is broken.",
+                         "I decided to move the project database from MySQL to Postgres.",
+                         "I bet the release will slip past Friday.",
+                         "I will call the landlord about the heating tomorrow.",
+                         "ok", "What did I decide about the database?"):
+                conn.execute("INSERT INTO inbox (session_id, content) VALUES (%s, %s)",
+                             (sid, text))
+                assert worker.process_one() is True
+            entry = conn.execute("SELECT entry_id FROM day_table WHERE session_id = %s "
+                                 "AND role = 'user' ORDER BY turn_number LIMIT 1",
+                                 (sid,)).fetchone()[0]  # type: ignore[index]
+            vec = "[" + ",".join(["0.1"] * 384) + "]"
+            conn.execute(query("consolidation_intention_insert"), {
+                "user": uid, "session": sid, "entry": entry, "kind": "plan",
+                "content": "call the landlord", "at": NOW})
+            conn.execute(query("workflows_insert"), {
+                "user": uid, "name": "deploy", "trigger": "deploy", "steps": '["a","b","c"]',
+                "confidence": 0.5, "sessions": "[]", "signature": "a>b>c", "vec": vec,
+                "detector": "test"})
+            model = conn.execute(query("models_insert"), {
+                "user": uid, "statement": "prefers tea", "domain": "behavioral",
+                "confidence": 0.5, "v": vec, "detector": "test", "now": NOW}).fetchone()[0]  # type: ignore[index]
+            conn.execute(query("models_evidence_insert"), {
+                "model": model, "memory": None, "direction": "supports", "note": "test",
+                "before": 0.4, "after": 0.5, "detector": "test"})
+            conn.execute(query("principles_insert"), {
+                "user": uid, "statement": "tea first", "confidence": 0.6,
+                "status": "active", "sources": "[]", "v": vec, "detector": "test"})
+            problems.add(conn, uid, "why does the deploy script break on Mondays?")
+            conn.execute(query("consolidation_goal_insert"),  # a promoted goal (0019)
+                         (f"{handle}: fix the deploys", "fix the deploys", 0.5, 3, "{}", uid))
+            conn.execute(query("cortex_epiphany_thought"),
+                         ("a thought", "deploys", "[]", uid))
+            conn.execute(query("handoff_note_upsert"), {
+                "session": sid, "user": uid, "content": "a note", "source_ids": "[]",
+                "detector": "test", "last_turn_at": NOW})
+            tokens.create(conn, uid, handle, "laptop", "test")
+    finally:
+        worker.teardown()
+        worker.conn.close()
+
+
+def test_forget_user_covers_every_table_that_refers_to_a_user(copy: tuple[str, Path]) -> None:
+    url, data = copy
+    touch_everything(url, data, "eli")
+    with psycopg.connect(url) as conn:
+        uid = conn.execute("SELECT user_id FROM users WHERE handle = 'eli'").fetchone()[0]  # type: ignore[index]
+        sessions = [r[0] for r in conn.execute(
+            "SELECT session_id FROM sessions WHERE user_id = %s", (uid,))]
+        before = rows_of(conn, uid, sessions)
+        others = {t: conn.execute(f"SELECT count(*) FROM {t.split('.')[0]}").fetchone()[0]  # type: ignore[index]
+                  - n for t, n in before.items() if "." not in t}
+    # the control: the user has rows in every table with a user column (a new table with
+    # one fails here until touch_everything gives the user a row in it)
+    assert [t for t, n in before.items() if "." not in t and n == 0] == []
+    done = run("forget", "--user", "eli", "--yes", "--json", env=env_for(url, data),
+               timeout=600)
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(url) as conn:
+        after = rows_of(conn, uid, sessions)
+        left = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # type: ignore[index]
+                for t in others}
+        assert conn.execute("SELECT count(*) FROM users WHERE user_id = %s",
+                            (uid,)).fetchone() == (0,)
+    assert {t: n for t, n in after.items() if n} == {}
+    # the other users' rows are all still there (cross-user pointers are cleared, not
+    # followed; the lexicon's postings are the documents')
+    assert left == others

@@ -147,8 +147,3 @@ c AS (DELETE FROM decisions WHERE entry_id = ANY(%(turns)s::uuid[])
           OR outcome_entry_id = ANY(%(turns)s::uuid[])
           OR memory_id = ANY(%(memories)s::uuid[]) RETURNING 1)
 SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM c);
-
--- name: forget_user_foresight
-WITH p AS (DELETE FROM predictions WHERE user_id = %(uid)s RETURNING 1),
-c AS (DELETE FROM decisions WHERE user_id = %(uid)s RETURNING 1)
-SELECT (SELECT count(*) FROM p), (SELECT count(*) FROM c);

@@ -85,30 +85,6 @@ DELETE FROM memories WHERE memory_id = ANY(%(memories)s::uuid[]);
 -- name: forget_delete_turns
 DELETE FROM day_table WHERE entry_id = ANY(%(turns)s::uuid[]);
 
--- name: forget_unlink_blocks
--- other blocks' links to the forgotten blocks (self-references without a cascade)
-WITH r AS (DELETE FROM block_relationships WHERE source_block_id = ANY(%(blocks)s::uuid[])
-               OR target_block_id = ANY(%(blocks)s::uuid[]) RETURNING 1)
-UPDATE holographic_blocks SET
-    parent_metablock_id = CASE WHEN parent_metablock_id = ANY(%(blocks)s::uuid[]) THEN NULL
-                               ELSE parent_metablock_id END,
-    derived_from = CASE WHEN derived_from = ANY(%(blocks)s::uuid[]) THEN NULL ELSE derived_from END,
-    continued_by = CASE WHEN continued_by = ANY(%(blocks)s::uuid[]) THEN NULL ELSE continued_by END,
-    continues_from = CASE WHEN continues_from = ANY(%(blocks)s::uuid[]) THEN NULL
-                          ELSE continues_from END
-WHERE NOT block_id = ANY(%(blocks)s::uuid[])
-  AND (parent_metablock_id = ANY(%(blocks)s::uuid[]) OR derived_from = ANY(%(blocks)s::uuid[])
-       OR continued_by = ANY(%(blocks)s::uuid[]) OR continues_from = ANY(%(blocks)s::uuid[]));
-
--- name: forget_delete_blocks
-DELETE FROM holographic_blocks WHERE block_id = ANY(%(blocks)s::uuid[]);
-
--- name: forget_delete_user
--- the user's sessions and the user (after every row that references them)
-WITH t AS (DELETE FROM api_tokens WHERE user_id = %(uid)s RETURNING 1),
-s AS (DELETE FROM sessions WHERE user_id = %(uid)s RETURNING 1)
-DELETE FROM users WHERE user_id = %(uid)s;
-
 -- name: forget_block_reembed
 UPDATE holographic_blocks SET universal_embedding = %(universal)s::vector,
        native_embedding = %(native)s::vector, index_version = NULL
@@ -132,42 +108,6 @@ UPDATE day_table SET index_version = NULL WHERE entry_id = ANY(%s);
 -- name: forget_gate_of_scratch
 DELETE FROM gate_decisions WHERE scratch_id = ANY(%s);
 
--- name: forget_session_outbox
-DELETE FROM outbox WHERE session_id = ANY(%s);
-
--- name: forget_session_inbox
-DELETE FROM inbox WHERE session_id = ANY(%s);
-
--- name: forget_session_escalations
-DELETE FROM escalations WHERE session_id = ANY(%s);
-
--- name: forget_session_gate_decisions
-DELETE FROM gate_decisions WHERE session_id = ANY(%s);
-
--- name: forget_session_recall_log
-DELETE FROM recall_log WHERE session_id = ANY(%s);
-
--- name: forget_session_thoughts
-DELETE FROM thoughts WHERE session_id = ANY(%s);
-
--- name: forget_session_scratch_buffer
-DELETE FROM scratch_buffer WHERE session_id = ANY(%s);
-
--- name: forget_session_continuation_notes
-DELETE FROM continuation_notes WHERE session_id = ANY(%s);
-
--- name: forget_user_intentions
-DELETE FROM intentions WHERE user_id = %s;
-
--- name: forget_user_thoughts
-DELETE FROM thoughts WHERE user_id = %s;
-
--- name: forget_user_workflows
-DELETE FROM workflows WHERE user_id = %s;
-
--- name: forget_user_principles
-DELETE FROM principles WHERE user_id = %s;
-
 -- name: forget_memory_models
 -- the cognitive models built from a forgotten memory (they carry what it said, as the
 -- insights over it do), and the principles crystallised from those models
@@ -180,9 +120,75 @@ p AS (DELETE FROM principles p USING m WHERE p.source_ids ? ('model:' || m.model
       RETURNING 1)
 SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM p);
 
--- name: forget_user_models
--- their model_evidence rows go with them (ON DELETE CASCADE)
-DELETE FROM cognitive_models WHERE user_id = %s;
-
 -- name: forget_owner_sessions
 SELECT session_id FROM sessions WHERE user_id IS NOT DISTINCT FROM %s;
+
+-- name: forget_catalog_keys
+-- the erase of a user (agent/db/scrub.py: erase_user) reads the schema, not a list:
+-- every table of the public schema with its primary key's columns, in key order
+SELECT c.relname::text,
+       array(SELECT a.attname::text FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, o)
+             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.n ORDER BY k.o)
+FROM pg_class c LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+ORDER BY 1;
+
+-- name: forget_catalog_user_columns
+-- the columns that name a user: a foreign key to users, or a column named user_id
+-- without one (lexical_postings keeps its document's user_id, by trigger)
+SELECT c.relname::text, a.attname::text
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+  AND a.attnum > 0 AND NOT a.attisdropped AND c.relname <> 'users'
+  AND (a.attname = 'user_id' OR EXISTS (
+      SELECT 1 FROM pg_constraint f
+      WHERE f.contype = 'f' AND f.conrelid = c.oid AND f.conkey = ARRAY[a.attnum]
+        AND f.confrelid = 'public.users'::regclass))
+ORDER BY 1, 2;
+
+-- name: forget_catalog_fks
+-- every foreign key between tables of the public schema: (table, its columns, the table
+-- it references, those columns, ON DELETE action: a no action, r restrict, c cascade,
+-- n set null, d set default; whether every column of it may be NULL)
+SELECT c.relname::text,
+       array(SELECT a.attname::text FROM unnest(f.conkey) WITH ORDINALITY k(n, o)
+             JOIN pg_attribute a ON a.attrelid = f.conrelid AND a.attnum = k.n ORDER BY k.o),
+       p.relname::text,
+       array(SELECT a.attname::text FROM unnest(f.confkey) WITH ORDINALITY k(n, o)
+             JOIN pg_attribute a ON a.attrelid = f.confrelid AND a.attnum = k.n ORDER BY k.o),
+       f.confdeltype::text,
+       NOT EXISTS (SELECT 1 FROM unnest(f.conkey) k(n) JOIN pg_attribute a
+                   ON a.attrelid = f.conrelid AND a.attnum = k.n WHERE a.attnotnull)
+FROM pg_constraint f JOIN pg_class c ON c.oid = f.conrelid JOIN pg_class p ON p.oid = f.confrelid
+WHERE f.contype = 'f' AND c.relnamespace = 'public'::regnamespace
+  AND p.relnamespace = 'public'::regnamespace
+ORDER BY 1, 2;
+
+-- name: forget_term_df
+-- how many turns hold each term (a span of a forgotten text is distinctive when one of its
+-- terms is rare: agent/services/forget.py, SPAN_WORDS)
+SELECT term, df FROM lexical_terms WHERE kind = 'day_table' AND term = ANY(%s::text[]);
+
+-- name: forget_day_table_reembed
+-- a turn that quoted a forgotten text, the quote cut out: its vectors and index entry
+-- are rebuilt from what is left
+UPDATE day_table SET universal_embedding = %(universal)s::vector,
+       native_embedding = %(native)s::halfvec, index_version = NULL
+WHERE entry_id = %(id)s;
+
+-- name: forget_memories_reembed
+UPDATE memories SET universal_embedding = %(universal)s::vector,
+       native_embedding = %(native)s::halfvec, index_version = NULL
+WHERE memory_id = %(id)s;
+
+-- name: forget_night_briefs
+-- the night cycle's briefs kept in Postgres (one per run and user): an item quoting a
+-- forgotten text goes, as in the brief files
+SELECT run_id, user_id, content FROM night_briefs;
+
+-- name: forget_night_brief_update
+UPDATE night_briefs SET content = %s WHERE run_id = %s AND user_id = %s;
+
+-- name: forget_has_night_briefs
+-- NULL before the revision that keeps briefs in Postgres
+SELECT to_regclass('public.night_briefs');
