@@ -42,6 +42,10 @@ from tests.acceptance.test_mcp import over_http
 from tests.conftest import cogd_env, create_db, drop_db, free_port
 from tests.stubserver import StubServer
 
+# the module's installation (two servers, a consolidation pass, a night cycle) is set up
+# inside the first test's time: pyproject's 300 s is too tight for it on a loaded machine
+pytestmark = [pytest.mark.timeout(900)]
+
 # alice's private words: one marker per way in, none of them a word bob ever says
 MARKERS = {
     "chat": "Velmorant",      # an interview she keeps secret, said in chat
