@@ -184,8 +184,7 @@ def fail(conn: psycopg.Connection[Any], msg: Claimed, exc: Exception) -> bool:
         # the error reaches the client through outbox; it is not a dialogue turn
         out = conn.execute(query("outbox_insert"), {
             "inbox_id": msg.id, "session_id": msg.session_id, "content": message[:4000],
-            "metadata": json.dumps({"error": True, "bad_input": bad_input,
-                                    "attempts": msg.attempts}),
+            "metadata": json.dumps({"error": True, "bad_input": bad_input}),
         }).fetchone()
         assert out is not None
         notify(conn, Channel.OUTBOX, Kind.OUTBOX, out[0])
