@@ -145,6 +145,12 @@ def through_the_loop(settings: Any, url: str, size: int, timeout_s: float,
     with connect(url, app="cogd-bench", autocommit=True) as conn:
         alice = ensure_session(conn, ensure_user(conn, "alice"), "bench-alice")
         bob = ensure_session(conn, ensure_user(conn, "bob"), "bench-bob")
+
+        def send(n: int, short: str) -> tuple[int, int]:
+            """Alice's huge message, then bob's short one right after it."""
+            return (inbox.enqueue(conn, alice, huge(size, n), stream=False, key=f"big-{n}"),
+                    inbox.enqueue(conn, bob, short, stream=False, key=f"hi-{n}"))
+
         loop = Loop(env, log)
         try:
             # the loop is up when it answers a first small message
@@ -154,16 +160,14 @@ def through_the_loop(settings: Any, url: str, size: int, timeout_s: float,
 
             # first: the huge message, then another user's "hi"
             load0, t0 = cpu_busy(), time.monotonic()
-            big = inbox.enqueue(conn, alice, huge(size, 1), stream=False, key="big-1")
-            hi = inbox.enqueue(conn, bob, "hi", stream=False, key="hi-1")
+            big, hi = send(1, "hi")
             first = _wait_replies(conn, {"huge": big, "hi": hi}, t0, timeout_s)
             out["first"] = {**first, "load_before": load0, "load_after": cpu_busy(),
                             "huge_row": _row(conn, big)[:2]}
 
             # kill: the loop killed one second into the huge message's turn, then restarted
             t0 = time.monotonic()
-            big = inbox.enqueue(conn, alice, huge(size, 2), stream=False, key="big-2")
-            hi = inbox.enqueue(conn, bob, "hi again", stream=False, key="hi-2")
+            big, hi = send(2, "hi again")
             if not _wait_claimed(conn, big, 1, 120):
                 raise RuntimeError("the huge message was not claimed")
             time.sleep(1.0)
@@ -176,8 +180,7 @@ def through_the_loop(settings: Any, url: str, size: int, timeout_s: float,
 
             # poison: killed mid-turn at every claim until the limit; then failed, queue moves
             t0 = time.monotonic()
-            big = inbox.enqueue(conn, alice, huge(size, 3), stream=False, key="big-3")
-            hi = inbox.enqueue(conn, bob, "are you there?", stream=False, key="hi-3")
+            big, hi = send(3, "are you there?")
             kills = []
             for attempt in range(1, max_attempts + 1):
                 if not _wait_claimed(conn, big, attempt, 180):
