@@ -116,6 +116,20 @@ class LLMProfile(BaseModel):
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 0.7
     max_tokens: PositiveInt = 256
     timeout_s: PositiveFloat = 60.0
+    # issue 40: answer fact questions from memory (agent/domain/grounded.py, a named
+    # heuristic); true only on the bundled local profile
+    grounded_replies: bool = False
+    # provider "local" only (llama.cpp): another GGUF file instead of the bundled model,
+    # sampling penalties, stop sequences, the repetition guard, threads and spinning
+    model_path: str | None = None
+    repeat_penalty: Annotated[float, Field(ge=0.0)] = 1.0
+    frequency_penalty: Annotated[float, Field(ge=-2.0, le=2.0)] = 0.0
+    presence_penalty: Annotated[float, Field(ge=-2.0, le=2.0)] = 0.0
+    repeat_last_n: NonNegativeInt = 64
+    stop: list[str] = Field(default_factory=list)
+    repetition_guard: bool = True
+    threads: NonNegativeInt = 0  # 0: half the cores, at least one
+    poll: Annotated[int, Field(ge=0, le=100)] = 0
 
 
 class LLMSettings(BaseModel):
@@ -153,6 +167,7 @@ class ProcessSettings(BaseModel):
     restart_stable_after_s: NonNegativeFloat = 10.0
     inbox_lease_s: PositiveFloat = 30.0
     inbox_max_attempts: PositiveInt = 3
+    turn_timeout_s: PositiveFloat = 600.0
 
 
 class Section(BaseModel, Mapping[str, Any]):  # type: ignore[misc]

@@ -155,6 +155,25 @@ class ChatClient:
         self.conn.close()
 
 
+def model_line(settings: Settings) -> str:
+    """One line naming the model that answers (System 1), and how to get a better one
+    when it is the bundled small model (issue 40)."""
+    from agent.providers.local import LOCAL_LLM_NAME
+
+    name, profile = settings.role_profile("system1")
+    grounded = ("; fact questions answered from memory (grounded-reply heuristic)"
+                if profile.grounded_replies else "")
+    if profile.provider == "local" and not profile.model_path:
+        return (f"model: {LOCAL_LLM_NAME} (bundled; offline, small){grounded}. For better "
+                "replies point a profile at a bigger model: README, Models")
+    if profile.provider == "local":
+        return f"model: {profile.model_path} (local GGUF, offline){grounded}"
+    if profile.provider == "heuristic":
+        return "model: none (the extractive heuristic fallback, no LLM)"
+    where = f" at {profile.base_url}" if profile.base_url else ""
+    return f"model: {profile.provider} {profile.model}{where} (profile {name}){grounded}"
+
+
 def start_local_loop(settings: Settings, url: str, conn: psycopg.Connection[Any],
                      say: Any) -> tuple[Any, threading.Thread] | None:
     """A loop worker on a thread of this process when no loop process is alive (the REPL,
@@ -257,6 +276,7 @@ def chat(user: str, session: str | None, as_json: bool, timeout_s: float) -> int
         click.echo(msg, err=not interactive)
 
     client = ChatClient(settings, target.app_url, user, session)
+    click.echo(f"cogd: {model_line(settings)}", file=err)  # stdout: replies only
     client.ensure_loop(lambda m: click.echo(f"cogd: {m}", file=err))
     try:
         if interactive:

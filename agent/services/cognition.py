@@ -33,6 +33,7 @@ from agent.domain import emotion as emotion_rules
 from agent.domain.broad import BroadConfig
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
+from agent.domain.grounded import PATH_MODEL
 from agent.domain.monitors import MonitorConfig, MonitorReport, monitor
 from agent.domain.prompt import (
     IdentityConfig,
@@ -54,6 +55,7 @@ from agent.providers.embedding import BaseEmbedder
 from agent.services import emotion
 from agent.services.double_takes import take as take_double_takes
 from agent.services.foresight import Foresight
+from agent.services.grounded import from_memory
 from agent.services.handoff import Continuity
 from agent.services.identity import bootstrap_boundaries, load_goals, load_traits
 from agent.services.indexing import Indexer, index_config, index_pending
@@ -124,6 +126,7 @@ class Response:
     loops: int
     escalated: bool
     max_loops_reached: bool
+    path: str = PATH_MODEL  # which path answered (agent/domain/grounded.py)
 
 
 @dataclass
@@ -154,6 +157,8 @@ class Cognition:
         self.native = factory.build_native_embedder(settings, recorder)
         self.system1 = factory.build_llm(settings, "system1", recorder)
         self.system2 = factory.build_llm(settings, "system2", recorder)
+        # issue 40: fact questions answered from memory (the grounded-reply heuristic)
+        self.grounded = settings.role_profile("system1")[1].grounded_replies
         self.reranker = factory.build_reranker(settings, recorder)
         self.emotion_cfg = emotion_rules.EmotionConfig.from_table(settings.emotion)
         self.emotion_judge = emotion.build_judge(settings, recorder)  # None: lexicon heuristic
@@ -355,11 +360,18 @@ class Cognition:
         no database."""
         parts = ctx.parts
         best = ctx.recall.result.best_match
-        reply, logprobs, fallback = self._system1(parts, on_partial)
+        grounded = (from_memory(self.universal, ctx.content, ctx.recall.result.items)
+                    if self.grounded else None)
+        if grounded is None:
+            reply, logprobs, fallback = self._system1(parts, on_partial)
+        else:  # the remembered fact or "I don't know", never replaced by a model
+            reply, logprobs, fallback = grounded.text, None, False
+            if on_partial is not None:
+                on_partial(reply)
         first = report = monitor(ctx.content, reply, best, logprobs, ctx.boundary_sims,
                                  self.cfg.monitors)
         loops = 0
-        again = report.escalate
+        again = report.escalate and grounded is None
         while again and loops < self.cfg.monitors.max_reflection_loops:
             loops += 1
             parts.reflection = _reflection_note(reply, report)
@@ -374,7 +386,9 @@ class Cognition:
             again = len(report.triggers) >= self.cfg.monitors.escalation_min_triggers
         reply, _ = storable_text(reply)  # model text Postgres can store: NUL, lone surrogates
         return Response(reply=reply, fallback=fallback, first_report=first, report=report,
-                        loops=loops, escalated=first.escalate, max_loops_reached=again)
+                        loops=loops, escalated=first.escalate and grounded is None,
+                        max_loops_reached=again,
+                        path=PATH_MODEL if grounded is None else grounded.path)
 
     def commit(
         self, conn: psycopg.Connection[Any], ctx: TurnContext, resp: Response, *,
@@ -387,6 +401,7 @@ class Cognition:
         outcome = ctx.recall
         metadata = {
             "fallback": resp.fallback,
+            "reply_path": resp.path,  # "model" or grounded:sure/hedged/dont_know (issue 40)
             "model": {"system1": self.system1.model, "system2": self.system2.model},
             "recall": {"verdict": outcome.result.verdict, "log_id": outcome.log_id,
                        "items": [i.id for i in ctx.recalled],

@@ -1,0 +1,103 @@
+"""The grounded-reply path (issue 40) on a real database: on for the bundled local model,
+off for a configured remote model, which gets the memories in its prompt as before."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agent.config import Settings
+from agent.domain.grounded import DONT_KNOW
+from agent.services.cognition import Cognition
+from tests.conftest import make_session
+from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
+
+FACT = "My gym locker code is 4512."
+
+
+def _new_session(conn: Any, sid: Any) -> Any:
+    """Another session of the same user: the fact is not in its chat window."""
+    return conn.execute("INSERT INTO sessions (user_id) SELECT user_id FROM sessions "
+                        "WHERE session_id = %s RETURNING session_id", (sid,)).fetchone()[0]
+
+
+def _no_model(cog: Cognition, monkeypatch: pytest.MonkeyPatch) -> None:
+    def called(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the model was asked")
+    for llm in (cog.system1, cog.system2):
+        monkeypatch.setattr(llm, "chat", called)
+        monkeypatch.setattr(llm, "stream", called)
+
+
+def test_the_bundled_model_answers_fact_questions_from_memory(
+        settings: Settings, conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert settings.llm.roles["system1"] == "local"  # the shipped default
+    cog = Cognition(settings)
+    first = make_session(conn)
+    cog.write_user_turn(conn, first, FACT)
+    _no_model(cog, monkeypatch)  # neither answer below may come from the model
+    later = _new_session(conn, first)
+    streamed: list[str] = []
+    got = cog.answer(conn, later, "What is my gym locker code?", on_partial=streamed.append)
+    meta = got.metadata
+    assert meta["reply_path"] == "grounded:sure"
+    assert got.reply.startswith("You told me on ") and "your gym locker code is 4512" in got.reply
+    assert streamed == [got.reply]  # a terminal sees it as it would a streamed reply
+    assert json.dumps(meta)  # serialisable as stored in outbox (the REPL's --json)
+    unknown = cog.answer(conn, later, "What is my blood type?")
+    assert unknown.reply == DONT_KNOW
+    assert unknown.metadata["reply_path"] == "grounded:dont_know"
+    assert unknown.metadata["recall"]["verdict"] == "no_match"
+
+
+def test_a_remote_model_answers_with_the_memories_in_its_prompt(
+        settings: Settings, conn: Any, stub_server: StubServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
+    assert settings.llm.profiles["stub"].grounded_replies is False  # a profile's default
+    cog = Cognition(settings)
+    first = make_session(conn)
+    cog.write_user_turn(conn, first, FACT)
+    stub_server.set_reply("It is 4512.")
+    got = cog.answer(conn, _new_session(conn, first), "What is my gym locker code?")
+    assert got.metadata["reply_path"] == "model" and got.reply == "It is 4512."
+    assert got.metadata["recall"]["verdict"] == "strong_match"
+    system = stub_server.requests[-1].body["messages"][0]["content"]
+    assert "4512" in system  # the remembered turn reached the model's prompt
+
+
+def test_the_grounded_path_follows_the_profile_not_the_provider(
+        settings: Settings, conn: Any, stub_server: StubServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turned on for a remote profile (config), the same question is answered from memory
+    and the remote model is not asked."""
+    stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
+    settings.llm.profiles["stub"].grounded_replies = True
+    cog = Cognition(settings)
+    first = make_session(conn)
+    cog.write_user_turn(conn, first, FACT)
+    before = stub_server.count()
+    got = cog.answer(conn, _new_session(conn, first), "What is my gym locker code?")
+    assert got.metadata["reply_path"] == "grounded:sure" and "4512" in got.reply
+    assert stub_server.count() == before
+
+
+def test_the_first_session_example_replayed(settings: Settings, conn: Any) -> None:
+    """Issue 40's newcomer example, told in one session and asked in the next, with the
+    default configuration (the bundled local profile). The user's turns are written as
+    the loop writes them; the model's replies to them (seconds each on the bundled model,
+    minutes on a busy machine) are bench.factchat's part, not this test's."""
+    cog = Cognition(settings)
+    first = make_session(conn, "dana")
+    for line in ("Hi, I am Dana. I moved to Lisbon last March and I work as a marine "
+                 "biologist.", "My sister Priya is visiting next Friday."):
+        cog.write_user_turn(conn, first, line)
+    later = _new_session(conn, first)
+    where = cog.answer(conn, later, "Where do I live and what do I do?")
+    who = cog.answer(conn, later, "Who is visiting me?")
+    assert "Lisbon" in where.reply and "marine biologist" in where.reply
+    assert "Priya" in who.reply
+    assert {where.metadata["reply_path"], who.metadata["reply_path"]} <= {
+        "grounded:sure", "grounded:hedged"}

@@ -1,0 +1,176 @@
+"""The repetition guard and the grounded-reply heuristic (issue 40): pure rules."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from agent.domain.grounded import (
+    DONT_KNOW,
+    PATH_NO_MATCH,
+    PATH_STRONG,
+    PATH_WEAK,
+    cover,
+    grounded_reply,
+    is_fact_question,
+    quotable,
+    said_sentences,
+    second_person,
+    spoken_date,
+)
+from agent.domain.recall import RecallItem
+from agent.domain.repetition import cut_loop, loop_start, loops, settled
+
+NOW = datetime(2026, 11, 28, 12, tzinfo=UTC)
+MARCH = datetime(2026, 3, 3, 9, tzinfo=UTC)
+
+# the loop SmolLM2-135M fell into (issue 40)
+LOOP = ("You're a marine biologist, and I'm sure you've got the right spot. "
+        "You're a marine biologist, and I'm sure you've got the right spot. "
+        "You're a marine biologist, and I'm sure you've got the right spot. "
+        "You're a marine biologist, and I'm sure")
+
+
+def item(content: str, verdict: str = "strong_match", *, role: str | None = "user",
+         kind: str = "day_table", score: float = 0.5, when: datetime | None = MARCH,
+         rid: str = "day_table:1") -> RecallItem:
+    return RecallItem(id=rid, kind=kind, content=content, score=score, verdict=verdict,
+                      similarity=0.7, coverage=0.5, match=0.6, created_at=when,
+                      source_ids=(), external_ids=(), components={}, role=role)
+
+
+# -- the repetition guard -------------------------------------------------------------
+
+def test_a_loop_is_cut_before_its_third_time() -> None:
+    kept, cut = cut_loop(LOOP)
+    assert cut and not loops(kept)
+    assert kept == ("You're a marine biologist, and I'm sure you've got the right spot. "
+                    "You're a marine biologist, and I'm sure you've got the right spot.")
+
+
+def test_twice_is_not_a_loop_and_text_is_left_alone() -> None:
+    text = "I moved to Lisbon last March. I moved to Lisbon last March, yes."
+    assert loop_start(text) is None and cut_loop(text) == (text, False)
+
+
+def test_words_are_compared_without_case_or_punctuation() -> None:
+    text = "the sea is blue. The sea is blue! THE SEA, IS BLUE?"
+    assert loops(text, n=4) and not loops(text, n=4, count=4)
+    assert text[loop_start(text, n=4):].startswith("THE SEA")
+
+
+def test_a_meaningless_guard_is_refused() -> None:
+    with pytest.raises(ValueError):
+        loop_start("a b c", n=0)
+    with pytest.raises(ValueError):
+        loop_start("a b c", count=1)
+
+
+# -- what a fact question is --------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "Where do I live and what do I do?", "Who is visiting me?", "what's my dog called",
+    "Do you remember my sister's name?", "Remind me where I was born."])
+def test_fact_questions(text: str) -> None:
+    assert is_fact_question(text)
+
+
+@pytest.mark.parametrize("text", [
+    "My sister Priya is visiting next Friday.", "What is the capital of France?",
+    "Can you write me a poem about my dog?", "How are you?", ""])
+def test_not_fact_questions(text: str) -> None:
+    assert not is_fact_question(text)
+
+
+# -- the user's words said back -----------------------------------------------------------
+
+def test_first_person_becomes_second_and_greetings_go() -> None:
+    said = second_person(quotable("Hi, I am Dana. I moved to Lisbon and my sister visits me"))
+    assert said == "You are Dana. You moved to Lisbon and your sister visits you."
+    assert second_person("I'm sure I was there with Sam.") == "You're sure you were there with Sam."
+
+
+def test_a_long_turn_is_cut_at_a_sentence() -> None:
+    text = "I live in Lisbon. " + "The weather there is lovely in spring. " * 20
+    quote = quotable(text)
+    assert quote.startswith("I live in Lisbon.") and len(quote) <= 300
+    assert quote.endswith(".")
+
+
+def test_dates_are_said_with_the_year_only_when_it_differs() -> None:
+    assert spoken_date(MARCH, NOW) == "3 March"
+    assert spoken_date(datetime(2025, 3, 3, tzinfo=UTC), NOW) == "3 March 2025"
+    assert spoken_date(None, NOW) == ""
+
+
+# -- the grounded reply -----------------------------------------------------------------
+
+def test_a_strong_match_is_said_back_with_its_date() -> None:
+    items = [item("Hi, I am Dana. I moved to Lisbon last March and I work as a marine "
+                  "biologist.", rid="day_table:7"),
+             item("I like tea.", "weak_match", rid="day_table:8")]
+    assert [s.sentence for s in said_sentences(items)] == [
+        "I am Dana.", "I moved to Lisbon last March and I work as a marine biologist.",
+        "I like tea."]
+    got = grounded_reply("Where do I live and what do I do?", items, [0.2, 0.43, 0.1], NOW)
+    assert got is not None and got.path == PATH_STRONG and got.item_ids == ("day_table:7",)
+    assert got.text == ("You told me on 3 March: you moved to Lisbon last March and you "
+                        "work as a marine biologist.")
+
+
+def test_the_surest_of_the_users_own_words_is_chosen() -> None:
+    items = [item("You said Priya is coming.", role="assistant", score=0.9, rid="a"),
+             item("Who is visiting me?", score=0.8, rid="q"),  # an earlier asking
+             item("My brother is far away.", "no_match", score=0.7, rid="b"),
+             item("My sister Priya is visiting next Friday.", "no_match", score=0.6, rid="p")]
+    assert [s.item.id for s in said_sentences(items)] == ["b", "p"]
+    # cosine 0.34 alone is no answer; with the question's one content word it is sure
+    got = grounded_reply("Who is visiting me?", items, [0.36, 0.34], NOW)
+    assert got is not None and got.item_ids == ("p",) and got.path == PATH_STRONG
+    assert got.text == "You told me on 3 March: your sister Priya is visiting next Friday."
+
+
+def test_a_weak_match_or_a_middling_cosine_is_hedged() -> None:
+    weak = [item("I was born in Toronto.", "weak_match")]
+    got = grounded_reply("Where was I born?", weak, [0.1], NOW)
+    assert got is not None and got.path == PATH_WEAK
+    assert got.text == "I'm not sure, but on 3 March you told me: you were born in Toronto."
+    dog = [item("My dog is called Biscuit.", "no_match")]
+    got = grounded_reply("What is my cat's name?", dog, [0.46], NOW)
+    assert got is not None and got.path == PATH_WEAK  # 0.40 <= cosine < 0.55, no "cat"
+
+
+def test_words_of_the_question_count_with_a_floor() -> None:
+    assert cover("Where do I live?", "I moved to Lisbon.") == 1.0  # a named synonym
+    assert cover("What is my cat's name?", "My name is Dana.") == 0.0  # "name" says nothing
+    assert cover("What car do I drive?", "My car is a Fiat.") == 0.5
+    food = [item("My favourite food is sardines.", "no_match")]
+    assert grounded_reply("What is my favourite food?", food, [0.29], NOW).path == PATH_NO_MATCH
+    assert grounded_reply("What is my favourite food?", food, [0.31], NOW).path == PATH_STRONG
+
+
+def test_no_match_says_it_does_not_know() -> None:
+    items = [item("My dog is called Biscuit.", "no_match"),
+             item("I don't know: you haven't told me that.", "strong_match", role="assistant")]
+    for found, sims in ((items, [0.08]), ([], [])):
+        got = grounded_reply("What is my blood type?", found, sims, NOW)
+        assert got is not None and got.path == PATH_NO_MATCH and got.text == DONT_KNOW
+
+
+def test_the_model_answers_what_the_heuristic_cannot() -> None:
+    # not a fact question; or recall matched text that is no one's turn (a summary block)
+    assert grounded_reply("Tell me about the sea.", [item("I dive.")], [0.9], NOW) is None
+    block = item("Dana and the agent talked about Lisbon.", kind="block", role=None)
+    assert grounded_reply("Where do I live?", [block], [], NOW) is None
+
+
+def test_similarities_must_match_the_sentences() -> None:
+    with pytest.raises(ValueError):
+        grounded_reply("Where do I live?", [item("I live in Lisbon.")], [], NOW)
+
+
+def test_a_stream_shows_what_the_guard_can_no_longer_cut() -> None:
+    text = "I'm sure she'll love her home. I'm sure she'll"
+    assert text[:settled(text)] == "I'm sure she'll love her "  # 4 words held back
+    assert settled("one two") == 0 and settled("") == 0
