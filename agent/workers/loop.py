@@ -20,7 +20,7 @@ from agent import inbox
 from agent.bus import Channel
 from agent.errors import CogdError, InputError
 from agent.testhooks import fault_hook
-from agent.workers.base import Worker
+from agent.workers.base import EXIT_STUCK, Worker
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 class LoopWorker(Worker):
     name = "loop"
     channels = (Channel.INBOX,)
+    turn_since: float | None = None  # monotonic start of the turn in hand
 
     def setup(self) -> None:
         from agent.db.llm_calls import PgCallRecorder
@@ -44,9 +45,29 @@ class LoopWorker(Worker):
         self.publisher = inbox.PartialPublisher(self.pool.connection)
 
     def run(self) -> int:
-        """The worker's loop, with the recall warm-up beside it ([recall] warm_queries)."""
+        """The worker's loop, with the recall warm-up beside it ([recall] warm_queries);
+        as a process of its own (`cogd loop`), also the turn watchdog."""
         threading.Thread(target=self.warm, name=f"{self.name}-warm", daemon=True).start()
+        if threading.current_thread() is threading.main_thread():
+            threading.Thread(target=self.watch_turns, name=f"{self.name}-turns",
+                             daemon=True).start()
         return super().run()
+
+    def watch_turns(self) -> None:
+        """A turn running past [process] turn_timeout_s ends the process, as a crash
+        would: its claim dies with its connection, the next loop (`cogd up` restarts this
+        one) takes the message over with its attempt counted, and past [process]
+        inbox_max_attempts the message is failed. An in-process loop (`cogd chat`,
+        `cogd serve`) has no watchdog: a thread cannot be stopped from outside."""
+        limit = float(self.settings.process.turn_timeout_s)
+        while not self.stopped.wait(1.0):
+            since = self.turn_since
+            if since is not None and time.monotonic() - since > limit:
+                logger.error("loop: a turn ran past [process] turn_timeout_s (%.0f s); "
+                             "exiting, as a crash would (the message is taken over, its "
+                             "attempt counted)", limit)
+                logging.shutdown()
+                os._exit(EXIT_STUCK)
 
     def warm(self) -> None:
         """Read memories' HNSW index into shared_buffers once, on a connection of its own
@@ -94,6 +115,7 @@ class LoopWorker(Worker):
             self.items_done += 1
             return True
         self.keeper.hold(msg.id, msg.claim)
+        self.turn_since = time.monotonic()
         try:
             fault_hook("loop-turn")  # tests: kill or stall a loop mid-turn
             self.cognition.answer(self.conn, msg.session_id, msg.content, inbox_id=msg.id,
@@ -109,6 +131,7 @@ class LoopWorker(Worker):
             if not inbox.fail(self.conn, msg, exc):  # taken over meanwhile: the owner answers
                 logger.warning("loop: inbox %s failed here but is no longer ours", msg.id)
         finally:
+            self.turn_since = None
             self.keeper.release()
         self.items_done += 1
         return True

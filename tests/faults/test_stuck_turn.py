@@ -4,7 +4,8 @@ The test hook `pause:loop-turn:<file>` (agent/testhooks.py) stops a loop right a
 claimed a message, as a turn stuck for up to two minutes would. SIGTERM must still stop
 `cogd loop` and `cogd serve` (whose loop runs in-process) within [process]
 shutdown_grace_s (set to a few seconds here), well before the stuck turn would end; the
-message is then taken over by the next loop and answered, its attempt counted.
+message is then taken over by the next loop and answered, its attempt counted. Without a
+signal, a `cogd loop` whose turn runs past [process] turn_timeout_s exits by itself.
 """
 
 from __future__ import annotations
@@ -79,6 +80,28 @@ def test_sigterm_stops_a_loop_whose_turn_is_stuck_and_the_message_is_answered_af
         fresh.wait(STOP_WAIT_S)
         log.close()
     assert _status(db_url, msg) == ("done", 2)
+
+
+def test_a_loop_whose_turn_runs_past_turn_timeout_exits_and_leaves_the_message_to_the_next(
+    db_url: str, tmp_path: Path,
+) -> None:
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        msg = inbox.enqueue(conn, make_session(conn), "hello there", stream=False, key="k1")
+    env = {**_env(db_url, tmp_path, hook=True), "COGD_PROCESS__TURN_TIMEOUT_S": "2"}
+    log = (tmp_path / "loop.log").open("w")
+    stuck = subprocess.Popen([COGD, "loop"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        assert wait_for(lambda: (tmp_path / "stuck").exists(), 120), \
+            (tmp_path / "loop.log").read_text()[-2000:]
+        code = stuck.wait(STOP_WAIT_S)  # no signal: the watchdog ends the stuck turn
+    finally:
+        if stuck.poll() is None:
+            stuck.kill()
+            stuck.wait()
+        log.close()
+    assert code == 3, (tmp_path / "loop.log").read_text()[-2000:]  # EXIT_STUCK
+    assert "turn_timeout_s" in (tmp_path / "loop.log").read_text()
+    assert _status(db_url, msg) == ("processing", 1)  # its attempt counted; taken over next
 
 
 def test_sigterm_stops_serve_while_its_in_process_loop_is_stuck(
