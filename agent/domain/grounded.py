@@ -195,17 +195,31 @@ def cover(question: str, sentence: str) -> float:
 
 @dataclass(frozen=True)
 class Said:
-    """One sentence of the user's own words among recall's items."""
+    """One sentence of the user's own words among recall's items; `when`: the date it was
+    said, when an earlier grounded reply carries it (the item's own date is the reply's)."""
 
     item: RecallItem
     sentence: str
+    when: str | None = None
+
+
+# an earlier grounded reply: the user's words (already said back) and the date they said them
+_EARLIER = re.compile(r"^(?:You told me on (?P<a>[^:]+)|I'm not sure, but on (?P<b>[^:]+) "
+                      r"you told me): (?P<quote>.+)$")
 
 
 def said_sentences(items: Sequence[RecallItem]) -> list[Said]:
     """The sentences of recall's items that are in the user's own words (a greeting-only
-    sentence left out): what the service embeds for `grounded_reply`."""
+    sentence left out), and the quotes of the agent's earlier grounded replies (a question
+    asked again finds its earlier answer first, which can crowd the turn it quoted out of
+    recall's items): what the service embeds for `grounded_reply`."""
     out: list[Said] = []
     for item in items:
+        earlier = _EARLIER.match(" ".join(item.content.split())) \
+            if item.role == "assistant" else None
+        if earlier:  # asked before: the fact as the agent said it back then
+            out.append(Said(item, earlier.group("quote"), earlier.group("a") or earlier.group("b")))
+            continue
         if not _users_words(item):
             continue
         for sentence in _SENTENCE.split(" ".join(item.content.split())):
@@ -247,7 +261,7 @@ def grounded_reply(
     if ranked:
         tier, _, best = max(ranked, key=lambda r: (r[0], r[1], r[2].item.score))
         quote = _after_colon(second_person(quotable(best.sentence)))
-        when = spoken_date(best.item.created_at, now)
+        when = best.when or spoken_date(best.item.created_at, now)
         if tier == 2:
             text = f"You told me on {when}: {quote}" if when else f"You told me: {quote}"
         else:

@@ -174,3 +174,18 @@ def test_a_stream_shows_what_the_guard_can_no_longer_cut() -> None:
     text = "I'm sure she'll love her home. I'm sure she'll"
     assert text[:settled(text)] == "I'm sure she'll love her "  # 4 words held back
     assert settled("one two") == 0 and settled("") == 0
+
+
+def test_an_earlier_grounded_reply_answers_the_question_asked_again() -> None:
+    """Asked in a third session, recall may bring the earlier asking and its answer, not
+    the turn that answer quoted: the quote and its date still answer."""
+    items = [item("What is my dog called?", "strong_match", score=0.9, rid="q"),
+             item("You told me on 3 March: your dog is called Biscuit.", "strong_match",
+                  role="assistant", when=NOW, rid="a"),
+             item("I don't know: you haven't told me that.", "weak_match", role="assistant",
+                  rid="idk")]
+    assert [(s.sentence, s.when) for s in said_sentences(items)] == [
+        ("your dog is called Biscuit.", "3 March")]
+    got = grounded_reply("What is my dog called?", items, [0.7], NOW)
+    assert got is not None and got.path == PATH_STRONG and got.item_ids == ("a",)
+    assert got.text == "You told me on 3 March: your dog is called Biscuit."
