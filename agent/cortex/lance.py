@@ -8,9 +8,10 @@
   promoted back to cortex_blocks when accessed (seed 001 §5.5.1).
 
 The location is a LanceDB URI (a local path, or s3:// and friends), never assumed local.
-A write the storage refuses (read-only, full, not permitted) raises CortexWriteError, whose
-one line names the location, the cause and what to do; a table whose creation was cut
-short (no committed version) is created again on next use.
+A write the storage refuses (read-only, full, not permitted, past the process's file-size
+limit) raises CortexWriteError, whose one line names the location, the cause and what to
+do; a table whose creation was cut short (no committed version) is created again on next
+use.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ REMEDIES = {
     errno.EROFS: "make it writable (remount its filesystem read-write)",
     errno.ENOSPC: "free space on its filesystem",
     errno.EDQUOT: "free space or raise the disk quota",
+    errno.EFBIG: "raise the file-size limit cogd runs under (ulimit -f)",
     errno.EACCES: "give the user cogd runs as write access to it",
     errno.EPERM: "give the user cogd runs as write access to it",
     errno.EIO: "check the disk it is on",

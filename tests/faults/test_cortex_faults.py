@@ -1,8 +1,18 @@
 """The LanceDB cortex read-only or full during `cogd night-cycle` (issue #8).
 
-Real faults on a real filesystem: the cortex directory is a tmpfs mounted read-only (or
-remounted read-only after a good night), or a small tmpfs filled up with a filler file.
-(chmod stops nothing: the tests run as root.) Each scenario runs the real CLI and checks:
+Real faults on a real filesystem, each scenario made two ways:
+
+- `unprivileged` (runs everywhere): read-only is a cortex directory without write
+  permission (mode 0555, files 0444), the night run without CAP_DAC_OVERRIDE when the
+  tests run as root (chmod stops nothing otherwise); full is a file-size limit
+  (RLIMIT_FSIZE, set on the night process when it reaches stage 7, so that only the
+  cortex writes meet it);
+- `mount` (where mounting is permitted: root with CAP_SYS_ADMIN): the cortex directory
+  is a tmpfs mounted read-only (or remounted read-only after a good night), or a small
+  tmpfs filled up with a filler file. Where mounting is denied these skip, and say so
+  (allow-listed in tests/skip-allowlist.txt: the unprivileged variants run instead).
+
+Each scenario runs the real CLI and checks:
 
 - exit 2 with one clear line on stderr (where the cortex is, what is wrong, what to do),
   no traceback;
@@ -10,17 +20,19 @@ remounted read-only after a good night), or a small tmpfs filled up with a fille
   block is marked migrated unless the cortex holds it), the earlier stages' checkpoints
   stay (they are resumable by design), day-table cleanup (stage 9) never ran, and the
   run row says `failed` with the same reason;
-- once the fault is gone (remount read-write, filler deleted), `cogd night-cycle
+- once the fault is gone (writable again, filler deleted, no limit), `cogd night-cycle
   --resume` finishes the run and ends with exactly the rows of an uninterrupted night.
-
-Mounting needs root (CAP_SYS_ADMIN); without it these tests skip and say so.
 """
 
 from __future__ import annotations
 
+import errno
+import functools
 import json
 import os
+import resource
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -33,13 +45,16 @@ import psycopg
 import pytest
 
 from agent.cortex.lance import ANTECHAMBER, ARCHIVE, BLOCKS, CLUSTERS, LanceCortex
-from tests.acceptance.test_cli import assert_clean_error, run
+from tests.acceptance.test_cli import COGD, assert_clean_error, run
 from tests.conftest import cogd_env, create_db, drop_db
 from tests.faults.conftest import Reliability
+from tests.faults.test_process_faults import wait_for
 from tests.integration.test_night_cycle import HANDLES, NOW, corpus_jsonl
 
-# several full nights through the CLI per test; skip before the nights when mount is denied
-pytestmark = [pytest.mark.timeout(1200), pytest.mark.usefixtures("mountable")]
+# several full nights through the CLI per test
+pytestmark = [pytest.mark.timeout(1200)]
+# how each fault is made (see the module's docstring)
+HOWS = ["unprivileged", "mount"]
 
 # the Postgres tables the night cycle writes (stage 1: day_table flux columns; 3 and 8:
 # centroids; 6: blocks and relationships; 7: migrated_at; 9: day_table deletes)
@@ -63,31 +78,36 @@ def _sh(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(args), capture_output=True, text=True, timeout=60)
 
 
+@functools.cache
+def _mount_denied(probe: str) -> str | None:
+    """Why a tmpfs cannot be mounted here (None: it can); tried once per session."""
+    if os.geteuid() != 0:
+        return "not root"
+    if shutil.which("mount") is None:
+        return "no `mount` command"
+    Path(probe).mkdir(parents=True, exist_ok=True)
+    got = _sh("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", probe)
+    if got.returncode != 0:
+        return got.stderr.strip() or f"mount exited {got.returncode}"
+    _sh("umount", probe)
+    return None
+
+
 @contextmanager
 def tmpfs(path: Path, options: str) -> Iterator[Path]:
     """A tmpfs at `path` for the duration; skips the test when mounting is not permitted."""
     path.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs for the cortex needs root (CAP_SYS_ADMIN)")
-    try:
-        got = _sh("mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path))
-    except FileNotFoundError:
-        pytest.skip("no `mount` command to put the cortex on a tmpfs")
-    if got.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs for the cortex (needs CAP_SYS_ADMIN): "
-                    f"{got.stderr.strip()}")
+    denied = _mount_denied(str(path.parent / "mount-probe"))
+    if denied:
+        pytest.skip(f"mounting a tmpfs for the cortex needs CAP_SYS_ADMIN ({denied}); the "
+                    "unprivileged variant of this scenario runs instead")
+    got = _sh("mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path))
+    assert got.returncode == 0, got.stderr
     try:
         yield path
     finally:
         if _sh("umount", str(path)).returncode != 0:
             _sh("umount", "-l", str(path))
-
-
-@pytest.fixture(scope="module")
-def mountable(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Skip this module at once (before its reference nights) where mounting is denied."""
-    with tmpfs(tmp_path_factory.mktemp("mount-probe"), "size=1m"):
-        pass
 
 
 def remount(path: Path, mode: str) -> None:
@@ -103,6 +123,70 @@ def fill(path: Path) -> Path:
             pass
     assert shutil.disk_usage(path).free == 0
     return filler
+
+
+# --- the same faults without privileges ----------------------------------------------------
+def set_writable(path: Path, writable: bool) -> None:
+    """The cortex directory and everything in it with write permission, or without."""
+    for entry in [path, *path.rglob("*")]:
+        mode = stat.S_IMODE(entry.stat().st_mode)
+        entry.chmod(mode | stat.S_IWUSR if writable else mode & ~0o222)
+
+
+@functools.cache
+def _unprivileged_prefix() -> tuple[str, ...]:
+    """What runs a command so that file permissions bind it: as root, setpriv without
+    CAP_DAC_OVERRIDE in its bounding set (CAP_DAC_READ_SEARCH stays: the test server's
+    socket directory belongs to its own OS user)."""
+    if os.geteuid() != 0:
+        return ()
+    prefix = ("setpriv", "--bounding-set=-dac_override", "--")
+    if shutil.which("setpriv") is None:
+        pytest.fail("as root, the unprivileged cortex faults need setpriv (util-linux) to "
+                    "drop CAP_DAC_OVERRIDE")
+    probe = Path(os.environ.get("TMPDIR", "/tmp")) / f"cogd-dac-probe-{os.getpid()}"
+    probe.mkdir(mode=0o555, exist_ok=True)
+    try:
+        got = subprocess.run([*prefix, "sh", "-c", f"touch {probe}/x"], capture_output=True,
+                             text=True, timeout=60)
+    finally:
+        with suppress(OSError):
+            (probe / "x").unlink()
+        probe.rmdir()
+    assert got.returncode != 0 and "Permission denied" in got.stderr, (
+        "without CAP_DAC_OVERRIDE a write to a 0555 directory still succeeded", got)
+    return prefix
+
+
+@contextmanager
+def unwritable(path: Path) -> Iterator[Path]:
+    set_writable(path, False)
+    try:
+        yield path
+    finally:
+        set_writable(path, True)
+
+
+def night_under_file_limit(url: str, data: Path, cortex: Path, limit: int,
+                           tmp: Path) -> subprocess.CompletedProcess[str]:
+    """`cogd night-cycle` whose file-size limit (RLIMIT_FSIZE) drops to `limit` bytes when
+    it reaches stage 7: the artifacts of stages 1-5 are written without it, every cortex
+    write meets it (a write past it fails with EFBIG; Python ignores SIGXFSZ)."""
+    flag = tmp / "at-stage-7"
+    env = {**env_for(url, data, cortex), "COGD_TEST_HOOK": f"pause:night-6-after:{flag}"}
+    proc = subprocess.Popen([COGD, "night-cycle"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: flag.exists() or proc.poll() is not None, 900, every=0.05)
+        assert flag.exists(), proc.communicate()[1][-3000:]
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (limit, limit))
+        flag.unlink()
+        out, err = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=60)  # reaped, its pipes closed
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 # --- the CLI and the state it leaves --------------------------------------------------------
@@ -122,8 +206,13 @@ def import_turns(url: str, data: Path, jsonl: str, tmp: Path) -> None:
     assert json.loads(proc.stdout)["inserted"] == jsonl.count("\n")
 
 
-def night(url: str, data: Path, cortex: Path | None = None, *args: str) -> Any:
-    return run("night-cycle", *args, env=env_for(url, data, cortex), timeout=900)
+def night(url: str, data: Path, cortex: Path | None = None, *args: str,
+          unprivileged: bool = False) -> Any:
+    if not unprivileged:
+        return run("night-cycle", *args, env=env_for(url, data, cortex), timeout=900)
+    return subprocess.run([*_unprivileged_prefix(), COGD, "night-cycle", *args],
+                          env=env_for(url, data, cortex), capture_output=True, text=True,
+                          timeout=900)
 
 
 def pg_state(url: str) -> dict[str, Any]:
@@ -218,8 +307,19 @@ def uninterrupted(pg_admin_url: str, corpus: str,
 
 # --- the checks every scenario shares ----------------------------------------------------
 STAGE_NAMES = {7: "cortex migration", 8: "RAPTOR clustering"}
-REMEDIES = {30: "Make it writable (remount its filesystem read-write)",
-            28: "Free space on its filesystem"}
+REMEDIES = {errno.EROFS: "Make it writable (remount its filesystem read-write)",
+            errno.ENOSPC: "Free space on its filesystem",
+            errno.EACCES: "Give the user cogd runs as write access to it",
+            errno.EFBIG: "Raise the file-size limit cogd runs under (ulimit -f)"}
+# the error each way of making the fault gives
+READ_ONLY = {"mount": ("read-only file system", errno.EROFS),
+             "unprivileged": ("permission denied", errno.EACCES)}
+FULL = {"mount": ("no space left on device", errno.ENOSPC),
+        "unprivileged": ("file too large", errno.EFBIG)}
+MADE = {("read-only", "mount"): "read-only (tmpfs mounted read-only)",
+        ("read-only", "unprivileged"): "read-only (directory without write permission)",
+        ("full", "mount"): "full (tmpfs filled)",
+        ("full", "unprivileged"): "full (RLIMIT_FSIZE)"}
 
 
 def assert_failed_cleanly(proc: Any, url: str, cortex_dir: Path, before: dict[str, Any],
@@ -271,109 +371,143 @@ def assert_resumed_to(proc: Any, url: str, cortex_dir: Path, expected: dict[str,
 
 
 # --- scenarios ---------------------------------------------------------------------------
+@contextmanager
+def cortex_dir(tmp_path: Path, how: str, options: str) -> Iterator[Path]:
+    """The cortex directory of a scenario: a tmpfs (`mount`), or a plain directory."""
+    if how == "mount":
+        with tmpfs(tmp_path / "cortex", options) as cortex:
+            yield cortex
+    else:
+        _unprivileged_prefix()  # fail before the nights where it cannot be had
+        (tmp_path / "cortex").mkdir()
+        yield tmp_path / "cortex"
+
+
+@contextmanager
+def read_only(cortex: Path, how: str) -> Iterator[None]:
+    """The cortex read-only for the duration (remounted, or its write permission taken)."""
+    if how == "mount":
+        remount(cortex, "ro")
+        try:
+            yield
+        finally:
+            remount(cortex, "rw")
+    else:
+        with unwritable(cortex):
+            yield
+
+
+@pytest.mark.parametrize("how", HOWS)
 def test_cortex_read_only_before_the_first_night(
     pg_admin_url: str, corpus: str, uninterrupted: dict[str, Any], tmp_path: Path,
-    request: pytest.FixtureRequest, reliability: Reliability,
+    request: pytest.FixtureRequest, reliability: Reliability, how: str,
 ) -> None:
     name, url = create_db(pg_admin_url, corpus)
     request.addfinalizer(lambda: drop_db(pg_admin_url, name))
     data = tmp_path / "data"
-    with tmpfs(tmp_path / "cortex", "ro,size=64m") as cortex:
-        before, counts, cortex_before = pg_state(url), pg_counts(url), cortex_state(cortex)
-        failed = night(url, data, cortex)
-        line = assert_failed_cleanly(failed, url, cortex, before, cortex_before,
-                                     "read-only file system", 30)
-        assert list(cortex.iterdir()) == []  # the read-only tmpfs really held nothing
-        counts_after = pg_counts(url)
-        remount(cortex, "rw")
-        resumed = night(url, data, cortex, "--resume", "--json")
+    plain = how == "unprivileged"
+    with cortex_dir(tmp_path, how, "size=64m") as cortex:
+        with read_only(cortex, how):
+            before, counts, cortex_before = pg_state(url), pg_counts(url), cortex_state(cortex)
+            failed = night(url, data, cortex, unprivileged=plain)
+            line = assert_failed_cleanly(failed, url, cortex, before, cortex_before,
+                                         *READ_ONLY[how])
+            assert list(cortex.iterdir()) == []  # the read-only cortex really held nothing
+            counts_after = pg_counts(url)
+        resumed = night(url, data, cortex, "--resume", "--json", unprivileged=plain)
         assert_resumed_to(resumed, url, cortex, uninterrupted["first"], run_id=1)
-    reliability.add("cortex_fault", fault="read-only", scenario="read-only before the first "
-                    "night", exit_code=failed.returncode, error=line,
+    reliability.add("cortex_fault", fault=MADE["read-only", how], scenario="read-only "
+                    "before the first night", exit_code=failed.returncode, error=line,
                     pg_rows_before=sum(counts.values()), pg_rows_after=sum(counts_after.values()),
                     resumed_ok=True)
 
 
+@pytest.mark.parametrize("how", HOWS)
 def test_cortex_turned_read_only_after_a_good_night(
     pg_admin_url: str, uninterrupted: dict[str, Any], tmp_path: Path,
-    request: pytest.FixtureRequest, reliability: Reliability,
+    request: pytest.FixtureRequest, reliability: Reliability, how: str,
 ) -> None:
-    """After a good night (its database and cortex) and new turns, the cortex filesystem is
-    remounted read-only; the second night cannot migrate the new block."""
+    """After a good night (its database and cortex) and new turns, the cortex turns
+    read-only; the second night cannot migrate the new block."""
     name, url = create_db(pg_admin_url, uninterrupted["after_first_db"])
     request.addfinalizer(lambda: drop_db(pg_admin_url, name))
     data = tmp_path / "data"
-    with tmpfs(tmp_path / "cortex", "size=64m") as cortex:
+    plain = how == "unprivileged"
+    with cortex_dir(tmp_path, how, "size=64m") as cortex:
         shutil.copytree(uninterrupted["first_cortex"], cortex, dirs_exist_ok=True)
         assert cortex_state(cortex) == uninterrupted["first"]["cortex"]
-        remount(cortex, "ro")
-        before, counts, cortex_before = pg_state(url), pg_counts(url), cortex_state(cortex)
-        failed = night(url, data, cortex)
-        line = assert_failed_cleanly(failed, url, cortex, before, cortex_before,
-                                     "read-only file system", 30)
-        counts_after = pg_counts(url)
-        remount(cortex, "rw")
-        resumed = night(url, data, cortex, "--resume", "--json")
+        with read_only(cortex, how):
+            before, counts, cortex_before = pg_state(url), pg_counts(url), cortex_state(cortex)
+            failed = night(url, data, cortex, unprivileged=plain)
+            line = assert_failed_cleanly(failed, url, cortex, before, cortex_before,
+                                         *READ_ONLY[how])
+            counts_after = pg_counts(url)
+        resumed = night(url, data, cortex, "--resume", "--json", unprivileged=plain)
         assert_resumed_to(resumed, url, cortex, uninterrupted["second"], run_id=2)
-    reliability.add("cortex_fault", fault="read-only", scenario="remounted read-only after a "
-                    "good night; new turns", exit_code=failed.returncode, error=line,
-                    pg_rows_before=sum(counts.values()), pg_rows_after=sum(counts_after.values()),
-                    resumed_ok=True)
+    reliability.add("cortex_fault", fault=MADE["read-only", how], scenario="turned "
+                    "read-only after a good night; new turns", exit_code=failed.returncode,
+                    error=line, pg_rows_before=sum(counts.values()),
+                    pg_rows_after=sum(counts_after.values()), resumed_ok=True)
 
 
+@pytest.mark.parametrize("how", HOWS)
 def test_cortex_turned_read_only_between_migration_and_clustering(
     pg_admin_url: str, corpus: str, uninterrupted: dict[str, Any], tmp_path: Path,
-    request: pytest.FixtureRequest, reliability: Reliability,
+    request: pytest.FixtureRequest, reliability: Reliability, how: str,
 ) -> None:
     """Stage 7 done (the process is SIGKILLed right after its checkpoint), the cortex turns
     read-only, and `--resume` runs into it in stage 8."""
     name, url = create_db(pg_admin_url, corpus)
     request.addfinalizer(lambda: drop_db(pg_admin_url, name))
     data = tmp_path / "data"
-    with tmpfs(tmp_path / "cortex", "size=64m") as cortex:
+    plain = how == "unprivileged"
+    with cortex_dir(tmp_path, how, "size=64m") as cortex:
         env = env_for(url, data, cortex)
         env["COGD_TEST_HOOK"] = "kill:night-7-after"
         assert run("night-cycle", env=env, timeout=900).returncode == -9
         assert runs(url)[-1][1:4] == ("running", 7, [str(i) for i in range(1, 8)])
-        remount(cortex, "ro")
-        before, counts, cortex_before = pg_state(url), pg_counts(url), cortex_state(cortex)
-        assert cortex_before["counts"][BLOCKS] > 0 and not cortex_before["clusters"]
-        failed = night(url, data, cortex, "--resume")
-        line = assert_failed_cleanly(failed, url, cortex, before, cortex_before,
-                                     "read-only file system", 30, stage=8)
-        counts_after = pg_counts(url)
-        remount(cortex, "rw")
-        resumed = night(url, data, cortex, "--resume", "--json")
+        with read_only(cortex, how):
+            before, counts, cortex_before = pg_state(url), pg_counts(url), cortex_state(cortex)
+            assert cortex_before["counts"][BLOCKS] > 0 and not cortex_before["clusters"]
+            failed = night(url, data, cortex, "--resume", unprivileged=plain)
+            line = assert_failed_cleanly(failed, url, cortex, before, cortex_before,
+                                         *READ_ONLY[how], stage=8)
+            counts_after = pg_counts(url)
+        resumed = night(url, data, cortex, "--resume", "--json", unprivileged=plain)
         assert_resumed_to(resumed, url, cortex, uninterrupted["first"], run_id=1)
-    reliability.add("cortex_fault", fault="read-only", scenario="remounted read-only between "
-                    "stage 7 and stage 8", exit_code=failed.returncode, error=line,
-                    pg_rows_before=sum(counts.values()), pg_rows_after=sum(counts_after.values()),
-                    resumed_ok=True)
+    reliability.add("cortex_fault", fault=MADE["read-only", how], scenario="turned "
+                    "read-only between stage 7 and stage 8", exit_code=failed.returncode,
+                    error=line, pg_rows_before=sum(counts.values()),
+                    pg_rows_after=sum(counts_after.values()), resumed_ok=True)
 
 
+@pytest.mark.parametrize("how", HOWS)
 def test_cortex_full_after_the_new_block_is_written(
     pg_admin_url: str, uninterrupted: dict[str, Any], tmp_path: Path,
-    request: pytest.FixtureRequest, reliability: Reliability,
+    request: pytest.FixtureRequest, reliability: Reliability, how: str,
 ) -> None:
-    """After a good night and new turns, the cortex filesystem has room for the new block
-    but not for the compaction stage 7 runs after writing it (LanceDB rewrites the table's
-    fragments into one). The cortex is ahead of Postgres, never behind: it holds the new
-    block, and no block is marked migrated, since the stage's Postgres writes rolled back."""
+    """After a good night and new turns, the cortex has room for the new block but not for
+    the compaction stage 7 runs after writing it (LanceDB rewrites the table's fragments
+    into one): 96 KiB left on its filesystem, or a 96 KiB file-size limit. The cortex is
+    ahead of Postgres, never behind: it holds the new block, and no block is marked
+    migrated, since the stage's Postgres writes rolled back."""
     name, url = create_db(pg_admin_url, uninterrupted["after_first_db"])
     request.addfinalizer(lambda: drop_db(pg_admin_url, name))
     data = tmp_path / "data"
     first_blocks = set(uninterrupted["first"]["cortex"]["blocks"])
-    with tmpfs(tmp_path / "cortex", "size=8m") as cortex:
+    with cortex_dir(tmp_path, how, "size=8m") as cortex:
         shutil.copytree(uninterrupted["first_cortex"], cortex, dirs_exist_ok=True)
-        filler = fill(cortex)
-        with filler.open("r+b") as f:  # the new block needs ~30 KiB, compaction ~200 KiB
-            f.truncate(filler.stat().st_size - 96 * 1024)
         before, counts = pg_state(url), pg_counts(url)
-        failed = night(url, data, cortex)
-        line = assert_failed_cleanly(failed, url, cortex, before, None,
-                                     "no space left on device", 28)
+        if how == "mount":
+            filler = fill(cortex)
+            with filler.open("r+b") as f:  # the new block needs ~30 KiB, compaction ~200 KiB
+                f.truncate(filler.stat().st_size - 96 * 1024)
+            failed = night(url, data, cortex)
+            filler.unlink()
+        else:
+            failed = night_under_file_limit(url, data, cortex, 96 * 1024, tmp_path)
+        line = assert_failed_cleanly(failed, url, cortex, before, None, *FULL[how])
         counts_after = pg_counts(url)
-        filler.unlink()
         ahead = cortex_state(cortex)
         new = set(ahead["blocks"]) - first_blocks
         assert new, "the new block was not written: the fault hit before it, not after"
@@ -381,31 +515,36 @@ def test_cortex_full_after_the_new_block_is_written(
         assert not new & {b for b, _, m in pg_state(url)["blocks"] if m}
         resumed = night(url, data, cortex, "--resume", "--json")
         assert_resumed_to(resumed, url, cortex, uninterrupted["second"], run_id=2)
-    reliability.add("cortex_fault", fault="full", scenario="cortex filesystem full after the "
-                    "new block was written (compaction)", exit_code=failed.returncode,
+    reliability.add("cortex_fault", fault=MADE["full", how], scenario="cortex full after "
+                    "the new block was written (compaction)", exit_code=failed.returncode,
                     error=line, pg_rows_before=sum(counts.values()),
                     pg_rows_after=sum(counts_after.values()), resumed_ok=True)
 
 
+@pytest.mark.parametrize("how", HOWS)
 @pytest.mark.parametrize("free_kib", [0, 48], ids=["no-space-at-all", "room-for-a-table"])
 def test_cortex_filesystem_full(
     pg_admin_url: str, corpus: str, uninterrupted: dict[str, Any], tmp_path: Path,
-    request: pytest.FixtureRequest, reliability: Reliability, free_kib: int,
+    request: pytest.FixtureRequest, reliability: Reliability, free_kib: int, how: str,
 ) -> None:
-    """0 KiB free: creating the first table fails (LanceDB leaves an empty table directory
-    behind). 48 KiB free: the empty table is created, the blocks' data file does not fit."""
+    """0 KiB free (or a 0-byte file-size limit): creating the first table fails (LanceDB
+    leaves an empty table directory behind). 48 KiB: the empty table is created, the
+    blocks' data file does not fit."""
     name, url = create_db(pg_admin_url, corpus)
     request.addfinalizer(lambda: drop_db(pg_admin_url, name))
     data = tmp_path / "data"
-    with tmpfs(tmp_path / "cortex", "size=4m") as cortex:
-        filler = fill(cortex)
-        if free_kib:
-            with filler.open("r+b") as f:
-                f.truncate(filler.stat().st_size - free_kib * 1024)
+    with cortex_dir(tmp_path, how, "size=4m") as cortex:
         before, counts = pg_state(url), pg_counts(url)
-        failed = night(url, data, cortex)
-        line = assert_failed_cleanly(failed, url, cortex, before, None,
-                                     "no space left on device", 28)
+        if how == "mount":
+            filler = fill(cortex)
+            if free_kib:
+                with filler.open("r+b") as f:
+                    f.truncate(filler.stat().st_size - free_kib * 1024)
+            failed = night(url, data, cortex)
+            filler.unlink()
+        else:
+            failed = night_under_file_limit(url, data, cortex, free_kib * 1024, tmp_path)
+        line = assert_failed_cleanly(failed, url, cortex, before, None, *FULL[how])
         counts_after = pg_counts(url)
         raw = lancedb.connect(str(cortex))  # a look only (LanceCortex repairs what it finds)
         assert raw.list_tables().tables == [BLOCKS]
@@ -414,10 +553,9 @@ def test_cortex_filesystem_full(
         else:  # the table's directory is there, with no committed version
             with pytest.raises(ValueError, match="not found"):
                 raw.open_table(BLOCKS)
-        filler.unlink()
         resumed = night(url, data, cortex, "--resume", "--json")
         assert_resumed_to(resumed, url, cortex, uninterrupted["first"], run_id=1)
-    reliability.add("cortex_fault", fault="full", scenario=f"cortex filesystem full, "
+    reliability.add("cortex_fault", fault=MADE["full", how], scenario=f"cortex full, "
                     f"{free_kib} KiB free", exit_code=failed.returncode, error=line,
                     pg_rows_before=sum(counts.values()), pg_rows_after=sum(counts_after.values()),
                     resumed_ok=True)
