@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from agent.bus import Channel, Event, Kind, Listener, PayloadError, parse
 from agent.config import Settings, load_settings
@@ -489,10 +490,65 @@ def no_cogd_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
-def fuzz_env_overrides(tmp_path: Path, keys: list[str], max_size: int, check: Any,
+TRUE_WORDS = ("1", "true", "yes", "on", "t", "y")  # pydantic's and _coerce's "true"
+
+
+def same_value(got: Any, want: Any) -> bool:
+    """Whether a loaded setting `got` is what the override `want` (env text, or a value
+    inside an override's JSON) asked for: compared by the loaded value's type."""
+    if isinstance(got, bool):
+        return got == (want.strip().lower() in TRUE_WORDS if isinstance(want, str) else want)
+    if isinstance(got, int | float):
+        number = float(want.strip()) if isinstance(want, str) else float(want)
+        return (math.isnan(got) and math.isnan(number)) or float(got) == number
+    if isinstance(got, str):
+        return got == want
+    if got is None:
+        return want is None or want == "null"
+    if isinstance(got, list):
+        items = json.loads(want) if isinstance(want, str) else want
+        return len(got) == len(items) and all(map(same_value, got, items))
+    # a table (a model or a dict) given whole as JSON: each key it names
+    table = json.loads(want) if isinstance(want, str) else want
+    return isinstance(table, dict) and all(
+        same_value(setting_at(got, [str(k).lower()]), v) for k, v in table.items())
+
+
+def setting_at(settings: Any, path: list[str]) -> Any:
+    obj = settings
+    for part in path:
+        obj = obj[part] if isinstance(obj, dict) else getattr(obj, part)
+    return obj
+
+
+def assert_overrides_applied(loaded: Settings, env: dict[str, str]) -> None:
+    """Every accepted COGD_<key> override is the loaded value (none silently ignored);
+    keys that overlap (a table and a key inside it) merge, and are not compared."""
+    paths = {key: key.lower().split("__") for key in env}
+    for key, path in paths.items():
+        if path[0] not in Settings.model_fields:
+            # not a setting: the COGD_ prefix is shared (COGD_CONFIG, COGD_TEST_HOOK)
+            assert not hasattr(loaded, path[0]), key
+            continue
+        if any(other != key and (o[:len(path)] == path or path[:len(o)] == o)
+               for other, o in paths.items()):
+            continue
+        got = setting_at(loaded, path)
+        if env[key].strip() == "null" and isinstance(got, dict | BaseModel):
+            # JSON null for a whole table is read as no override: the table keeps what it
+            # was without one
+            got_default = setting_at(load_settings(data_dir=loaded.data_dir), path)
+            assert got == got_default, (key, got)
+            continue
+        assert same_value(got, env[key]), (key, env[key], got)
+
+
+def fuzz_env_overrides(tmp_path: Path, keys: list[str], max_size: int,
+                       check: Callable[[Settings, dict[str, str]], None],
                        reliability: Reliability, target: str) -> Tally:
     """Set 1..max_size of `keys` (COGD_<key>) to fuzzed text: load_settings accepts
-    (then `check` gets the settings) or refuses with an error naming a key."""
+    (then `check` gets the settings and the overrides) or refuses with an error naming a
+    key."""
     tally = Tally()
 
     @FUZZ
@@ -508,7 +564,7 @@ def fuzz_env_overrides(tmp_path: Path, keys: list[str], max_size: int, check: An
                 assert named_in(clear(exc), list(env)), (env, str(exc))
                 tally.rejected += 1
                 return
-        check(loaded)
+        check(loaded, env)
         tally.accepted += 1
 
     tally.run(prop, reliability, target)
@@ -517,11 +573,9 @@ def fuzz_env_overrides(tmp_path: Path, keys: list[str], max_size: int, check: An
 
 @pytest.mark.usefixtures("no_cogd_env")
 def test_fuzz_config_env_overrides(tmp_path: Path, reliability: Reliability) -> None:
-    def check(loaded: Settings) -> None:
-        assert isinstance(loaded, Settings)
-
     target = "config: COGD_* env overrides (load_settings)"
-    tally = fuzz_env_overrides(tmp_path, ENV_KEYS, 4, check, reliability, target)
+    tally = fuzz_env_overrides(tmp_path, ENV_KEYS, 4, assert_overrides_applied, reliability,
+                               target)
     tally.record(reliability, target)
 
 
@@ -688,5 +742,9 @@ def test_fuzz_seed_table_values(tmp_path: Path, reliability: Reliability) -> Non
     assert len(SEED_KEYS) > 100
     domain_configs(load_settings(data_dir=tmp_path))  # the defaults themselves
     target = "config: seed tables via env, then every domain config"
-    tally = fuzz_env_overrides(tmp_path, SEED_KEYS, 3, domain_configs, reliability, target)
+    def check(loaded: Settings, env: dict[str, str]) -> None:
+        domain_configs(loaded)
+        assert_overrides_applied(loaded, env)
+
+    tally = fuzz_env_overrides(tmp_path, SEED_KEYS, 3, check, reliability, target)
     tally.record(reliability, target)

@@ -236,17 +236,25 @@ def test_when_exit_scoring_fails_the_scratch_buffer_keeps_the_content(
         raise RuntimeError("relevance model unavailable")
 
     monkeypatch.setattr(loop.cognition.rollover, "relevance", broken)
-    for line in ("The weather was grey and windy all afternoon today.",
-                 "My neighbour repainted his fence a strange shade of green.",
-                 "The train was twenty minutes late again this morning.",
-                 "I read two chapters of a detective novel before bed."):
+    lines = ("The weather was grey and windy all afternoon today.",
+             "My neighbour repainted his fence a strange shade of green.",
+             "The train was twenty minutes late again this morning.",
+             "I read two chapters of a detective novel before bed.")
+    for line in lines:
         say(loop, conn, sid, line)
     failed = conn.execute(
-        "SELECT g.decision, g.reason, s.status, s.content FROM gate_decisions g "
-        "JOIN scratch_buffer s ON s.id = g.scratch_id WHERE g.gate = 'exit'").fetchall()
+        "SELECT g.decision, g.reason, s.status, s.content, d.content, d.role "
+        "FROM gate_decisions g JOIN scratch_buffer s ON s.id = g.scratch_id "
+        "LEFT JOIN day_table d ON d.entry_id = s.entry_id "
+        "WHERE g.gate = 'exit' ORDER BY s.id").fetchall()
     assert failed, "some turns rolled out"
     assert all(r[0] == "scratch" and "exit gate failed" in r[1] and r[2] == "pending"
                for r in failed)
+    # the content kept is each rolled-out turn's own text, whole; the oldest turn rolls
+    # out first, so the first line said is among them
+    assert all(r[3] == r[4] for r in failed), [(r[3], r[4]) for r in failed]
+    kept = [r[3] for r in failed if r[5] == "user"]
+    assert kept and kept == list(lines[:len(kept)]), kept
     assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
 
 

@@ -131,17 +131,47 @@ def test_app_role_runs_a_turn_and_a_consolidation_pass(settings: Settings, db_ur
         assert scalar(app, "SELECT count(*) FROM consolidation_log") >= 1
 
 
-def test_workers_and_the_night_cycle_act_as_the_app_role(settings: Settings, db_url: str) -> None:
-    """[database] app_role: every worker connection (and the night cycle's) is SET ROLE."""
+def test_workers_and_the_night_cycle_act_as_the_app_role(settings: Settings, db_url: str,
+                                                          tmp_path: Path) -> None:
+    """[database] app_role: every worker connection is SET ROLE; a real `cogd night-cycle`,
+    held after its first stage, is seen in pg_stat_activity logged in as cogd_app (with
+    COGD_APP_DATABASE_URL, as a deployment on its own Postgres sets it), on its main
+    connection and its side pool alike."""
     from agent.workers.base import Worker
-    from night_cycle.runner import app_role
 
     conn = Worker(settings, db_url)._connect()
     with conn:
         assert scalar(conn, "SELECT current_user") == "cogd_app"
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("CREATE TABLE sneaky (id int)")
-    assert app_role(settings) == "cogd_app"
+
+    flag = tmp_path / "paused"
+    env = cogd_env(COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(tmp_path / "data"),
+                   COGD_APP_DATABASE_URL=db_url.replace("postgres:@", "cogd_app@", 1),
+                   COGD_LLM__ROLES__NIGHT_CYCLE="heuristic",
+                   COGD_TEST_HOOK=f"pause:night-1-after:{flag}")
+    night = subprocess.Popen([COGD, "night-cycle", "--json"], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 240
+        while not flag.exists() and night.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert flag.exists(), night.communicate(timeout=60)[1][-3000:]
+        with psycopg.connect(db_url, autocommit=True) as admin:
+            seen = admin.execute(
+                "SELECT application_name, usename FROM pg_stat_activity "
+                "WHERE application_name LIKE 'cogd-night-cycle%%' AND pid <> pg_backend_pid()"
+            ).fetchall()
+        names = {name.split("@")[0] for name, _ in seen}
+        assert "cogd-night-cycle" in names, seen  # the run's own connection, held open
+        assert {user for _, user in seen} == {"cogd_app"}, seen
+        flag.unlink()
+        _out, err = night.communicate(timeout=600)
+        assert night.returncode == 0, err[-3000:]
+    finally:
+        if night.poll() is None:
+            night.kill()
+            night.communicate(timeout=60)  # reaped, its pipes closed
 
 
 def test_a_missing_app_role_is_named_once_and_the_worker_goes_on(

@@ -23,7 +23,10 @@ def test_a_self_test_run_is_stored_with_its_agreement_and_the_cli_reports_it(
     before = conn.execute("SELECT count(*) FROM day_table").fetchone()[0]
     out = tester.run(conn, pick(4, tester.default_n, []))
     assert out["scenarios"] == 4 and len(out["items"]) == 4
-    assert out["agreed"] == sum(i["agreed"] for i in out["items"])
+    # "agreed" is the prediction matching what the model then did, item by item
+    assert [i["agreed"] for i in out["items"]] == [
+        i["predicted"] == i["actual"] for i in out["items"]]
+    assert out["agreed"] == sum(i["predicted"] == i["actual"] for i in out["items"])
     assert out["agreement"] == round(out["agreed"] / 4, 4)
     assert out["detector"].startswith("prediction: identity-similarity-heuristic; run:")
     for item in out["items"]:
@@ -37,6 +40,8 @@ def test_a_self_test_run_is_stored_with_its_agreement_and_the_cli_reports_it(
     items = conn.execute("SELECT scenario, predicted, actual, agreed FROM self_test_items "
                          "WHERE run_id = %s ORDER BY id", (out["run_id"],)).fetchall()
     assert [r[0] for r in items] == [s.id for s in builtin_scenarios()[:4]]
+    assert [r[1:] for r in items] == [
+        (i["predicted"], i["actual"], i["predicted"] == i["actual"]) for i in out["items"]]
 
     env = cogd_env(COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(settings.data_dir),
                    COGD_LLM__ROLES__SYSTEM1="heuristic")
@@ -51,6 +56,9 @@ def test_a_self_test_run_is_stored_with_its_agreement_and_the_cli_reports_it(
                          "items"}
     assert data["scenarios"] == 2 and 0.0 <= data["agreement"] <= 1.0
     assert [i["scenario"] for i in data["items"]] == ["mine", builtin_scenarios()[0].id]
+    assert [i["agreed"] for i in data["items"]] == [
+        i["predicted"] == i["actual"] for i in data["items"]]
+    assert data["agreed"] == sum(i["predicted"] == i["actual"] for i in data["items"])
     assert conn.execute("SELECT count(*) FROM self_test_runs").fetchone()[0] == 2
 
     assert_clean_error(run("self-test", "--scenarios", "0", env=env), "--scenarios",

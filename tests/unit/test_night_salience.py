@@ -33,13 +33,38 @@ def test_config_comes_from_the_seed_table() -> None:
     assert CFG.level_weights == (0.3333, 0.3333, 0.3334)
 
 
-def test_equal_weights_reproduce_the_seeds_example_composite() -> None:
-    # seed 001 §3.4: sentence (0.8, 0.9, 0.7), exchange (0.75, 0.85, 0.72),
-    # theme (0.7, 0.88, 0.65) -> composite 0.78
+def test_equal_weights_reproduce_the_seeds_example_composite(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """seed 001 §3.4: sentence (0.8, 0.9, 0.7), exchange (0.75, 0.85, 0.72), theme (0.7,
+    0.88, 0.65) -> composite 0.78, through score_block itself. Its three measures are set
+    per unit (P: each turn's z through phi; C and ID: looked up by the unit's turns, which
+    are one-hot vectors), so the levels, the pick of the best unit and the composite are
+    score_block's own."""
+    import agent.domain.night_salience as ns
+
+    # turns 0, 1, 2; sentences (0), (1), (2); one exchange (0, 1); the theme (0, 1, 2)
+    c = {(0,): 0.9, (1,): 0.5, (2,): 0.5, (0, 1): 0.85, (0, 1, 2): 0.88}
+    i = {(0,): 0.7, (1,): 0.5, (2,): 0.5, (0, 1): 0.72, (0, 1, 2): 0.65}
+
+    def members(vectors: list[np.ndarray]) -> tuple[int, ...]:
+        return tuple(sorted({int(np.argmax(v)) for v in vectors}))
+
+    monkeypatch.setattr(ns, "phi", lambda z: z)
+    monkeypatch.setattr(ns, "coherence", lambda vectors, _block: c[members(vectors)])
+    monkeypatch.setattr(ns, "relevance", lambda question, _centroids: (
+        i[tuple(int(k) for k in np.flatnonzero(question > 1e-6))], 0))
+    # P per unit: the mean of its turns' z: (0.8), (0.7), (0.6), (0.75), (0.7)
+    turns = [turn("user", u(1, 0, 0), z=0.8), turn("user", u(0, 1, 0), z=0.7),
+             turn("user", u(0, 0, 1), z=0.6)]
+    sal = score_block(turns, [(0, 1)], np.stack([u(1, 1, 1)]), 0.0, novel=False, cfg=CFG)
     levels = [(0.8, 0.9, 0.7), (0.75, 0.85, 0.72), (0.7, 0.88, 0.65)]
-    per_level = [CFG.weight_p * p + CFG.weight_c * c + CFG.weight_id * i for p, c, i in levels]
-    composite = sum(w * x for w, x in zip(CFG.level_weights, per_level, strict=True))
-    assert composite == pytest.approx(0.78, abs=0.01)
+    scored = (sal.sentence, sal.exchange, sal.theme)
+    assert [lv.unit for lv in scored] == [(0, 0), (0, 1), (0, 2)]
+    assert [(lv.P, lv.C, lv.ID) for lv in scored] == [pytest.approx(x) for x in levels]
+    weighted = sum(w * (CFG.weight_p * p + CFG.weight_c * c_ + CFG.weight_id * i_)
+                   for w, (p, c_, i_) in zip(CFG.level_weights, levels, strict=True))
+    assert sal.composite == pytest.approx(weighted, abs=1e-9)
+    assert sal.composite == pytest.approx(0.78, abs=0.01)
 
 
 def test_coherence_is_the_cosine_of_consecutive_turns() -> None:
