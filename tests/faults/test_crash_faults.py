@@ -132,7 +132,48 @@ def test_postgres_crash_during_a_consolidation_merge(
     assert {(status, links) for _, status, links in sources} == {("superseded", 1)}
 
 
-def _night_checks(url: str, cortex_dir: Path, imported: set[str]) -> dict[str, Any]:
+def day_turns(conn: psycopg.Connection[Any]) -> dict[str, tuple[str, str, int | None]]:
+    """entry_id -> (role, content, turn_number) of every turn in the day table."""
+    return {str(r[0]): (r[1], r[2], r[3]) for r in conn.execute(
+        "SELECT entry_id, role, content, turn_number FROM day_table")}
+
+
+def block_holds(prose: dict[str, Any], line: str, number: int) -> bool:
+    """Whether a block's prose holds the turn: its line ("<role>: <content>", as stage 4
+    writes it) whole in a margin or a live zone, or a dead zone covering its number with a
+    summary (a summarised turn's own text is not in the block by design: seed 001 §3.5)."""
+    if "sequence" in prose:  # a metablock: its constituents
+        return any(block_holds(p, line, number) for p in prose["sequence"])
+    verbatim = [prose.get("anterior_margin") or "", prose.get("posterior_margin") or ""]
+    verbatim += [str(z["content"]) for z in prose.get("live_zones", [])]
+    if any(f"\n{line}\n" in f"\n{text}\n" for text in verbatim):
+        return True
+    return any(int(z["start"]) <= number <= int(z["end"]) and str(z["summary"]).strip()
+               for z in prose.get("dead_zone_summaries", []))
+
+
+def turns_lost(conn: psycopg.Connection[Any],
+               imported: dict[str, tuple[str, str, int | None]]) -> list[str]:
+    """The imported turns neither in the day table nor held by a block that lists them."""
+    still = {str(r[0]) for r in conn.execute("SELECT entry_id FROM day_table")}
+    listed: dict[str, list[tuple[dict[str, Any], int]]] = {}
+    for prose, entry_ids in conn.execute(
+            "SELECT prose, flux_metrics->'entry_ids' FROM holographic_blocks"):
+        for i, entry in enumerate(entry_ids or []):
+            listed.setdefault(str(entry), []).append((prose, i))
+    lost = []
+    for entry, (role, content, number) in imported.items():
+        if entry in still:
+            continue
+        line = f"{role}: {content}"
+        if not any(block_holds(prose, line, number if number is not None else i)
+                   for prose, i in listed.get(entry, [])):
+            lost.append(entry)
+    return sorted(lost)
+
+
+def _night_checks(url: str, cortex_dir: Path,
+                  imported: dict[str, tuple[str, str, int | None]]) -> dict[str, Any]:
     from agent.cortex.lance import BLOCKS, LanceCortex
 
     with psycopg.connect(url, autocommit=True) as conn:
@@ -140,20 +181,65 @@ def _night_checks(url: str, cortex_dir: Path, imported: set[str]) -> dict[str, A
             "SELECT count(*) FROM (SELECT e FROM holographic_blocks, "
             "jsonb_array_elements_text(flux_metrics->'entry_ids') e "
             "GROUP BY e HAVING count(*) > 1) d").fetchone()
-        covered = {r[0] for r in conn.execute(
-            "SELECT DISTINCT jsonb_array_elements_text(flux_metrics->'entry_ids') "
-            "FROM holographic_blocks")}
-        still = {str(r[0]) for r in conn.execute("SELECT entry_id FROM day_table")}
+        lost = turns_lost(conn, imported)
         migrated = {str(r[0]) for r in conn.execute(
             "SELECT block_id FROM holographic_blocks WHERE migrated_at IS NOT NULL")}
         blocks = conn.execute("SELECT count(*) FROM holographic_blocks").fetchone()
     cortex = LanceCortex(str(cortex_dir), 384, 384)
     ids = [str(r["block_id"]) for r in cortex.rows(BLOCKS, columns=["block_id"])]
     return {"blocks": blocks[0] if blocks else 0, "turns_in_two_blocks": twice[0] if twice else -1,
-            "turns_lost": len(imported - covered - still), "cortex_blocks": len(ids),
+            "turns_lost": len(lost), "cortex_blocks": len(ids),
             "cortex_duplicates": len(ids) - len(set(ids)),
             "in_cortex_not_migrated": len(set(ids) - migrated),
             "migrated_not_in_cortex": len(migrated - set(ids))}
+
+
+def test_the_night_loss_check_sees_a_turn_dropped_from_its_block(
+        db_url: str, tmp_path: Path) -> None:
+    """The check above fails when a turn the night deleted from the day table is listed by
+    its block but its text is gone from the block's prose (a check that cannot fail
+    proves nothing): one real night, then one line cut from a block behind its back."""
+    from night_cycle.runner import NightCycle
+    from tests.integration.test_night_cycle import (
+        NOW,
+        corpus_jsonl,
+        import_jsonl,
+        night_settings,
+    )
+
+    settings = night_settings(db_url, tmp_path / "data")
+    import_jsonl(db_url, settings, corpus_jsonl(160, 5, NOW, seed=3))
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        imported = day_turns(conn)
+    assert len(imported) == 160
+    assert NightCycle(settings, db_url).run()["status"] == "done"
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        assert turns_lost(conn, imported) == []
+        still = {str(r[0]) for r in conn.execute("SELECT entry_id FROM day_table")}
+        # a turn stage 9 deleted, held verbatim by its block (a live zone or a margin)
+        victim = block_id = None
+        for bid, prose, entry_ids in conn.execute(
+                "SELECT block_id, prose, flux_metrics->'entry_ids' FROM holographic_blocks "
+                "WHERE prose ? 'live_zones' ORDER BY created_at, block_id"):
+            texts = [z["content"] for z in prose["live_zones"]] + [prose["anterior_margin"]]
+            for entry in entry_ids:
+                role, content, _ = imported[entry]
+                if entry not in still and any(f"{role}: {content}" in t for t in texts):
+                    victim, block_id = entry, bid
+                    break
+            if victim:
+                break
+        assert victim is not None, "no deleted turn is held verbatim: nothing to cut"
+        role, content, _ = imported[victim]
+        prose = conn.execute("SELECT prose FROM holographic_blocks WHERE block_id = %s",
+                             (block_id,)).fetchone()[0]
+        cut = json.loads(json.dumps(prose).replace(
+            json.dumps(f"{role}: {content}")[1:-1], json.dumps("[cut]")[1:-1]))
+        assert cut != prose
+        conn.execute("SET session_replication_role = replica")  # past the block's triggers
+        conn.execute("UPDATE holographic_blocks SET prose = %s WHERE block_id = %s",
+                     (json.dumps(cut), block_id))
+        assert turns_lost(conn, imported) == [victim]
 
 
 @pytest.mark.parametrize("how", list(CRASHES))
@@ -171,7 +257,7 @@ def test_postgres_crash_during_night_cycle_storage_and_migration(
                                   capture_output=True, text=True, timeout=600)
     assert imported_run.returncode == 0, imported_run.stderr
     with psycopg.connect(url, autocommit=True) as conn:
-        imported = {str(r[0]) for r in conn.execute("SELECT entry_id FROM day_table")}
+        imported = day_turns(conn)
     assert len(imported) == 160
     flag = tmp_path / "paused"
     proc = paused_at(f"night-{stage}-mid", flag, [COGD, "night-cycle", "--json"], env)
