@@ -68,12 +68,7 @@ def run(n_memories: int, n_queries: int, cache: Path | None, seed: int = 7) -> d
             data["load"] = loop.load_memories(conn, loader, texts, 0, cache_file, [],
                                               n_memories, owners)
             token = create(conn, uid, "bench", "bench.api", "bench")["token"]
-        port = _free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("COGD_")}
-        env.update(COGD_DATABASE_URL=url, COGD_DATA_DIR=str(settings.data_dir))
-        cogd = str(Path(sys.executable).with_name("cogd"))
-        server = subprocess.Popen([cogd, "serve", "--port", str(port)], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        server, port = start_serve(settings, url)
         base = f"http://127.0.0.1:{port}"
         recaller = build_recaller(settings)
         api = MemoryAPI(settings, url, "bench", channel="bench", app="cogd-bench-api")
@@ -106,6 +101,17 @@ def run(n_memories: int, n_queries: int, cache: Path | None, seed: int = 7) -> d
         data["latency_ms"]["http"]["p50"] - data["latency_ms"]["memory_api"]["p50"], 2)
     data["wall_s"] = round(time.perf_counter() - started, 1)
     return data
+
+
+def start_serve(settings: Any, url: str) -> tuple[subprocess.Popen[bytes], int]:
+    """`cogd serve` as its own process on a free port of 127.0.0.1, over `url` (its
+    stderr piped, for _wait's error)."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGD_")}
+    env.update(COGD_DATABASE_URL=url, COGD_DATA_DIR=str(settings.data_dir))
+    cogd = str(Path(sys.executable).with_name("cogd"))
+    return subprocess.Popen([cogd, "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE), port
 
 
 def _wait(server: subprocess.Popen[bytes], base: str, timeout_s: float = 180) -> None:

@@ -1,5 +1,15 @@
-"""The morning brief: what the night produced, as markdown, one directory per run
-(DATA_DIR/night_cycle/<date>_run<id>/brief.md), written once and never overwritten."""
+"""The morning briefs: what the night produced, as markdown, written once and never
+overwritten.
+
+- The operator's brief: DATA_DIR/night_cycle/<date>_run<id>/brief.md, installation-wide
+  (every user's strongest blocks, the cortex's themes, the preoccupations, the stages'
+  figures). The CLI prints its path (`cogd night-cycle`); no API returns it.
+- Each user's brief (night_briefs, revision 0021): made from that user's own blocks and
+  overnight thoughts only, for every user the run wrote something of. MCP
+  `cogd://brief/latest` (MemoryAPI.brief) gives a caller their own newest one. The
+  installation-level sections (cortex themes, preoccupations) are left out of it: they
+  are made across users, so they could quote another user's words.
+"""
 
 from __future__ import annotations
 
@@ -76,8 +86,50 @@ def render(ctx: RunContext, result: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def render_for_user(ctx: RunContext, result: dict[str, Any], user_id: Any,
+                    handle: str) -> str:
+    """A user's own brief of the run: their blocks and overnight thoughts, nothing of
+    anyone else's (no cortex themes, no preoccupations: those are made across users)."""
+    conn, run = ctx.conn, result["run_id"]
+    who = {"run": run, "user": user_id}
+    blocks, turns = conn.execute(query("night_brief_user_counts"), who).fetchone() or (0, 0)
+    out = [f"# Morning brief for {handle}: night cycle run {run}", "",
+           f"Your conversations before {result['cutoff']} were processed"
+           + (" (resumed after an interruption)" if result["resumed"] else "")
+           + f": {turns} turns in {blocks} blocks."]
+    rows = conn.execute(query("night_brief_top_blocks_of_user"), who).fetchall()
+    if rows:
+        out += ["", "## Your strongest blocks (TIES weight)", ""]
+        for bid, ties, gain, when, prose, kind, signal in rows:
+            out.append(f"- `{bid}` {kind} block, {when:%Y-%m-%d %H:%M}, weight {ties:.2f}, "
+                       f"coherence gain {gain:.2f} ({signal}): {_excerpt(prose)}")
+    thoughts = conn.execute(query("night_brief_thoughts_of_user"), {
+        "theme": f"night-cycle run {run}", "user": user_id}).fetchall()
+    if thoughts:  # stage 10; offline: low confidence, said in each
+        out += ["", "## Overnight thinking", ""]
+        for kind, content, conf, tid in thoughts:
+            shown = " ".join(str(content).split())[:400]
+            out.append(f"- {kind.replace('_', ' ')}, confidence {(conf or 0.0):.2f} "
+                       f"(`thought:{tid}`): {shown}")
+    return "\n".join(out) + "\n"
+
+
+def write_for_users(ctx: RunContext, result: dict[str, Any]) -> int:
+    """Each user's brief of the run (night_briefs; call in the transaction that finishes
+    the run); a brief already written for the run and user is kept. How many users."""
+    run = result["run_id"]
+    users = ctx.conn.execute(query("night_brief_users"), {
+        "run": run, "theme": f"night-cycle run {run}"}).fetchall()
+    for user_id, handle in users:
+        ctx.conn.execute(query("night_brief_insert"), {
+            "run": run, "user": user_id,
+            "content": render_for_user(ctx, result, user_id, handle)})
+    return len(users)
+
+
 def write(ctx: RunContext, rundir: RunDir, result: dict[str, Any]) -> str:
-    """Write brief.md and summary.json once; an existing brief is kept as it is."""
+    """Write the operator's brief.md and summary.json once; an existing brief is kept as
+    it is."""
     path = rundir.write_once("brief.md", render(ctx, result))
     rundir.write_once("summary.json", json.dumps(result, indent=2, default=str))
     return str(path or rundir.path / "brief.md")

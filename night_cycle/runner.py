@@ -1,6 +1,6 @@
 """The night-cycle run: one at a time (advisory lock), ten checkpointed stages (seed 001
-§8.2's nine, then seed 000 §9.5-9.6's overnight thinking), a morning brief, one NOTIFY at
-the end.
+§8.2's nine, then seed 000 §9.5-9.6's overnight thinking), the morning briefs (the
+operator's on disk, each user's own in night_briefs), one NOTIFY at the end.
 
 A run owns the day_table rows created before its start (its cutoff); its "now" is that
 start time too, so a resumed run judges ages exactly as the uninterrupted one would have.
@@ -199,8 +199,9 @@ class NightCycle:
         result = {"run_id": run.run_id, "status": "done", "resumed": resumed,
                   "only_stage": only_stage, "cutoff": cutoff.isoformat(),
                   "stages": {k: run.stages[k] for k in sorted(run.stages, key=int)}}
-        result["brief"] = brief.write(ctx, rundir, result)
+        result["brief"] = brief.write(ctx, rundir, result)  # the operator's, on disk
         with conn.transaction():
+            result["user_briefs"] = brief.write_for_users(ctx, result)
             runs.finish(conn, run, result)
             notify(conn, Channel.NIGHT_CYCLE, Kind.RUN_DONE, run.run_id)  # once per run
         rundir.drop_work()

@@ -31,6 +31,7 @@ INSTRUCTIONS = (
 )
 USER_ARG = ("Whose memories (a user handle); default: the user the server was started for "
             "(cogd mcp --user)")
+OPERATOR_SCOPE = "cogd:operator"  # an operator token's scope (status's global figures)
 # the tools' argument types live here, at module level: the SDK reads the (string)
 # annotations against this module's globals to build each tool's JSON schema
 User = Annotated[str | None, Field(description=USER_ARG)]
@@ -64,6 +65,13 @@ def build_server(api: Any, base_url: str | None = None) -> Any:
         if user is not None and user != token.client_id:
             raise InputError(f"this token is bound to user {token.client_id!r}")
         return token.client_id
+
+    def operator() -> bool:
+        """Installation-wide figures: over stdio, the operator runs this server (with the
+        database's credentials); over HTTP, only an operator token
+        (`cogd token create --operator`)."""
+        token = get_access_token()
+        return base_url is None if token is None else OPERATOR_SCOPE in token.scopes
 
     def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -117,9 +125,11 @@ def build_server(api: Any, base_url: str | None = None) -> Any:
 
     @server.tool()
     def status(user: User = None) -> dict[str, Any]:
-        """The daemon's processes (alive or stale), table sizes, and how many turns,
-        memories and open intentions the user has."""
-        return call(api.status, user=user)  # type: ignore[no-any-return]
+        """How many turns, memories and open intentions the user has; for the operator
+        (stdio, or an operator token over HTTP) also the daemon's processes (alive or
+        stale) and the installation's table sizes."""
+        return call(api.status, user=user,  # type: ignore[no-any-return]
+                    operator=operator())
 
     @server.tool()
     def goals(user: User = None) -> dict[str, Any]:
@@ -139,9 +149,10 @@ def build_server(api: Any, base_url: str | None = None) -> Any:
         return str(call(api.identity, user=None)["hash"])
 
     @server.resource("cogd://brief/latest", mime_type="text/markdown",
-                     description="The latest morning brief of the night cycle (markdown).")
+                     description="The user's own latest morning brief of the night cycle "
+                                 "(markdown): their blocks and overnight thoughts only.")
     def brief_resource() -> str:
-        got = call(api.brief)
+        got = call(api.brief, user=None)
         return str(got["text"] or got["note"])
 
     @server.resource("cogd://intentions", mime_type="application/json",
@@ -169,7 +180,8 @@ class TokenCheck:
         caller = await anyio.to_thread.run_sync(self.api.authenticate, token)
         if caller is None:
             return None
-        return AccessToken(token=token, client_id=caller.handle, scopes=[],
+        return AccessToken(token=token, client_id=caller.handle,
+                           scopes=[OPERATOR_SCOPE] if caller.operator else [],
                            subject=str(caller.user_id))
 
 

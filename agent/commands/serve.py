@@ -38,12 +38,73 @@ CHAT_TIMEOUT_S = 600.0
 STOPPING = threading.Event()
 POLL_S = 0.1
 MAX_BODY_BYTES = 64 * 1024 * 1024  # an import larger than this: split it
+MAX_SESSION_NAME = 200  # X-Cogd-Session: a name, not a document (sessions.MAX_SESSION_KEY)
 
 
 class ApiError(Exception):
     def __init__(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
         super().__init__(message)
         self.status, self.message, self.kind = status, message, kind
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over `limit` bytes is refused with a 413 (and
+    `Connection: close`) whatever its transfer encoding. A declared Content-Length over
+    the limit is refused before anything is read; otherwise the bytes are counted as the
+    app reads them (chunked bodies have no length), and the read that passes the limit
+    sends the 413 and raises in the app, so no more than `limit` bytes (plus the one
+    message in hand, at most uvicorn's 64 KiB read-ahead) are ever buffered or parsed."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        from fastapi import HTTPException
+
+        self.app, self.limit, self.refusal = app, limit, HTTPException
+        self.message = f"the body is over {limit} bytes: split it"
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = [v for k, v in scope["headers"] if k.lower() == b"content-length"]
+        if any(not v.isdigit() or int(v) > self.limit for v in declared):
+            await self._refuse(send)
+            return
+        seen = 0
+        started = refused = False
+
+        async def counted() -> Any:
+            nonlocal seen, refused
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    if not started and not refused:
+                        refused = True
+                        await self._refuse(send)
+                    raise self.refusal(413, self.message)
+            return message
+
+        async def tracked(message: Any) -> None:
+            nonlocal started
+            if refused:  # the 413 is out: what the app answers after it is dropped
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except Exception:
+            if not refused:  # the app's own failure; after a 413, the aborted read's
+                raise
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"error": {"message": self.message,
+                                     "type": "invalid_request_error"}}).encode()
+        await send({"type": "http.response.start", "status": 413, "headers": [
+            (b"content-type", b"application/json"), (b"connection", b"close"),
+            (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
 
 def build_app(settings: Any, url: str, api: Any) -> Any:
@@ -80,12 +141,9 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
 
     @app.middleware("http")
     async def gate(request: Request, call_next: Any) -> Any:
-        """Before a /v1 body is read: a body over the limit is refused (413), and so is a
-        request without a live token (401); the route then finds the caller again."""
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-            return error(413, f"the body is over {MAX_BODY_BYTES} bytes: split it",
-                         "invalid_request_error")
+        """Before a /v1 body is read: a request without a live token is refused (401);
+        the route then finds the caller again. (A body over the limit: BodyLimit, the
+        outer middleware.)"""
         if request.url.path.startswith("/v1/"):
             try:
                 request.state.caller = await asyncio.to_thread(
@@ -93,6 +151,8 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
             except ApiError as exc:
                 return error(exc.status, exc.message, exc.kind)
         return await call_next(request)
+
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)  # added last: the outermost
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -165,8 +225,10 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
 
     @app.get("/v1/status", tags=["memory"])
     def status(who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
-        """Worker processes, table sizes, and how much memory the caller has."""
-        return api.status(user=who.handle)  # type: ignore[no-any-return]
+        """How much memory the caller has; with an operator token (`cogd token create
+        --operator`) also the worker processes and the installation's table sizes."""
+        return api.status(user=who.handle,  # type: ignore[no-any-return]
+                          operator=who.operator)
 
     @app.post("/v1/recall", tags=["memory"])
     def recall(body: RecallBody, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
@@ -217,10 +279,7 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
     async def import_(request: Request, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
         """JSONL in `cogd import`'s format; every line becomes the caller's (a line naming
         another `user` is a bad line). Idempotent on external_id."""
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            raise ApiError(413, f"the body is over {MAX_BODY_BYTES} bytes: split the file",
-                           "invalid_request_error")
+        body = await request.body()  # at most MAX_BODY_BYTES: BodyLimit counts it
         return await asyncio.to_thread(_import, settings, url, who.handle, body)
 
     @app.get("/v1/export", tags=["memory"])
@@ -236,7 +295,9 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
         text = _last_user_text(body.messages)
         # session keys are one namespace across users: the caller's are prefixed with
         # their user id, so no one can take a key another user will use
-        session_key = f"api:{who.user_id}:" + (x_cogd_session or f"token:{who.token_id}")
+        session_key = f"api:{who.user_id}:" + (
+            f"token:{who.token_id}" if x_cogd_session is None
+            else _session_name(x_cogd_session))
         async with loop_lock:  # a loop process may have stopped, or our thread died
             pair = local_loop.get("worker")
             if pair is None or not pair[1].is_alive():
@@ -309,6 +370,21 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
     return app
 
 
+
+
+def _session_name(value: str) -> str:
+    """An X-Cogd-Session name, checked (400 when it is not one): 1 to MAX_SESSION_NAME
+    printable characters, no control characters or surrounding blanks."""
+    if not value.strip():
+        raise ApiError(400, "X-Cogd-Session is empty: name the session, or leave the header "
+                            "out (one session per token)")
+    if len(value) > MAX_SESSION_NAME:
+        raise ApiError(400, f"X-Cogd-Session is {len(value)} characters; at most "
+                            f"{MAX_SESSION_NAME}")
+    if not value.isprintable() or value != value.strip():
+        raise ApiError(400, "X-Cogd-Session has control characters or surrounding blanks: "
+                            "use printable characters only")
+    return value
 
 
 def _last_user_text(messages: list[Any]) -> str:
@@ -465,8 +541,12 @@ def token() -> None:
 @click.option("--create-user", is_flag=True,
               help="Create the user if there is none by that handle (else: an error, so a "
               "mistyped handle does not get a token of its own).")
+@click.option("--operator", is_flag=True,
+              help="An operator token: it also sees the installation-wide figures of "
+              "/v1/status and MCP status (worker processes, every user's row counts).")
 @json_option
-def token_create(handle: str, name: str, create_user: bool, as_json: bool) -> int:
+def token_create(handle: str, name: str, create_user: bool, operator: bool,
+                 as_json: bool) -> int:
     """Make a token and print it once (it cannot be shown again)."""
     from agent.commands.memory import _ready_url
     from agent.db.connect import connect
@@ -476,13 +556,13 @@ def token_create(handle: str, name: str, create_user: bool, as_json: bool) -> in
     url = _ready_url(settings_from())
     with connect(url, app="cogd-token", autocommit=True) as conn:
         uid = ensure_user(conn, handle) if create_user else user_by_handle(conn, handle.strip())
-        made = create(conn, uid, handle.strip(), name, getpass.getuser())
+        made = create(conn, uid, handle.strip(), name, getpass.getuser(), operator)
     if as_json:
         click.echo(json.dumps(made))
     else:
         click.echo(made["token"])
-        click.echo(f"token {made['token_id']} for {made['user']}: keep it now, it is not "
-                   "shown again", err=True)
+        click.echo(f"{'operator token' if operator else 'token'} {made['token_id']} for "
+                   f"{made['user']}: keep it now, it is not shown again", err=True)
     return 0
 
 
@@ -507,7 +587,7 @@ def token_list(handle: str | None, as_json: bool) -> int:
         state = f"revoked {r['revoked_at'][:19]}" if r["revoked_at"] else (
             f"last used {r['last_used_at'][:19]}" if r["last_used_at"] else "never used")
         click.echo(f"{r['token_id']}  {r['prefix']}...  {r['user']}  {r['name'] or '-'}  "
-                   f"{state}")
+                   f"{state}" + ("  operator" if r["operator"] else ""))
     return 0
 
 

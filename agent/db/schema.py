@@ -413,6 +413,19 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         ),
     )
 
+    # revision 0021: each user's morning brief of a run (the run's brief.md on disk is
+    # the operator's, read by the CLI only); written once per run and user
+    Table(
+        "night_briefs",
+        md,
+        Column("run_id", BigInteger, ForeignKey("night_cycle_runs.run_id"), nullable=False),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id"), nullable=False),
+        Column("content", Text, nullable=False),
+        _ts(),
+        PrimaryKeyConstraint("run_id", "user_id", name="pk_night_briefs"),
+        Index("ix_night_briefs_user", "user_id", "run_id"),
+    )
+
     Table(
         "preoccupation_centroids",
         md,
@@ -815,6 +828,8 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         _ts(),
         _ts("last_used_at", nullable=True),
         _ts("revoked_at", nullable=True),
+        # revision 0021: an operator token also sees installation-wide figures (status)
+        Column("operator", Boolean, nullable=False, server_default=text("false")),
         CheckConstraint("token_hash ~ '^[0-9a-f]{64}$'", name="ck_api_tokens_hash"),
         Index("uq_api_tokens_hash", "token_hash", unique=True),
         Index("ix_api_tokens_user", "user_id"),

@@ -10,8 +10,9 @@ prompt at a session start, and what reaches it on every turn (corrections, inten
   than session_quiet_minutes. Its prompt gets the handoff block, within
   [context] handoff_max_tokens: the gap and its mode (seed 000 §5.3), the last session's
   note, the open intentions (overdue ones flagged), the corrections that apply, and the
-  latest morning brief's blocks of this user (when that brief is newer than the user's
-  last turn), and the user's overnight thoughts written since that turn (night cycle
+  user's own morning brief: their blocks of the latest night cycle run that formed any
+  (when that run is newer than the user's last turn; the metadata names the run, never
+  a file), and the user's overnight thoughts written since that turn (night cycle
   stage 10; marked injected once shown).
 - Every turn: the intentions check (agent/services/intentions.py), corrections that
   match the compound query (agent/services/corrections.py), intentions on the topic.
@@ -241,11 +242,13 @@ class Continuity:
         for m in sorted(found.values(), key=lambda m: -m.similarity)[: self.corrections.max]:
             items.append(rules.HandoffItem("correction", f"memory:{m.memory_id}", m.line,
                                            (f"memory:{m.memory_id}",)))
-        brief_path = None
+        brief_run = None  # the run's id: never the operator's brief.md or its path
         brief = conn.execute(query("handoff_latest_brief"), {
+            "user": user_id,
             "after": start.previous_at or datetime.min.replace(tzinfo=UTC)}).fetchone()
         if brief is not None:
-            run_id, _finished, brief_path = brief
+            run_id, _finished = brief
+            brief_run = run_id
             for bid, _w, prose, entry_ids in conn.execute(query("handoff_brief_blocks"), {
                     "run": run_id, "user": user_id, "k": self.brief_blocks}):
                 excerpt = rules.block_excerpt(prose or {})
@@ -267,7 +270,7 @@ class Continuity:
         text, kept = rules.render_handoff(mode, gap, items, self.max_tokens, self.count_tokens)
         meta = {"mode": mode or "first_session",
                 "gap_minutes": None if gap is None else round(gap, 1),
-                "items": [i.as_dict() for i in kept], "brief": brief_path,
+                "items": [i.as_dict() for i in kept], "brief": brief_run,
                 "cut": len(items) - len(kept)}
         return text, meta
 

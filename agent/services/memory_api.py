@@ -19,7 +19,6 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -153,23 +152,29 @@ class MemoryAPI:
                     n["turn"] = None
         return {"user": handle, "memory_id": str(mid), "chain": _plain(nodes)}
 
-    def status(self, user: str | None = None) -> dict[str, Any]:
-        """The daemon's processes, table sizes, and how much the user has."""
+    def status(self, user: str | None = None, operator: bool = False) -> dict[str, Any]:
+        """How much the user has; with `operator` (an operator token, or the local
+        operator: stdio MCP) also the daemon's processes and the installation's table
+        sizes, which are no single user's to see."""
         with self._db():
             handle, uid = self._user(user)
-            procs = self.conn.execute(query("introspect_processes")).fetchall()
-            counts = catalog.row_counts(self.conn, ("day_table", "memories",
-                                                    "holographic_blocks", "scratch_buffer"))
             mine = self.conn.execute(query("introspect_counts_for_user"),
                                      {"user_id": uid}).fetchone()
+            if operator:
+                procs = self.conn.execute(query("introspect_processes")).fetchall()
+                counts = catalog.row_counts(self.conn, ("day_table", "memories",
+                                                        "holographic_blocks",
+                                                        "scratch_buffer"))
         assert mine is not None
-        return {
-            "processes": [{"name": n, "pid": p, "state": s, "alive": bool(a)}
-                          for n, p, s, a in procs],
-            "tables": counts,
+        out: dict[str, Any] = {
             "user": {"handle": handle, "turns": mine[0], "active_memories": mine[1],
                      "other_memories": mine[2], "open_intentions": mine[3]},
         }
+        if operator:
+            out["processes"] = [{"name": n, "pid": p, "state": s, "alive": bool(a)}
+                                for n, p, s, a in procs]
+            out["tables"] = counts
+        return out
 
     def memories(self, user: str | None = None, status: str | None = None, limit: int = 50,
                  offset: int = 0) -> dict[str, Any]:
@@ -231,6 +236,7 @@ class MemoryAPI:
         """Layer 1: the active goals the user's prompt carries and their weights (the
         installation-wide ones and the user's own; never another user's)."""
         with self._db():
+            _, uid = self._user(user)
             goals = load_goals(self.conn, uid)
         return {"goals": [{"name": g.name, "weight": round(g.weight, 4),
                            "description": g.description} for g in goals]}
@@ -241,13 +247,12 @@ class MemoryAPI:
         cfg = IdentityConfig.from_tables(self.settings.identity, self.settings.context,
                                          self.settings.goals)
         with self._db():
-            traits = load_traits(self.conn)
             _, uid = self._user(user)
+            traits = load_traits(self.conn)
             goals = load_goals(self.conn, uid)
         return {"hash": identity_hash(traits, goals, cfg) if traits else "",
                 "traits": [{"name": t.name, "weight": round(t.weight, 4),
                             "description": t.description, "boundary": t.is_boundary}
-            _, uid = self._user(user)
                            for t in traits]}
 
     def intentions(self, user: str | None = None, limit: int = 50) -> dict[str, Any]:
@@ -260,18 +265,20 @@ class MemoryAPI:
             {"id": str(r[0]), "kind": r[1], "content": r[2], "due_at": _iso(r[3]),
              "urgency": r[4], "carried": r[5], "created_at": _iso(r[6])} for r in rows]}
 
-    def brief(self) -> dict[str, Any]:
-        """The latest morning brief (markdown), or why there is none."""
+    def brief(self, user: str | None = None) -> dict[str, Any]:
+        """The user's own newest morning brief (markdown, night_briefs), or why there is
+        none; never another user's, never the operator's brief.md or a path on disk."""
         with self._db():
-            row = self.conn.execute(query("introspect_latest_brief")).fetchone()
+            handle, uid = self._user(user)
+            row = self.conn.execute(query("introspect_latest_brief"),
+                                    {"user_id": uid}).fetchone()
         if row is None:
-            return {"run_id": None, "text": "", "note": "no night cycle has finished yet "
-                    "(`cogd night-cycle` runs one; cron: 0 3 * * *)"}
-        path = Path(row[2])
-        if not path.is_file():
-            return {"run_id": row[0], "text": "", "note": f"the brief file {path} is gone"}
-        return {"run_id": row[0], "finished_at": _iso(row[1]), "path": str(path),
-                "text": path.read_text(encoding="utf-8", errors="replace")}
+            return {"user": handle, "run_id": None, "text": "",
+                    "note": f"no morning brief for {handle} yet: a night cycle "
+                            "(`cogd night-cycle`; cron: 0 3 * * *) writes one for each user "
+                            "it processed conversations of"}
+        return {"user": handle, "run_id": row[0], "finished_at": _iso(row[1]),
+                "text": row[2]}
 
 
 def _text(value: str, name: str) -> str:

@@ -11,6 +11,9 @@ from agent.db.queries import query
 from agent.errors import InputError
 
 USER_TIERS = ("normal", "meso", "elder")
+# an external session key is a name, not a document: at most this many characters (its
+# unique index holds 2,704 bytes a row; 500 characters of 4-byte UTF-8 fit), no NUL
+MAX_SESSION_KEY = 500
 
 
 def ensure_user(conn: psycopg.Connection[Any], handle: str, tier: str | None = None) -> Any:
@@ -42,6 +45,7 @@ def ensure_session(
     neither found nor in the way. A session uuid that belongs to another user is refused
     (InputError), never shared: its turns would be recalled for that user."""
     if session:
+        check_session_key(session)
         try:
             sid = uuid.UUID(session)
         except ValueError:
@@ -61,6 +65,17 @@ def ensure_session(
     row = conn.execute(query("sessions_session_insert"), (user_id, channel)).fetchone()
     assert row is not None
     return row[0]
+
+
+def check_session_key(session: str) -> str:
+    """A session key Postgres can index (InputError otherwise: a 400 over HTTP, a bad
+    line in an import, never a database error)."""
+    if len(session) > MAX_SESSION_KEY:
+        raise InputError(f"the session key is {len(session)} characters; at most "
+                         f"{MAX_SESSION_KEY}")
+    if "\x00" in session or any(0xD800 <= ord(c) <= 0xDFFF for c in session):
+        raise InputError("the session key has a NUL or an unpaired surrogate: use text")
+    return session
 
 
 def _own(row: Any, session: str, user_id: Any) -> Any:

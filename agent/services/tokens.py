@@ -3,7 +3,9 @@
 A token is `cogd_` + 43 URL-safe characters (256 random bits). Only its SHA-256 is
 stored (api_tokens, revision 0013), with its first 12 characters to list and revoke it
 by; the token itself is printed once, by `cogd token create`. Creating and revoking are
-audit-logged (without the token).
+audit-logged (without the token). An operator token (`cogd token create --operator`,
+revision 0021) works on its user's memories like any other, and also sees the
+installation-wide figures of `/v1/status` and MCP `status` (processes, global counts).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class Caller:
     token_id: Any
     user_id: Any
     handle: str
+    operator: bool = False
 
 
 def digest(token: str) -> str:
@@ -35,16 +38,18 @@ def digest(token: str) -> str:
 
 
 def create(conn: psycopg.Connection[Any], user_id: Any, handle: str, name: str,
-           actor: str) -> dict[str, Any]:
+           actor: str, operator: bool = False) -> dict[str, Any]:
     token = PREFIX + secrets.token_urlsafe(32)
     with conn.transaction():
-        row = conn.execute(query("tokens_insert"),
-                           (user_id, name, token[:SHOWN], digest(token))).fetchone()
+        row = conn.execute(query("tokens_insert"), (user_id, name, token[:SHOWN],
+                                                    digest(token), operator)).fetchone()
         assert row is not None
         audit.append(conn, actor, "token_create", f"api_tokens:{row[0]}",
-                     {"user": handle, "name": name, "prefix": token[:SHOWN]})
+                     {"user": handle, "name": name, "prefix": token[:SHOWN],
+                      "operator": operator})
     return {"token_id": str(row[0]), "user": handle, "name": name, "token": token,
-            "prefix": token[:SHOWN], "created_at": row[1].isoformat()}
+            "prefix": token[:SHOWN], "operator": operator,
+            "created_at": row[1].isoformat()}
 
 
 def authenticate(conn: psycopg.Connection[Any], token: str) -> Caller | None:
@@ -52,14 +57,15 @@ def authenticate(conn: psycopg.Connection[Any], token: str) -> Caller | None:
     if not token.startswith(PREFIX) or len(token) > 200:
         return None
     row = conn.execute(query("tokens_authenticate"), (digest(token),)).fetchone()
-    return None if row is None else Caller(row[0], row[1], row[2])
+    return None if row is None else Caller(row[0], row[1], row[2], bool(row[3]))
 
 
 def listing(conn: psycopg.Connection[Any], handle: str | None) -> list[dict[str, Any]]:
     return [{"token_id": str(r[0]), "user": r[1], "name": r[2], "prefix": r[3],
              "created_at": r[4].isoformat(),
              "last_used_at": None if r[5] is None else r[5].isoformat(),
-             "revoked_at": None if r[6] is None else r[6].isoformat()}
+             "revoked_at": None if r[6] is None else r[6].isoformat(),
+             "operator": bool(r[7])}
             for r in conn.execute(query("tokens_list"), {"handle": handle})]
 
 

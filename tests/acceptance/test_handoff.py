@@ -120,7 +120,7 @@ def test_the_second_session_starts_with_the_handoff_and_an_intention_is_fulfille
             f"[memory:{correction}]") in system
     handoff = first["meta"]["handoff"]
     assert handoff["mode"] == "catch_up" and handoff["gap_minutes"] > 24 * 60
-    assert handoff["brief"] == "night_cycle/run1/brief.md"
+    assert handoff["brief"] == run  # the run's id, never the path of its brief.md
     items = {i["kind"]: i for i in handoff["items"]}
     assert set(items) == {"note", "intention", "correction", "brief"}
     assert f"day_table:{_turn(conn, PLAN)}" in items["note"]["source_ids"]

@@ -77,7 +77,7 @@ def test_tools_over_stdio_remember_recall_why_and_resources(db_url: str, tmp_pat
     assert set(out["identity"]) == {"hash", "traits"}
     assert out["resources"] == {"cogd://identity", "cogd://brief/latest", "cogd://intentions"}
     assert json.loads(out["intentions"].text) == {"user": "bob", "intentions": []}
-    assert "no night cycle has finished yet" in out["brief"].text
+    assert "no morning brief for bob yet" in out["brief"].text
     assert out["identity_res"].text == out["identity"]["hash"]
     with psycopg.connect(db_url) as conn:
         rows = conn.execute(
@@ -168,6 +168,19 @@ def over_http(url: str, token: str | None, body: Callable[[Any], Awaitable[Any]]
     return anyio.run(main)
 
 
+def wait_listening(proc: subprocess.Popen[Any], port: int, log: Path) -> None:
+    """Until `cogd mcp --http` accepts connections on 127.0.0.1:`port` (its log on failure)."""
+    deadline = time.monotonic() + 120
+    while True:
+        assert proc.poll() is None, log.read_text()[-2000:]
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, "cogd mcp --http did not start"
+            time.sleep(0.2)
+
+
 def test_streamable_http_serves_the_same_tools_to_a_tokens_user(db_url: str,
                                                                  tmp_path: Path) -> None:
     env = env_for(db_url, tmp_path)
@@ -178,16 +191,7 @@ def test_streamable_http_serves_the_same_tools_to_a_tokens_user(db_url: str,
     proc = subprocess.Popen([COGD, "mcp", "--http", "--port", str(port), "--user", "frank"],
                             env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, (tmp_path / "mcp.log").read_text()[-2000:]
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "cogd mcp --http did not start"
-                time.sleep(0.2)
-
+        wait_listening(proc, port, tmp_path / "mcp.log")
         url = f"http://127.0.0.1:{port}/mcp"
 
         async def dana(c: Any) -> dict[str, Any]:

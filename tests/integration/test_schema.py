@@ -24,7 +24,7 @@ TABLES = {
     "memory_citations", "escalations", "gut_signals", "lexical_postings", "lexical_stats",
     "lexical_terms", "api_tokens", "continuation_notes", "emotional_state",
     "cognitive_models", "model_evidence", "predictions", "principles", "workflows", "decisions",
-    "problem_queue", "self_test_runs", "self_test_items",
+    "problem_queue", "self_test_runs", "self_test_items", "night_briefs",
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",

@@ -74,10 +74,14 @@ WHERE user_id IS NOT DISTINCT FROM %(user)s AND status = 'open'
 ORDER BY carried_count >= %(overdue)s DESC, urgency DESC, created_at DESC LIMIT %(k)s;
 
 -- name: handoff_latest_brief
--- the latest finished night cycle run (its brief's path), when it finished after %(after)s
-SELECT run_id, finished_at, summary ->> 'brief' FROM night_cycle_runs
-WHERE status = 'done' AND finished_at > %(after)s
-ORDER BY finished_at DESC, run_id DESC LIMIT 1;
+-- the latest finished night cycle run that formed blocks of this user, when it finished
+-- after %(after)s (the user's own brief: their blocks, handoff_brief_blocks)
+SELECT r.run_id, r.finished_at FROM night_cycle_runs r
+WHERE r.status = 'done' AND r.finished_at > %(after)s
+  AND EXISTS (SELECT 1 FROM holographic_blocks b WHERE b.run_id = r.run_id
+              AND b.user_id = %(user)s
+              AND coalesce(b.flux_metrics ->> 'kind', '') <> 'metablock')
+ORDER BY r.finished_at DESC, r.run_id DESC LIMIT 1;
 
 -- name: handoff_brief_blocks
 -- the run's strongest blocks of one user, as the brief ranks them (night_brief_top_blocks)

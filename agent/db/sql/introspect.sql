@@ -37,9 +37,11 @@ FROM intentions WHERE user_id = %s AND status = 'open'
 ORDER BY due_at NULLS LAST, urgency DESC, created_at DESC LIMIT %s;
 
 -- name: introspect_latest_brief
--- The morning brief of the latest finished night cycle run (its path on disk).
-SELECT run_id, finished_at, summary ->> 'brief' FROM night_cycle_runs
-WHERE status = 'done' AND summary ? 'brief' ORDER BY finished_at DESC LIMIT 1;
+-- One user's newest morning brief (night_briefs: their own, never the run's brief.md).
+SELECT b.run_id, r.finished_at, b.content FROM night_briefs b
+JOIN night_cycle_runs r ON r.run_id = b.run_id
+WHERE b.user_id = %(user_id)s AND r.status = 'done'
+ORDER BY r.finished_at DESC, b.run_id DESC LIMIT 1;
 
 -- name: introspect_counts_for_user
 -- How much memory one user has: turns, memories by status, open intentions.

@@ -101,6 +101,41 @@ ORDER BY ties_merge_weight DESC, block_id LIMIT 5;
 SELECT kind, status, label FROM preoccupation_centroids
 WHERE created_at >= %s OR retired_at >= %s ORDER BY created_at;
 
+-- name: night_brief_users
+-- the users a run wrote something of (blocks, overnight thoughts): each gets a brief
+SELECT b.user_id, u.handle FROM (
+    SELECT user_id FROM holographic_blocks WHERE run_id = %(run)s AND user_id IS NOT NULL
+    UNION
+    SELECT user_id FROM thoughts WHERE theme = %(theme)s AND user_id IS NOT NULL
+      AND kind IN ('overnight', 'creative_drift')) b
+JOIN users u ON u.user_id = b.user_id ORDER BY u.handle;
+
+-- name: night_brief_user_counts
+-- one user's share of a run: blocks formed, and the turns they cover
+SELECT count(*), coalesce(sum(jsonb_array_length(coalesce(flux_metrics->'entry_ids',
+                                                          '[]'::jsonb))), 0)
+FROM holographic_blocks
+WHERE run_id = %(run)s AND user_id = %(user)s AND flux_metrics->>'kind' <> 'metablock';
+
+-- name: night_brief_top_blocks_of_user
+-- night_brief_top_blocks, of one user only (their own brief)
+SELECT block_id::text, ties_merge_weight, coherence_gain, arc_start_time, prose,
+       flux_metrics->>'kind', flux_metrics->>'signal'
+FROM holographic_blocks
+WHERE run_id = %(run)s AND user_id = %(user)s AND flux_metrics->>'kind' <> 'metablock'
+ORDER BY ties_merge_weight DESC, block_id LIMIT 5;
+
+-- name: night_brief_thoughts_of_user
+-- overnight_thoughts_of_run, of one user only (their own brief)
+SELECT kind, content, confidence, thought_id::text FROM thoughts
+WHERE theme = %(theme)s AND user_id = %(user)s AND kind IN ('overnight', 'creative_drift')
+ORDER BY kind DESC, confidence DESC NULLS LAST, created_at LIMIT 20;
+
+-- name: night_brief_insert
+-- a user's brief of a run, written once (a resumed run keeps the one it wrote)
+INSERT INTO night_briefs (run_id, user_id, content) VALUES (%(run)s, %(user)s, %(content)s)
+ON CONFLICT (run_id, user_id) DO NOTHING;
+
 
 -- name: night_context_candidates
 -- rows of this run: before the cutoff, and not yet in any holographic block
