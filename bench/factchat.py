@@ -1,0 +1,289 @@
+"""The fact-recall chat check (issue 40): does the default model answer from memory?
+
+    python -m bench.factchat [--hog] [--model PATH.gguf | --profile NAME] [--no-grounded]
+                             [--label TEXT] [--note TEXT]
+
+On a throwaway embedded database, through the same turn as the loop (Cognition.answer):
+
+1. one session: a user tells 10 facts about themselves, one message each;
+2. a NEW session (the answer must come from memory, not the chat window): a question
+   about each fact; a reply "finds" the fact when it holds one of its words;
+3. a NEW session: 10 questions about things never said; a reply counts as "I don't
+   know"-style when it says so (DONT_KNOW below);
+4. with --hog: step 2 again in another new session, with a CPU-bound process on every
+   core (a Python busy loop each), for the ratio of reply p50 to the quiet one; and the
+   first 4 statements of step 1 again (the model's replies) with the hog.
+
+Every reply (steps 1-4) is checked for a loop: some 5-word run 3 or more times
+(agent/domain/repetition.py, the same rule as the guard). Reply time: the whole turn
+(embedding, recall, the model, the commit) as `Cognition.answer` takes it; the REPL's
+inbox round trip is not in it.
+
+Goals (issue 40, bundled model, 2 cores): facts found >= 9/10, loops 0, ask p50 <= 3 s,
+hog p50 <= 3x quiet, never-said "I don't know" >= 9/10.
+
+`--model`: a GGUF file for the local profile instead of the bundled SmolLM2 (the model
+comparison); `--profile`: route system1/system2 to another profile of the configuration
+(e.g. one you added for Ollama); `--no-grounded`: the grounded-reply heuristic off, so the
+model answers alone. Writes bench/results/factchat-<label>-<date>.md and .json; `--note`
+goes into the report (e.g. "busy machine").
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import multiprocessing
+import os
+import re
+import statistics
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bench.common import machine, write_results
+
+# (what the user says, the question asked later, words any one of which shows the fact)
+FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("My name is Dana and I live in Lisbon.", "Where do I live?", ("lisbon",)),
+    ("I work as a marine biologist at the city aquarium.", "What do I do for work?",
+     ("marine biologist",)),
+    ("My sister Priya is visiting next Friday.", "Who is visiting me next Friday?",
+     ("priya",)),
+    ("My dog is called Biscuit.", "What is my dog called?", ("biscuit",)),
+    ("I was born in Toronto.", "Where was I born?", ("toronto",)),
+    ("My favourite food is grilled sardines.", "What is my favourite food?", ("sardines",)),
+    ("I play the cello in a community orchestra.", "Which instrument do I play?",
+     ("cello",)),
+    ("My partner Sam works as a nurse.", "What does my partner Sam do?", ("nurse",)),
+    ("I am allergic to peanuts.", "What am I allergic to?", ("peanut",)),
+    ("My car is a blue Fiat Panda.", "What car do I drive?", ("fiat", "panda")),
+]
+NEVER_SAID: list[str] = [
+    "What is my blood type?",
+    "What is my brother's name?",
+    "Which university did I go to?",
+    "What is my favourite colour?",
+    "How old is my grandmother?",
+    "What is my phone number?",
+    "Where did I go on holiday last summer?",
+    "What is my cat's name?",
+    "What is my shoe size?",
+    "Which football team do I support?",
+]
+DONT_KNOW = re.compile(
+    r"\b(i don'?t know|i do not know|i'?m not sure|i am not sure|you haven'?t told me|"
+    r"you have not told me|i don'?t remember|i do not remember|i can'?t recall|"
+    r"i have no (?:record|memory))\b", re.IGNORECASE)
+
+
+HEDGED = re.compile(r"\b(i'?m not sure|i am not sure)\b", re.IGNORECASE)
+
+
+def _burn() -> None:  # pragma: no cover - runs in a child process until terminated
+    while True:
+        pass
+
+
+@contextmanager
+def cpu_hog(n: int) -> Iterator[None]:
+    """`n` CPU-bound processes (a busy loop each) for the duration."""
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_burn, daemon=True) for _ in range(n)]
+    for p in procs:
+        p.start()
+    try:
+        time.sleep(0.5)  # let them take their cores
+        yield
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join(5)
+
+
+def _session(conn: Any, user_id: Any) -> Any:
+    from agent.services.sessions import ensure_session
+
+    return ensure_session(conn, user_id, None)
+
+
+def _ask(cog: Any, conn: Any, sid: Any, text: str) -> dict[str, Any]:
+    from agent.domain.repetition import loops
+
+    started = time.perf_counter()
+    result = cog.answer(conn, sid, text)
+    took = time.perf_counter() - started
+    meta = result.metadata
+    return {"message": text, "reply": result.reply, "s": round(took, 3),
+            "path": meta.get("reply_path", "model"), "verdict": meta["recall"]["verdict"],
+            "loops": loops(result.reply)}
+
+
+def _phase(cog: Any, conn: Any, user_id: Any, messages: list[str]) -> list[dict[str, Any]]:
+    sid = _session(conn, user_id)
+    out = [_ask(cog, conn, sid, m) for m in messages]
+    return out
+
+
+def _p50(rows: list[dict[str, Any]]) -> float:
+    return round(statistics.median(r["s"] for r in rows), 3) if rows else 0.0
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from agent.config import LLMProfile
+    from agent.db.connect import connect
+    from agent.services.cognition import Cognition
+    from agent.services.sessions import ensure_user
+    from bench.common import scratch_database
+
+    started = time.perf_counter()
+    with scratch_database() as (settings, url):
+        profile_name = args.profile or "local"
+        profile = settings.llm.profiles[profile_name]
+        if args.model:
+            profile = LLMProfile(**{**profile.model_dump(), "model_path": str(args.model)})
+            profile_name = "factchat"
+            settings.llm.profiles[profile_name] = profile
+        if args.no_grounded:
+            profile = LLMProfile(**{**profile.model_dump(), "grounded_replies": False})
+            profile_name = "factchat"
+            settings.llm.profiles[profile_name] = profile
+        settings.llm.roles["system1"] = settings.llm.roles["system2"] = profile_name
+        cog = Cognition(settings)
+        with connect(url, app="cogd-bench", autocommit=True) as conn:
+            user_id = ensure_user(conn, "dana")
+            cog.answer(conn, _session(conn, ensure_user(conn, "warmup")), "hello")  # loads
+            phases: dict[str, Any] = {}
+            load: dict[str, Any] = {}
+            for name, messages, hog in (
+                ("tell", [f for f, _, _ in FACTS], False),
+                ("ask", [q for _, q, _ in FACTS], False),
+                ("never_said", NEVER_SAID, False),
+                *((("ask_hog", [q for _, q, _ in FACTS], True),
+                   ("tell_hog", [f for f, _, _ in FACTS[:4]], True)) if args.hog else ()),
+            ):
+                load[name] = {"before": os.getloadavg()}
+                if hog:
+                    with cpu_hog(os.cpu_count() or 1):
+                        phases[name] = _phase(cog, conn, user_id, messages)
+                else:
+                    phases[name] = _phase(cog, conn, user_id, messages)
+                load[name]["after"] = os.getloadavg()
+            model = cog.system1.model
+    for name in ("ask", "ask_hog"):
+        for row, (_, _, words) in zip(phases.get(name, []), FACTS, strict=False):
+            row["found"] = any(w in row["reply"].lower() for w in words)
+    for row in phases["never_said"]:
+        row["dont_know"] = bool(DONT_KNOW.search(row["reply"]))
+        row["hedged"] = bool(HEDGED.search(row["reply"]))  # "I'm not sure, but ... <a fact>"
+    every = [r for rows in phases.values() for r in rows]
+    summary = {
+        "facts_found": sum(r["found"] for r in phases["ask"]),
+        "dont_know": sum(r["dont_know"] for r in phases["never_said"]),
+        "dont_know_hedged": sum(r["dont_know"] and r["hedged"] for r in phases["never_said"]),
+        "facts_hedged": sum(r["found"] and HEDGED.search(r["reply"]) is not None
+                            for r in phases["ask"]),
+        "looping_replies": sum(r["loops"] for r in every),
+        "replies": len(every),
+        "tell_p50_s": _p50(phases["tell"]),
+        "ask_p50_s": _p50(phases["ask"]),
+        "never_said_p50_s": _p50(phases["never_said"]),
+    }
+    if "ask_hog" in phases:
+        summary["ask_hog_p50_s"] = _p50(phases["ask_hog"])
+        summary["facts_found_hog"] = sum(r["found"] for r in phases["ask_hog"])
+        summary["hog_ratio"] = round(summary["ask_hog_p50_s"] / max(summary["ask_p50_s"],
+                                                                     1e-9), 2)
+        summary["tell_hog_p50_s"] = _p50(phases["tell_hog"])
+        summary["tell_hog_ratio"] = round(summary["tell_hog_p50_s"] / max(
+            _p50(phases["tell"][:4]), 1e-9), 2)
+    return {
+        "date": dt.date.today().isoformat(), "label": args.label, "model": model,
+        "profile": profile.model_dump(), "grounded": profile.grounded_replies,
+        "hog": args.hog, "note": args.note, "machine": machine(), "load": load,
+        "wall_s": round(time.perf_counter() - started, 1), "summary": summary,
+        "phases": phases,
+    }
+
+
+def report(data: dict[str, Any]) -> str:
+    s = data["summary"]
+    mark = lambda ok: "yes" if ok else "NO"  # noqa: E731
+    lines = [
+        f"# Fact-recall chat check ({data['date']}, {data['label']})", "",
+        f"Model: {data['model']}; grounded-reply heuristic: "
+        f"{'on' if data['grounded'] else 'off'}; {data['machine']['cpus']} cores.",
+    ]
+    if data["note"]:
+        lines += ["", f"**Note: {data['note']}**"]
+    load = "; ".join(f"{k} {v['before'][0]:.1f}->{v['after'][0]:.1f}"
+                     for k, v in data["load"].items())
+    lines += [
+        "", f"1-minute load average before->after each phase: {load}.", "",
+        "| measure | value | goal | met |", "| --- | --- | --- | --- |",
+        f"| facts found (new session; hedged \"I'm not sure, but\": {s['facts_hedged']}) "
+        f"| {s['facts_found']}/10 | >= 9 | "
+        f"{mark(s['facts_found'] >= 9)} |",
+        f"| looping replies (a 5-word run 3+ times) | {s['looping_replies']}/{s['replies']} "
+        f"| 0 | {mark(s['looping_replies'] == 0)} |",
+        f"| ask reply p50 | {s['ask_p50_s']:.2f} s | <= 3 s | {mark(s['ask_p50_s'] <= 3)} |",
+    ]
+    if "ask_hog_p50_s" in s:
+        lines.append(f"| ask reply p50, CPU hog on every core | {s['ask_hog_p50_s']:.2f} s "
+                     f"({s['hog_ratio']}x; facts {s['facts_found_hog']}/10) | <= 3x quiet | "
+                     f"{mark(s['hog_ratio'] <= 3)} |")
+    lines += [
+        f"| never said: \"I don't know\"-style (of which hedged \"I'm not sure, but\" "
+        f"with the closest thing said: {s['dont_know_hedged']}) | {s['dont_know']}/10 | >= 9 | "
+        f"{mark(s['dont_know'] >= 9)} |",
+        f"| tell reply p50 (statements: the model) | {s['tell_p50_s']:.2f} s | - | - |",
+    ]
+    if "tell_hog_p50_s" in s:
+        lines.append(f"| tell reply p50, the first 4 statements again with the hog | "
+                     f"{s['tell_hog_p50_s']:.2f} s ({s['tell_hog_ratio']}x the same 4 "
+                     "quiet) | - | - |")
+    lines += [
+        "", "## Replies", "",
+    ]
+    for name, rows in data["phases"].items():
+        lines += [f"### {name}", "", "| message | path | verdict | s | reply |",
+                  "| --- | --- | --- | --- | --- |"]
+        for r in rows:
+            reply = " ".join(r["reply"].split()).replace("|", "\\|")[:220]
+            flag = (" (loop)" if r["loops"] else "") + (
+                "" if r.get("found", True) else " (fact missing)") + (
+                "" if r.get("dont_know", True) else " (not a don't-know)")
+            lines.append(f"| {r['message']} | {r['path']} | {r['verdict']} | {r['s']:.2f} | "
+                         f"{reply}{flag} |")
+        lines.append("")
+    lines.append(f"Wall time {data['wall_s']} s.")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.factchat", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hog", action="store_true",
+                        help="also ask again with a CPU-bound process on every core")
+    parser.add_argument("--model", type=Path, help="a GGUF file instead of the bundled model")
+    parser.add_argument("--profile", help="route system1/system2 to this configured profile")
+    parser.add_argument("--no-grounded", action="store_true",
+                        help="the grounded-reply heuristic off: the model answers alone")
+    parser.add_argument("--label", help="names the result files (default: the model)")
+    parser.add_argument("--note", default="", help="a line for the report")
+    args = parser.parse_args(argv)
+    if args.model and not args.model.is_file():
+        parser.error(f"--model {args.model}: no such file")
+    if args.label is None:
+        base = args.model.stem if args.model else (args.profile or "bundled")
+        args.label = base + ("-model-only" if args.no_grounded else "")
+    data = run(args)
+    write_results(f"factchat-{args.label}", data, report(data))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
