@@ -337,7 +337,7 @@ class Cognition:
             identity=identity_block,
             recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict, i.speaker, i.created_at)
                       for i in recalled],  # whose words and when: the data section's labels
-            thoughts=self._thoughts(conn, session_id),
+            thoughts=self._thoughts(conn, session_id, user[0] if user else None),
             double_takes=[t for _, t in double],
             history=[(t.role, t.content) for t in inside],
             user_message=content,
@@ -498,9 +498,12 @@ class Cognition:
         sims = self._boundary_vectors[1] @ q
         return {n: float(s) for n, s in zip(names, sims, strict=True)}
 
-    def _thoughts(self, conn: psycopg.Connection[Any], session_id: Any) -> list[str]:
-        """'Recalled without being asked' (written by the idle DMN, issue #5): at most 3."""
-        rows = conn.execute(query("turn_take_thoughts"), {"session_id": session_id}).fetchall()
+    def _thoughts(self, conn: psycopg.Connection[Any], session_id: Any,
+                  user_id: Any) -> list[str]:
+        """'Recalled without being asked' (written by the idle DMN, issue #5): at most 3,
+        the session's own, or the user's own when a thought has no session."""
+        rows = conn.execute(query("turn_take_thoughts"),
+                            {"session_id": session_id, "user_id": user_id}).fetchall()
         return list(dict.fromkeys(r[0] for r in rows))
 
     def _system1(

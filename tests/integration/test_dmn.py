@@ -58,6 +58,23 @@ def test_a_proactive_recall_reaches_the_next_prompt(fast: Settings, conn: Any,
     assert Dmn(fast).tick(conn)["proactive"] == []
 
 
+def test_a_thought_without_a_session_reaches_only_its_own_user(fast: Settings, conn: Any,
+                                                               cog: Cognition) -> None:
+    """Issue 38: a proactive recall with no session holds its user's words; it goes into
+    that user's next prompt and never into another user's."""
+    alice = make_session(conn, "alice")
+    bob = make_session(conn, "bob")
+    alice_id = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                            (alice,)).fetchone()[0]
+    conn.execute("INSERT INTO thoughts (kind, content, theme, user_id) VALUES "
+                 "('proactive_recall', 'Earlier: alice keeps the vault code 4417', "
+                 "'topic_shift', %s)", (alice_id,))
+    assert not any("4417" in t for t in cog.answer(conn, bob, "hi there").metadata["thoughts"])
+    assert conn.execute("SELECT status FROM thoughts").fetchone() == ("new",)
+    shown = cog.answer(conn, alice, "hello again").metadata["thoughts"]
+    assert any("vault code 4417" in t for t in shown)
+
+
 def test_winding_down_surfaces_open_intentions(fast: Settings, conn: Any,
                                                cog: Cognition) -> None:
     sid = make_session(conn, "lee")

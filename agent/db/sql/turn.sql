@@ -10,12 +10,15 @@ WHERE s.session_id = %(session_id)s;
 SELECT items FROM recall_log WHERE session_id = %(session_id)s ORDER BY id DESC LIMIT %(k)s;
 
 -- name: turn_take_thoughts
--- "recalled without being asked" (written by the idle DMN): at most 3, shown once
+-- "recalled without being asked" (written by the idle DMN): at most 3, shown once. A
+-- thought with no session goes only to its own user (or, with no user, only to turns with
+-- no user): it holds recalled words, and must not reach another user (issue 38)
 UPDATE thoughts SET status = 'injected', injected_at = now()
 WHERE thought_id IN (
     SELECT thought_id FROM thoughts
     WHERE status = 'new' AND kind = 'proactive_recall'
-      AND (session_id = %(session_id)s OR session_id IS NULL)
+      AND (session_id = %(session_id)s
+           OR (session_id IS NULL AND user_id IS NOT DISTINCT FROM %(user_id)s))
     ORDER BY created_at DESC LIMIT 3)
 RETURNING content;
 
