@@ -69,6 +69,7 @@ class RecallConfig:
     person_boost: float
     person_mention_boost: float
     person_boost_min_terms: int
+    person_max_shift: int  # places the person preference may push a turn down; -1: no limit
     assistant_weight: float
     rerank_candidate_multiplier: int
     weight_rerank: float
@@ -405,6 +406,7 @@ def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
     if ctx.window is not None:
         parts["time"] = overlap_score(c.created_at, ctx.window)
         factor *= 1 + cfg.time_boost * parts["time"]
+    preferred = 1.0  # the person preference's factor, kept apart (preferred_order)
     if ctx.people:
         # a reply with next to no words of its own ("lol", "Yes!") is found through the
         # turn it quotes: the words that matched are the other speaker's, so no said-by
@@ -412,7 +414,8 @@ def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
                 and len(terms(c.content)) >= cfg.person_boost_min_terms)
         named = _names(c.content, ctx.people)
         parts["person"] = 1.0 if said else 0.5 if named else 0.0
-        factor *= 1 + (cfg.person_boost if said else cfg.person_mention_boost if named else 0.0)
+        preferred = 1 + (cfg.person_boost if said else cfg.person_mention_boost if named
+                         else 0.0)
     if c.role == "assistant":
         factor *= cfg.assistant_weight
     if ctx.mood is not None and c.emotion is not None:  # seed 000 §4.2, ±mood_max_boost
@@ -420,12 +423,48 @@ def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
         factor *= 1 + parts["mood"]
     tiebreak = (cfg.weight_recency * parts["recency"]
                 + cfg.weight_importance * parts["importance"] + cfg.goal_boost * parts["goal"])
-    weighted = parts["relevance"] * factor + cfg.tiebreak_weight * tiebreak
+    weighted = parts["relevance"] * factor * preferred + cfg.tiebreak_weight * tiebreak
+    unpreferred = parts["relevance"] * factor + cfg.tiebreak_weight * tiebreak
     if ctx.asks_current:  # the newer of two relevant statements wins, not any new turn
         parts["newness"] = newness
         weighted += cfg.current_state_weight * newness * parts["relevance"]
+        unpreferred += cfg.current_state_weight * newness * parts["relevance"]
     parts["weighted"] = weighted
+    if preferred != 1.0:  # the score the person preference did not touch
+        parts["unpreferred"] = unpreferred
     return parts
+
+
+def preferred_order(preferred: Sequence[int], plain: Sequence[int], shift: int) -> list[int]:
+    """`preferred` (the ranking with the person preference), moved so that no item ends more
+    than `shift` places below its place in `plain` (the ranking without it): a question that
+    names one speaker prefers that speaker's words, and never hides the other speaker's
+    (issue 39 item 4: the name may be the wrong one; the verdict, not the ranking, says
+    "that was someone else"). Both are the same items, best first; shift < 0: no limit
+    (`preferred` as it is), 0: `plain`.
+
+    At each place, the best of `plain` not yet placed takes it when its deadline (its
+    place in `plain` + shift) has come; otherwise the best of `preferred` not yet placed.
+    Deadlines are distinct and met in order, so every item ends at or above its deadline.
+    """
+    if shift < 0:
+        return list(preferred)
+    place = {item: n for n, item in enumerate(plain)}
+    out: list[int] = []
+    done: set[int] = set()
+    p = q = 0
+    for slot in range(len(plain)):
+        while q < len(plain) and plain[q] in done:
+            q += 1
+        if q < len(plain) and place[plain[q]] + shift <= slot:
+            pick = plain[q]
+        else:
+            while preferred[p] in done:
+                p += 1
+            pick = preferred[p]
+        out.append(pick)
+        done.add(pick)
+    return out
 
 
 def recall_pipeline(
@@ -465,16 +504,24 @@ def recall_pipeline(
     known = [t for t in stamps if t is not None]
     oldest, newest = (min(known), max(known)) if known else (0.0, 0.0)
     scored: list[tuple[float, Candidate, dict[str, float]]] = []
+    plain_scores: list[float] = []
     for c, fuse, stamp in zip(candidates, fused, stamps, strict=True):
         newness = (0.0 if stamp is None or newest <= oldest
                    else (stamp - oldest) / (newest - oldest))
         parts = relevance_parts(c, fuse, best, newness, now, cfg, ctx)
         score = parts["weighted"]
+        plain_score = parts.get("unpreferred", score)
         if rerank_scores is not None and c.id in rerank_scores:
             parts["rerank"] = rerank_scores[c.id]
             score = cfg.weight_rerank * rerank_scores[c.id] + cfg.weight_pre_rerank * score
+            plain_score = (cfg.weight_rerank * rerank_scores[c.id]
+                           + cfg.weight_pre_rerank * plain_score)
         scored.append((score, c, parts))
-    scored.sort(key=lambda s: (-s[0], s[1].id))
+        plain_scores.append(plain_score)
+    # the person preference reorders, within person_max_shift places (preferred_order)
+    by_plain = sorted(range(len(scored)), key=lambda n: (-plain_scores[n], scored[n][1].id))
+    by_pref = sorted(range(len(scored)), key=lambda n: (-scored[n][0], scored[n][1].id))
+    scored = [scored[n] for n in preferred_order(by_pref, by_plain, cfg.person_max_shift)]
     recent = recent_ids or set()
     budget = cfg.token_budget if budget_tokens is None else budget_tokens
     items: list[RecallItem] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,6 +16,7 @@ from agent.domain.recall import (
     RecallConfig,
     heuristic_variants,
     parse_rewrites,
+    preferred_order,
     recall_pipeline,
     recency,
     rewrite_messages,
@@ -245,6 +247,43 @@ def test_words_said_by_the_named_person_outrank_the_other_speaker() -> None:
                           context=QueryContext(people=frozenset({"ana"})))
     assert out.items[0].id == "memory:about"
     assert out.items[0].components["person"] == 0.5
+
+
+def test_the_named_speakers_preference_never_hides_the_other_speakers_turn() -> None:
+    """Issue 39 item 4: "What did Ana say about the lighthouse?" when Ben said it. Ben's
+    turn ranks first on the words; a dozen of Ana's turns, each less relevant, used to pass
+    it under the said-by boost and push it out of the top 10 (a filter). The preference
+    may now push a turn down [recall] person_max_shift places at most."""
+    ana = QueryContext(people=frozenset({"ana"}))
+    bens = cand("ben", dense_rank=1, speaker="Ben", role="user",
+                content="The lighthouse tour was closed on Sunday")
+    anas = [cand(f"ana{n}", dense_rank=n, speaker="Ana", role="user",
+                 content=f"Sunday walk number {n} by the sea") for n in range(2, 14)]
+    out = recall_pipeline([bens, *anas], now=NOW, cfg=CFG, k=10, context=ana)
+    ids = [i.id for i in out.items]
+    assert 0 <= CFG.person_max_shift < 9
+    assert ids.index("memory:ben") <= CFG.person_max_shift  # rank 1 without the preference
+    # Ana's words are still preferred: the first place is hers, in her own order
+    assert ids[0] == "memory:ana2"
+    assert [i for i in ids if i != "memory:ben"] == [f"memory:ana{n}" for n in range(2, 11)]
+    # without a limit (the rule before issue 39) Ben's turn is out of the top 10
+    unbounded = recall_pipeline([bens, *anas], now=NOW, cfg=replace(CFG, person_max_shift=-1),
+                                k=10, context=ana)
+    assert "memory:ben" not in [i.id for i in unbounded.items]
+
+
+def test_preferred_order_moves_no_item_further_down_than_the_shift() -> None:
+    plain = list(range(8))
+    preferred = [5, 6, 7, 0, 1, 2, 3, 4]  # the preference lifts the last three
+    assert preferred_order(preferred, plain, -1) == preferred
+    assert preferred_order(preferred, plain, 0) == plain
+    for shift in range(1, 9):
+        got = preferred_order(preferred, plain, shift)
+        assert sorted(got) == plain  # nothing lost, nothing twice
+        assert all(got.index(i) <= i + shift for i in plain)
+    assert preferred_order(preferred, plain, 1) == [5, 0, 1, 2, 3, 4, 6, 7]
+    assert preferred_order(preferred, plain, 2) == [5, 6, 0, 1, 2, 3, 4, 7]
+    assert preferred_order(preferred, plain, 8) == preferred
 
 
 def test_the_users_own_words_outrank_the_assistants_invention() -> None:
