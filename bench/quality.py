@@ -501,12 +501,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quick", action="store_true",
                         help="600 turns (convo: 3 conversations)")
-    parser.add_argument("--corpus", choices=("synth", "convo"), default="synth",
+    parser.add_argument("--corpus", choices=("synth", "convo", "realtalk"), default="synth",
                         help="synth: bench/synth.py's one-user conversation (the default, "
                         "what `python -m bench all` summarises); convo: bench/convo.py's "
                         "dated two-speaker conversations (bench/quality_convo.py; seed 7 "
-                        "dev, seed 11 held out)")
+                        "dev, seed 11 held out); realtalk: REALTALK's real conversations "
+                        "(bench/quality_realtalk.py; needs --data)")
+    parser.add_argument("--data", default=None,
+                        help="realtalk: the directory of REALTALK's Chat_*.json files "
+                        "(default: $COGD_REALTALK_DIR)")
+    parser.add_argument("--split", choices=("heldout", "dev", "all"), default="heldout",
+                        help="realtalk: Chat_6-10 (held out, the report), Chat_1-5 (dev: "
+                        "tune here) or all ten")
     args = parser.parse_args(argv)
+    if args.corpus == "realtalk":
+        from bench import quality_realtalk
+        from bench.realtalk import DataMissing, data_dir
+
+        try:
+            found = data_dir(args.data)
+        except DataMissing as exc:
+            parser.exit(2, f"{exc}\n")
+        return quality_realtalk.main(str(found), args.split)
     if args.corpus == "convo":
         from bench import quality_convo
 

@@ -63,6 +63,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no time boost": {"time_boost": 0.0},
     "no person boost": {"person_boost": 0.0, "person_mention_boost": 0.0},
     "said-by boost for every reply": {"person_boost_min_terms": 0},
+    "person shift unbounded (before issue 39)": {"person_max_shift": -1},
     "no assistant weight": {"assistant_weight": 1.0},
     "no tie-breaks": {"tiebreak_weight": 0.0},
     "no current-state": {"current_state_weight": 0.0},
@@ -130,9 +131,11 @@ class _Lines:
 
 # ---------------------------------------------------------------- retrieval runs
 
-def run_systems(settings: Any, url: str,
-                corpus: ConvoCorpus) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every question through every system, within its conversation."""
+def run_systems(settings: Any, url: str, corpus: ConvoCorpus,
+                ablations: dict[str, dict[str, Any]] | None = None,
+                ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every question through every system, within its conversation (`ablations`: the cogd
+    variants, ABLATIONS by default)."""
     import numpy as np
 
     from agent.db.connect import connect
@@ -141,8 +144,9 @@ def run_systems(settings: Any, url: str,
     from agent.services.recall import build_recaller
 
     recaller = build_recaller(settings)
+    ablations = ABLATIONS if ablations is None else ablations
     variants = {"cogd": recaller} | {f"cogd, {name}": ablated(recaller, o)
-                                     for name, o in ABLATIONS.items()}
+                                     for name, o in ablations.items()}
     weak = float(recaller.cfg.weak_match_min_score)
     embedder = build_universal_embedder(settings)
     timing = dict.fromkeys([*variants, *BASELINES, "embed_turns"], 0.0)
@@ -215,7 +219,7 @@ def run_systems(settings: Any, url: str,
             "recency_half_life_days": float(recaller.cfg.recency_half_life_days),
             "weight_recency": float(recaller.cfg.weight_recency),
             "rrf_k": int(recaller.cfg.rrf_k), "reranker": reranker_status(settings),
-            "ablations": ABLATIONS, "stored_turns": stored,
+            "ablations": ablations, "stored_turns": stored,
             "seconds": {k: round(v, 2) for k, v in timing.items()}}
     return rows, info
 
