@@ -269,6 +269,20 @@ def _cell(c: dict[str, Any], key: str) -> str:
     return _pct(c.get(key)) if key in c else "-"
 
 
+def full_tables(s: dict[str, Any], names: Sequence[str], cats: Sequence[str]) -> list[str]:
+    """Per system: R@1/5/10/20 and MRR per category."""
+    lines: list[str] = []
+    for x in names:
+        lines += [f"### {label(x)}", "", "| category | n | R@1 | R@5 | R@10 | R@20 | MRR |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for cat in cats:
+            c = s[x]["categories"][cat]
+            lines.append(f"| {cat} | {c['n']} | " + " | ".join(
+                _pct(c[f"R@{k}"]) for k in K_LIST) + f" | {c['MRR']:.3f} |")
+        lines.append("")
+    return lines
+
+
 def markdown(data: dict[str, Any]) -> str:
     m, s, info, cmp_ = data["machine"], data["summary"], data["info"], data["compare"]
     names = data["systems"]
@@ -352,15 +366,7 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append(f"| {x} | {over or '-'} | {_pct(a['R@10'])} | {a['MRR']:.3f} | "
                      + " | ".join(_pct(s[x]["categories"][c]["R@10"]) for c in answer_cats)
                      + " |")
-    lines += ["", "## Full tables", ""]
-    for x in names:
-        lines += [f"### {label(x)}", "", "| category | n | R@1 | R@5 | R@10 | R@20 | MRR |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
-        for cat in answer_cats:
-            c = s[x]["categories"][cat]
-            lines.append(f"| {cat} | {c['n']} | " + " | ".join(
-                _pct(c[f"R@{k}"]) for k in K_LIST) + f" | {c['MRR']:.3f} |")
-        lines.append("")
+    lines += ["", "## Full tables", "", *full_tables(s, names, answer_cats)]
     lines += [f"Questions where cogd misses the evidence in its top 10 and a baseline has it, "
               f"per category: {data['losses']}.", "",
               f"Seconds: {info['seconds']} (dense includes the query embedding; hybrid only "

@@ -31,8 +31,15 @@ import time
 from typing import Any
 
 from bench.common import machine, write_results
-from bench.quality import K_LIST, _pct, summarise
-from bench.quality_convo import BASELINES, _Lines, compare, label, run_systems
+from bench.quality import _pct, summarise
+from bench.quality_convo import (
+    BASELINES,
+    _Lines,
+    compare,
+    full_tables,
+    label,
+    run_systems,
+)
 from bench.realtalk import CATEGORIES, DEV, HELD_OUT, SLICES, describe, load
 
 SPLITS = {"heldout": HELD_OUT, "dev": DEV, "all": DEV + HELD_OUT}
@@ -115,15 +122,8 @@ def markdown(data: dict[str, Any]) -> str:
               "named speaker: the question names one speaker, who said an evidence turn; "
               "other speaker: it names one speaker and every evidence turn is the other's; "
               "none or both: it names neither or both.", "",
-              *_table(data["slices"], systems, slice_cats), "", "## Full tables", ""]
-    for x in systems:
-        lines += [f"### {label(x)}", "", "| category | n | R@1 | R@5 | R@10 | R@20 | MRR |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
-        for cat in cats:
-            c = s[x]["categories"][cat]
-            lines.append(f"| {cat} | {c['n']} | " + " | ".join(
-                _pct(c[f"R@{k}"]) for k in K_LIST) + f" | {c['MRR']:.3f} |")
-        lines.append("")
+              *_table(data["slices"], systems, slice_cats), "", "## Full tables", "",
+              *full_tables(s, systems, cats)]
     lines += [f"cogd variants (RecallConfig overrides): {info['ablations']}.", "",
               f"Seconds: {info['seconds']} (dense includes the query embedding; hybrid only "
               "the fusion).", ""]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import realtalk
-from bench.quality_realtalk import _strip, aggregate
+from bench.quality_realtalk import _strip, aggregate, markdown
 
 
 def _msg(speaker: str, text: str, when: str, dia: str) -> dict[str, object]:
@@ -118,3 +118,16 @@ def test_the_report_rows_carry_ids_and_ranks_not_the_data_sets_words() -> None:
     assert out["summary"]["cogd"]["answerable"]["R@1"] == 0.5
     assert out["slices"]["cogd"]["categories"]["other speaker"]["R@1"] == 0.0
     assert out["compare_r1"]["answerable"]["margin_R"] == -0.5
+    corpus = {"chats": [6, 7], "turns": 4, "questions_in_files": 3, "questions": 2,
+              "counts": {"fact": 1, "date": 1}, "unmatched_evidence_ids": 1,
+              "unscorable_questions": 1}
+    data = {"machine": {"cpus": 2, "processor": "x86_64", "python": "3.11"}, "split": "heldout",
+            "date": "2026-11-28", "wall_s": 1.0, "corpus": corpus,
+            "import": {"inserted": 4, "seconds": 0.1}, "systems": ["cogd", "bm25"],
+            "info": {"weak_match_min_score": 0.45, "strong_match_min_score": 0.51, "rrf_k": 60,
+                     "reranker": "off", "ablations": {}, "seconds": {}}, **out}
+    report = markdown(data)
+    assert "Chat_6-7 (held out: never tuned on)" in report and "arXiv 2502.13270" in report
+    assert "| cogd | 100 % / 100 % / 1.000 | 0 % / 100 % / 0.333 | 50 % / 100 % / 0.667 |" \
+        in report
+    assert "Miso" not in report and "cat called" not in report
