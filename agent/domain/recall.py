@@ -5,7 +5,8 @@ candidates from ranked lists (dense and BM25 over day_table, memories and
 holographic blocks; dense and BM25 inside the time window the query names; the
 cortex) → weighted reciprocal rank fusion (k = 60), scaled by the best candidate's
 fused score → relevance x time factor (inside the asked window) x person factor (said
-by, or naming, a person the query names) x role factor (the assistant's words count
+by, or naming, a person the query names: a preference that moves no turn down more than
+person_max_shift places, never a filter; preferred_order) x role factor (the assistant's words count
 less than the user's) x mood factor (seed 000 §4.2: only with a mood given and on
 items with an emotional imprint, within ±mood_max_boost) → plus
 small tie-breakers (recency, importance, goal boost: seed 003 §17e #4's weights, scaled
