@@ -8,15 +8,16 @@ are parsed, and how gate weights move with evidence. The adapter
 logs every operation in consolidation_log.
 
 Heuristics, named as such where their output is stored: intention detection and
-the fails_when / fine_when parse are regular expressions; the extractive insight
-text (when no LLM is configured) is the heuristic LLM's output.
+the fails_when / fine_when parse are regular expressions; without a model that can
+write an insight, near-duplicates merge into an extractive insight (DUPLICATE_HEURISTIC:
+the most informative source's own words, issue 39).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,6 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agent.domain.gates import contradiction_cue, without_counters
+from agent.domain.lexical import terms
 from agent.domain.tables import need, scalar_fields
 
 
@@ -38,6 +41,8 @@ class ConsolidationConfig:
     strengthen_max_per_run: float
     importance_max: float
     duplicate_min_similarity: float
+    duplicate_min_word_overlap: float
+    duplicate_min_sources: int
     contradiction_band: tuple[float, float]
     insight_min_similarity: float
     insight_min_sources: int
@@ -68,19 +73,28 @@ def similar_groups(
     seed a group and absorb every later unassigned row close enough to the seed.
     Only groups of at least `min_size` are returned.
     """
-    n = len(vectors)
-    if n == 0:
-        return []
     sims = vectors @ vectors.T
-    taken = np.zeros(n, dtype=bool)
+    return _greedy_groups(len(vectors), lambda i, j, _: bool(sims[i, j] >= min_similarity),
+                          min_size)
+
+
+def _greedy_groups(n: int, joins: Callable[[int, int, list[int]], bool], min_size: int
+                   ) -> list[list[int]]:
+    """Rows in order seed a group and absorb every later unassigned row j that
+    `joins(seed, j, members so far)`; groups of at least `min_size` are kept."""
+    taken = [False] * n
     groups: list[list[int]] = []
     for i in range(n):
         if taken[i]:
             continue
-        members = [j for j in range(i, n) if not taken[j] and sims[i, j] >= min_similarity]
+        members = [i]
+        for j in range(i + 1, n):
+            if not taken[j] and joins(i, j, members):
+                members.append(j)
         if len(members) >= min_size:
             groups.append(members)
-            taken[members] = True
+            for m in members:
+                taken[m] = True
     return groups
 
 
@@ -97,6 +111,55 @@ def pairs_in_band(
             if lo <= s < hi:
                 out.append((i, j, s))
     return out
+
+
+# --- near-duplicates without a model (issue 39) --------------------------------------
+
+DUPLICATE_HEURISTIC = "extractive near-duplicate merge (heuristic: no model wrote it)"
+
+
+def _informative_terms(text: str) -> set[str]:
+    """The text's informative terms (stemmed, no stopwords), counter numbers left out."""
+    return set(terms(without_counters(text)))
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Shared informative terms over the smaller text's: 1.0 when one text's terms all
+    appear in the other (a restatement, or a shorter version of it)."""
+    ta, tb = _informative_terms(a), _informative_terms(b)
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / min(len(ta), len(tb))
+
+
+def near_duplicate_groups(
+    vectors: npt.NDArray[np.float32], texts: Sequence[str], cfg: ConsolidationConfig
+) -> list[list[int]]:
+    """Groups of near-duplicates, a heuristic: each member is within
+    `duplicate_min_similarity` (cosine) of the group's seed, shares at least
+    `duplicate_min_word_overlap` of its informative terms with it (counter and note
+    numbers left out), and contradicts no member already in the group by
+    `contradiction_cue` (a negation or a different value keeps a statement apart).
+    Greedy and deterministic like similar_groups (rows oldest first seed a group);
+    only groups of at least `duplicate_min_sources` are returned."""
+    sims = vectors @ vectors.T
+
+    def joins(i: int, j: int, members: list[int]) -> bool:
+        return bool(sims[i, j] >= cfg.duplicate_min_similarity
+                    and word_overlap(texts[i], texts[j]) >= cfg.duplicate_min_word_overlap
+                    and not any(contradiction_cue(texts[j], texts[m]) for m in members))
+
+    return _greedy_groups(len(vectors), joins, cfg.duplicate_min_sources)
+
+
+def most_informative(texts: Sequence[str]) -> int:
+    """The index of the source an extractive insight keeps: the one with the most
+    distinct informative terms (counter numbers left out), so a fuller statement wins
+    over a shorter restatement (seed 000 §4.5.2: "the most complete content"); on a tie,
+    the newest (the last: callers pass sources oldest first)."""
+    counts = [len(_informative_terms(t)) for t in texts]
+    best = max(counts)
+    return max(i for i, c in enumerate(counts) if c == best)
 
 
 def insight_prompt(contents: Sequence[str]) -> list[dict[str, str]]:

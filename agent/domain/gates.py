@@ -668,12 +668,25 @@ class ExitGateConfig:
         )
 
 
+# a counter or label number ("note 3", "#12", "item no. 4", a trailing "(2)"): it numbers
+# repeats of one statement, it is not a value the statement claims (issue 39)
+COUNTER = re.compile(
+    r"(?:\b(?:note|nr|number|item|entry|copy|attempt|try|take|round|draft|message|msg|"
+    r"reminder|repeat)\b\.?\s*(?:#\s*)?|\bno\.\s*|#\s*)\d+\b|\(\d+\)\s*$", _I)
+
+
+def without_counters(text: str) -> str:
+    """The text with its counter and label numbers removed (see COUNTER)."""
+    return COUNTER.sub(" ", text)
+
+
 def contradiction_cue(new: str, old: str) -> bool:
-    """Heuristic: similar texts that differ in negation or in a named/numeric value."""
+    """Heuristic: similar texts that differ in negation or in a named/numeric value.
+    A counter or note number is no value: "..., note 1" and "..., note 2" agree."""
     if bool(NEGATION.search(new)) != bool(NEGATION.search(old)):
         return True
-    a = {v.lower() for v in _VALUE.findall(new)}
-    b = {v.lower() for v in _VALUE.findall(old)}
+    a = {v.lower() for v in _VALUE.findall(without_counters(new))}
+    b = {v.lower() for v in _VALUE.findall(without_counters(old))}
     return bool(a and b and a != b and not (a <= b or b <= a))
 
 

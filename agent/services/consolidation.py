@@ -6,8 +6,9 @@ continuation notes → predictions (expiry) → decisions (trails) → workflows
 promotion → goal safety → gate tuning.
 
 Nothing is deleted: merged sources are marked superseded (importance lowered,
-`supersedes` links from the insight), decayed memories below the archive threshold
-are archived (still searchable). A pass writes consolidation_log rows only for
+`supersedes` links from the insight; without a model that writes insights, near-duplicates
+merge into an extractive insight, a named heuristic: issue 39), decayed memories below
+the archive threshold are archived (still searchable). A pass writes consolidation_log rows only for
 operations that changed something, and every operation is written so that a
 second pass with no new input finds nothing to do (watermarks in worker_state,
 "at most once per period" markers in memory metadata).
@@ -284,29 +285,61 @@ class Consolidator:
         return conn.execute(query("consolidation_active_memories"),
                             {"insights": insights, "k": MAX_MEMORIES}).fetchall()[::-1]
 
+    @property
+    def writes_insights(self) -> bool:
+        """Whether the consolidation model writes insights: not the heuristic fallback
+        (no model) nor the bundled 135M model (its "insight" for eight near-identical
+        notes began "The memory of the most memorable experience...", issue 39)."""
+        return not (self.llm.provider == "heuristic"
+                    or (self.llm.provider == "local" and getattr(self.llm, "bundled", False)))
+
     def merge(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Related memories of one user → a NEW insight with `supersedes` links; sources
-        stay."""
+        stay. With a model that writes insights, it writes one for each group of related
+        memories; without one, each group of near-duplicates becomes an extractive insight
+        (the DUPLICATE_HEURISTIC, issue 39), and the bundled small model writes one only
+        for the related groups left over."""
         rows = self._active(conn, insights=False)
-        if len(rows) < self.cfg.insight_min_sources:
+        if len(rows) < min(self.cfg.insight_min_sources, self.cfg.duplicate_min_sources):
             return None
         vectors = np.stack([_array(r[2]) for r in rows])
-        groups = [[idx[i] for i in group] for idx in _per_user(rows)
-                  for group in rules.similar_groups(vectors[idx],
-                                                    self.cfg.insight_min_similarity,
-                                                    self.cfg.insight_min_sources)]
+        duplicates: list[list[int]] = []
+        if not self.writes_insights:
+            duplicates = [[idx[i] for i in group] for idx in _per_user(rows)
+                          for group in rules.near_duplicate_groups(
+                              vectors[idx], [rows[i][1] for i in idx], self.cfg)]
+        merged = {i for g in duplicates for i in g}
+        left = [i for i in range(len(rows)) if i not in merged]
+        related = [[left[idx[i]] for i in group]
+                   for idx in _per_user([rows[i] for i in left])
+                   for group in rules.similar_groups(vectors[[left[i] for i in idx]],
+                                                     self.cfg.insight_min_similarity,
+                                                     self.cfg.insight_min_sources)]
         made = []
-        for group in groups:
+        for group, extractive in [(g, True) for g in duplicates] + [(g, False) for g in related]:
             if self.should_stop():
                 break  # the remaining groups merge in the next pass
             sources = [rows[i] for i in group]
-            insight = self._insight(conn, sources)
+            insight = (self._extractive_insight(conn, sources) if extractive
+                       else self._insight(conn, sources))
             if insight is not None:
                 made.append(insight)
         if not made:
             return None
+        groups = duplicates + related
         return {"inputs": {"groups": [[str(rows[i][0]) for i in g] for g in groups]},
                 "outputs": {"insights": made}}
+
+    def _extractive_insight(self, conn: psycopg.Connection[Any], sources: list[tuple[Any, ...]]
+                            ) -> dict[str, Any]:
+        """Near-duplicates without a model (a heuristic, named in the insight's metadata):
+        the most informative source's own words become the insight's text, and the insight
+        supersedes and links every source as a model's insight does. It keeps that
+        source's vectors too (the same text): it is found as the source was."""
+        picked = sources[rules.most_informative([s[1] for s in sources])]
+        return self._write_insight(conn, sources, picked[1], {
+            "model": None, "fallback": True, "heuristic": rules.DUPLICATE_HEURISTIC,
+            "text_from": str(picked[0])}, copy_from=picked[0])
 
     def _insight(self, conn: psycopg.Connection[Any], sources: list[tuple[Any, ...]]
                  ) -> dict[str, Any] | None:
@@ -327,17 +360,31 @@ class Consolidator:
                         len(sources), "the heuristic fallback cannot form an insight"
                         if result.fallback else "the model's insight was empty")
             return None
-        uni = self.universal.embed_documents([text], memory_type="insight")[0]
-        nat = uni if self.native.model_id == self.universal.model_id else (
-            self.native.embed_documents([text], memory_type="insight")[0])
+        return self._write_insight(conn, sources, text, {"model": self.llm.model,
+                                                         "fallback": bool(result.fallback)})
+
+    def _write_insight(self, conn: psycopg.Connection[Any], sources: list[tuple[Any, ...]],
+                       text: str, how: dict[str, Any], copy_from: Any = None
+                       ) -> dict[str, Any]:
+        """The insight row, a `supersedes` link to each source, the sources superseded.
+        `copy_from`: the source whose text, vectors and emotion the insight keeps (an
+        extractive insight); else `text` is embedded as an insight."""
         evidence = sum(int(s[4]) for s in sources)
-        meta = {"sources": [str(s[0]) for s in sources], "model": self.llm.model,
-                "fallback": bool(result.fallback)}
-        row = conn.execute(
-            query("consolidation_insight_insert"),
-            (text, vector_text(uni), vector_text(nat), self.native.model_id,
-             self.cfg.insight_importance, evidence, json.dumps(meta), sources[-1][0]),
-        ).fetchone()
+        meta = {"sources": [str(s[0]) for s in sources], **how}
+        if copy_from is not None:
+            row = conn.execute(
+                query("consolidation_extractive_insight_insert"),
+                (self.cfg.insight_importance, evidence, json.dumps(meta), copy_from),
+            ).fetchone()
+        else:
+            uni = self.universal.embed_documents([text], memory_type="insight")[0]
+            nat = uni if self.native.model_id == self.universal.model_id else (
+                self.native.embed_documents([text], memory_type="insight")[0])
+            row = conn.execute(
+                query("consolidation_insight_insert"),
+                (text, vector_text(uni), vector_text(nat), self.native.model_id,
+                 self.cfg.insight_importance, evidence, json.dumps(meta), sources[-1][0]),
+            ).fetchone()
         assert row is not None
         insight = row[0]
         for s in sources:
@@ -347,8 +394,11 @@ class Consolidator:
                 query("consolidation_memory_supersede"),
                 (self.cfg.source_importance_after_merge, s[0]))
         fault_hook("merge-mid")  # insight and links written, the pass not committed yet
-        return {"insight": str(insight), "sources": meta["sources"], "content": text,
-                "evidence_count": evidence, "fallback": meta["fallback"]}
+        out = {"insight": str(insight), "sources": meta["sources"], "content": text,
+               "evidence_count": evidence, "fallback": meta["fallback"]}
+        if "heuristic" in meta:
+            out["heuristic"] = meta["heuristic"]
+        return out
 
     def contradictions(self, conn: psycopg.Connection[Any], now: datetime
                        ) -> dict[str, Any] | None:

@@ -305,8 +305,9 @@ def test_a_pass_asked_to_stop_ends_early_and_the_next_one_finishes(
 def test_the_heuristic_fallback_forms_no_insight_and_the_sources_stay(
     conn: Any, cog: Cognition, consolidator: Consolidator
 ) -> None:
-    """Extraction is not an insight: with the heuristic profile nothing is merged, the
-    sources stay active, and no text of the consolidation prompt reaches a memory."""
+    """Extraction is not an insight: with the heuristic profile related memories that are
+    not near-duplicates (the hiking sentences share 60 % of their terms) are not merged,
+    the sources stay active, and no text of the consolidation prompt reaches a memory."""
     sources = [remember(conn, cog, t) for t in HIKING]
     report = consolidator.run_pass(conn)
     assert "merge" not in report.operations
@@ -363,3 +364,99 @@ def test_the_model_saying_no_leaves_an_ordinary_habit_promoted(
     promoted = merging.run_pass(conn).operations["promotion"]["outputs"]
     assert [g["memory_id"] for g in promoted["goals"]] == [str(src)]
     assert "held" not in promoted
+
+
+# issue 39: offline consolidation that consolidates
+HETZNER = [f"Remember this: Hetzner pricing is about three times cheaper than AWS, note {n}"
+           for n in range(1, 9)]
+
+
+def test_offline_near_duplicates_merge_into_one_extractive_insight(
+    conn: Any, cog: Cognition, consolidator: Consolidator
+) -> None:
+    """No model configured: eight turns that differ only by a note number become one
+    active insight in the newest one's words (all equally informative), superseding and
+    linking all eight; no contradiction is flagged among them; `why` traces each turn."""
+    sid = make_session(conn)
+    sources = [remember(conn, cog, t, sid) for t in HETZNER]
+    other = remember(conn, cog, "My accountant's office moved to the third floor.", sid)
+    report = consolidator.run_pass(conn)
+    made = report.operations["merge"]["outputs"]["insights"]
+    assert len(made) == 1
+    insight = made[0]
+    assert sorted(insight["sources"]) == sorted(str(s) for s in sources)
+    assert insight["content"] == HETZNER[-1] and insight["fallback"] is True
+    assert insight["heuristic"].startswith("extractive near-duplicate merge (heuristic")
+    meta = conn.execute("SELECT metadata FROM memories WHERE memory_id = %s",
+                        (insight["insight"],)).fetchone()[0]
+    assert meta["text_from"] == str(sources[-1]) and meta["model"] is None
+    active = conn.execute("SELECT memory_id::text, memory_type FROM memories WHERE status = "
+                          "'active' AND content LIKE '%%Hetzner%%'").fetchall()
+    assert active == [(insight["insight"], "insight")]
+    links = conn.execute("SELECT target_id FROM memory_links WHERE source_id = %s AND "
+                         "link_type = 'supersedes'", (insight["insight"],)).fetchall()
+    assert sorted(r[0] for r in links) == sorted(sources)
+    kept = conn.execute("SELECT content, status FROM memories WHERE memory_id = ANY(%s) "
+                        "ORDER BY content", (sources,)).fetchall()
+    assert kept == [(t, "superseded") for t in sorted(HETZNER)]  # nothing destroyed
+    assert conn.execute("SELECT count(*) FROM memory_links WHERE link_type = 'contradicts'"
+                        ).fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM memories WHERE metadata ? 'flag'"
+                        ).fetchone() == (0,)
+    assert conn.execute("SELECT status FROM memories WHERE memory_id = %s",
+                        (other,)).fetchone() == ("active",)
+    chain = why(conn, insight["insight"])
+    assert chain[0]["type"] == "insight" and len(chain) == 9
+    assert sorted(n["turn"]["content"] for n in chain[1:]) == sorted(HETZNER)
+    before = snapshot(conn)
+    again = consolidator.run_pass(conn)
+    assert not again.changed and snapshot(conn) == before
+
+
+def test_offline_merge_keeps_the_most_informative_text_and_a_real_contradiction(
+    conn: Any, cog: Cognition, consolidator: Consolidator
+) -> None:
+    """A fuller restatement wins over a shorter one; a negation is never merged away: the
+    contradiction with the merged statement is still flagged (the named heuristic)."""
+    lives = [remember(conn, cog, t) for t in (
+        "I live in Berlin.", "I live in Berlin, Germany.",
+        "I live in Berlin.")]
+    never = remember(conn, cog, "I never lived in Berlin.")
+    report = consolidator.run_pass(conn)
+    made = report.operations["merge"]["outputs"]["insights"]
+    assert [sorted(i["sources"]) for i in made] == [sorted(str(m) for m in lives)]
+    assert made[0]["content"] == "I live in Berlin, Germany."
+    assert conn.execute("SELECT status FROM memories WHERE memory_id = %s",
+                        (never,)).fetchone() == ("active",)
+    found = report.operations["contradictions"]["outputs"]["contradictions"]
+    assert [set(f["pair"]) for f in found] == [{made[0]["insight"], str(never)}]
+    assert "heuristic" in found[0]["classifier"]
+    flagged = conn.execute("SELECT memory_id::text FROM memories WHERE metadata->>'flag' = "
+                           "'contradiction'").fetchall()
+    assert {r[0] for r in flagged} == {made[0]["insight"], str(never)}
+
+
+def test_offline_merge_stays_within_one_user(
+    conn: Any, cog: Cognition, consolidator: Consolidator
+) -> None:
+    ana, ben = make_session(conn, "ana"), make_session(conn, "ben")
+    mine = {"ana": [remember(conn, cog, t, ana) for t in HETZNER[:3]],
+            "ben": [remember(conn, cog, t, ben) for t in HETZNER[3:5]]}
+    made = consolidator.run_pass(conn).operations["merge"]["outputs"]["insights"]
+    assert sorted(sorted(i["sources"]) for i in made) == sorted(
+        sorted(str(m) for m in ids) for ids in mine.values())
+    crossed = conn.execute(
+        "SELECT count(*) FROM memory_links l JOIN memories a ON a.memory_id = l.source_id "
+        "JOIN memories b ON b.memory_id = l.target_id WHERE a.user_id <> b.user_id"
+    ).fetchone()
+    assert crossed == (0,)
+
+
+def test_a_model_still_writes_the_insight_for_near_duplicates(
+    conn: Any, cog: Cognition, merging: Consolidator
+) -> None:
+    sources = [remember(conn, cog, t) for t in HETZNER]
+    made = merging.run_pass(conn).operations["merge"]["outputs"]["insights"]
+    assert [(i["content"], i["fallback"], "heuristic" in i) for i in made] == [
+        (INSIGHT, False, False)]
+    assert sorted(made[0]["sources"]) == sorted(str(s) for s in sources)

@@ -37,6 +37,33 @@ def test_similar_groups_need_three_close_members() -> None:
     assert c.similar_groups(vecs, 0.65, 2) == [[0, 1, 2], [3, 4]]
 
 
+NOTE = "Remember this: Hetzner pricing is about three times cheaper than AWS, note {}"
+
+
+def test_near_duplicates_need_closeness_shared_words_and_no_contradiction() -> None:
+    """issue 39: a group is close to its seed (cosine), shares its informative words
+    (counters left out) and contradicts none of its members."""
+    texts = [NOTE.format(1), NOTE.format(2), "I love hiking in the Alps every summer.",
+             "Hiking in the Swiss Alps is my favourite summer holiday.", NOTE.format(3),
+             "Remember this: Hetzner pricing is not cheaper than AWS, note 4"]
+    same = unit(1, 0, 0)
+    vecs = np.stack([same, unit(1, 0.05, 0), unit(0, 1, 0), unit(0, 1, 0.1), unit(1, 0, 0.05),
+                     same])
+    assert c.word_overlap(texts[0], texts[1]) == 1.0
+    assert c.word_overlap(texts[2], texts[3]) == 0.6  # related, not a restatement
+    assert c.near_duplicate_groups(vecs, texts, CFG) == [[0, 1, 4]]  # the negation stays out
+    # words in common are not enough: the vectors must be close too
+    far = np.stack([unit(1, 0, 0), unit(0, 0, 1)])
+    assert c.near_duplicate_groups(far, texts[:2], CFG) == []
+    assert c.near_duplicate_groups(vecs[:0], [], CFG) == []
+
+
+def test_the_most_informative_source_is_the_fullest_then_the_newest() -> None:
+    assert c.most_informative(["I live in Berlin.", "I live in Berlin, Germany, near the canal.",
+                               "I live in Berlin."]) == 1
+    assert c.most_informative([NOTE.format(n) for n in (1, 22, 3)]) == 2  # a tie: the newest
+
+
 def test_pairs_in_band() -> None:
     vecs = np.stack([unit(1, 0), unit(1, 1), unit(0, 1)])  # 45 degrees apart: 0.707
     assert [(i, j) for i, j, _ in c.pairs_in_band(vecs, (0.5, 0.85))] == [(0, 1), (1, 2)]

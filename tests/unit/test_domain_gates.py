@@ -232,6 +232,19 @@ def test_contradiction_cue() -> None:
     assert not contradiction_cue("My sister lives in Lisbon now", "My sister lives in Lisbon")
 
 
+def test_a_counter_or_note_number_is_no_contradiction() -> None:
+    """issue 39: repeats numbered by a note, a #, an item no. or a trailing (n) agree;
+    a value the statement claims, or a negation, still differs."""
+    note = "Remember this: Hetzner pricing is about three times cheaper than AWS, note {}"
+    assert not contradiction_cue(note.format(1), note.format(8))
+    assert not contradiction_cue("Ticket #12: the printer jams", "Ticket #13: the printer jams")
+    assert not contradiction_cue("Item no. 4: renew the lease", "Item no. 5: renew the lease")
+    assert not contradiction_cue("Buy oat milk (2)", "Buy oat milk (3)")
+    assert contradiction_cue("I have 2 cats", "I have 3 cats")
+    assert contradiction_cue("The rent is 900 euros, note 1", "The rent is 950 euros, note 2")
+    assert contradiction_cue("I live in Berlin.", "I never lived in Berlin.")
+
+
 def test_a_fallback_reply_is_never_kept() -> None:
     echo = ExitInput(text="[heuristic fallback] [memory:1] I love hiking in the Alps.",
                      rule_score=0.9, nearest_similarity=0.2, nearest_text=None,

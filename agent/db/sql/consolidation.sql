@@ -76,6 +76,12 @@ SELECT id, items, created_at FROM recall_log WHERE id > %s ORDER BY id;
 INSERT INTO memories (memory_type, content, universal_embedding, native_embedding, native_model, importance, confidence, evidence_count, metadata, user_id, session_id, emotion) SELECT 'insight', %s, %s::vector, %s::halfvec, %s, %s, 0.6, %s, %s::jsonb, user_id, session_id, emotion
 FROM memories WHERE memory_id = %s RETURNING memory_id;
 
+-- name: consolidation_extractive_insight_insert
+-- issue 39: an extractive insight (no model) is its most informative source's text, so it
+-- keeps that source's content, vectors and emotion: it is found as the source was
+INSERT INTO memories (memory_type, content, universal_embedding, native_embedding, native_model, importance, confidence, evidence_count, metadata, user_id, session_id, emotion) SELECT 'insight', content, universal_embedding, native_embedding, native_model, %s, 0.6, %s, %s::jsonb, user_id, session_id, emotion
+FROM memories WHERE memory_id = %s RETURNING memory_id;
+
 -- name: consolidation_linked_pairs
 SELECT least(source_id, target_id)::text, greatest(source_id, target_id)::text FROM memory_links;
 
