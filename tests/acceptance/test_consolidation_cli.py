@@ -102,3 +102,37 @@ def test_goals_reset(db_url: str, tmp_path: Path) -> None:
     with psycopg.connect(db_url) as conn:
         assert conn.execute("SELECT weight FROM goals WHERE name = 'cello'").fetchone() == (0.5,)
         assert conn.execute("SELECT reason FROM goals_history").fetchall() == [("manual reset",)]
+
+
+HETZNER = [f"Remember this: Hetzner pricing is about three times cheaper than AWS, note {n}"
+           for n in range(1, 9)]
+
+
+def test_offline_consolidate_merges_near_duplicates_and_why_traces_them(
+        db_url: str, tmp_path: Path) -> None:
+    """issue 39: no model configured (every role on the heuristic profile): eight chat
+    turns that differ only by a note number become one active extractive insight, which
+    `cogd why` traces back to all eight turns; no contradiction is flagged among them."""
+    env = env_for(db_url, tmp_path, COGD_LLM__ROLES__CONSOLIDATION="heuristic")
+    proc = subprocess.run([COGD, "chat", "--user", "sam", "--session", "pricing"],
+                          input="".join(f"{line}\n" for line in HETZNER), env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    first = run("consolidate", "--once", "--json", env=env, timeout=300)
+    assert first.returncode == 0, first.stderr
+    ops = json.loads(first.stdout)["operations"]
+    made = ops["merge"]["outputs"]["insights"]
+    assert len(made) == 1 and len(made[0]["sources"]) == 8
+    assert made[0]["content"] in HETZNER and "heuristic" in made[0]["heuristic"]
+    assert not ops.get("contradictions", {}).get("outputs", {}).get("contradictions")
+    with psycopg.connect(db_url) as conn:
+        active = conn.execute("SELECT memory_id::text FROM memories WHERE status = 'active' "
+                              "AND content LIKE '%Hetzner%'").fetchall()
+        assert active == [(made[0]["insight"],)]
+        assert conn.execute("SELECT count(*) FROM memories WHERE metadata ? 'flag'"
+                            ).fetchone() == (0,)
+    traced = run("why", made[0]["insight"], env=env)
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout.count("<- turn") == 8
+    for line in HETZNER:
+        assert line in traced.stdout

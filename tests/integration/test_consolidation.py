@@ -460,3 +460,19 @@ def test_a_model_still_writes_the_insight_for_near_duplicates(
     assert [(i["content"], i["fallback"], "heuristic" in i) for i in made] == [
         (INSIGHT, False, False)]
     assert sorted(made[0]["sources"]) == sorted(str(s) for s in sources)
+
+
+def test_the_bundled_small_model_leaves_near_duplicates_to_the_extractive_merge(
+    conn: Any, cog: Cognition, settings: Settings
+) -> None:
+    """The bundled 135M model paraphrased eight near-identical notes into "The memory of
+    the most memorable experience..." (issue 39): near-duplicates merge extractively."""
+    settings.llm.roles["consolidation"] = "local"
+    consolidator = Consolidator(settings, rng=NoFloor())
+    assert consolidator.llm.provider == "local" and not consolidator.writes_insights
+    sources = [remember(conn, cog, t) for t in HETZNER[:4]]
+    made = consolidator.merge(conn, datetime.now(UTC))
+    assert made is not None
+    [insight] = made["outputs"]["insights"]
+    assert insight["content"] == HETZNER[3] and sorted(insight["sources"]) == sorted(
+        str(s) for s in sources)
