@@ -1,7 +1,11 @@
 """The fact-recall chat check (issue 40): does the default model answer from memory?
 
-    python -m bench.factchat [--hog] [--model PATH.gguf | --profile NAME] [--no-grounded]
-                             [--label TEXT] [--note TEXT]
+    python -m bench.factchat [--set dev|heldout] [--hog] [--model PATH.gguf | --profile NAME]
+                             [--no-grounded] [--label TEXT] [--note TEXT]
+
+Two question sets: `dev` (the default; the grounded-reply heuristic's thresholds were
+chosen on it, so its figures are fitted) and `heldout` (another user's 10 facts and 10
+never-said questions in other words, on which nothing was tuned).
 
 On a throwaway embedded database, through the same turn as the loop (Cognition.answer):
 
@@ -25,7 +29,8 @@ hog p50 <= 3x quiet, never-said "I don't know" >= 9/10.
 `--model`: a GGUF file for the local profile instead of the bundled SmolLM2 (the model
 comparison); `--profile`: route system1/system2 to another profile of the configuration
 (e.g. one you added for Ollama); `--no-grounded`: the grounded-reply heuristic off, so the
-model answers alone. Writes bench/results/factchat-<label>-<date>.md and .json; `--note`
+model answers alone. Writes bench/results/factchat-<label>-<date>.md and .json (the
+default label: the model, then -heldout and -hog when given); `--note`
 goes into the report (e.g. "busy machine").
 """
 
@@ -37,6 +42,7 @@ import multiprocessing
 import os
 import re
 import statistics
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,6 +52,9 @@ from typing import Any
 from bench.common import machine, write_results
 
 # (what the user says, the question asked later, words any one of which shows the fact)
+# The dev set: the grounded-reply heuristic's thresholds (agent/domain/grounded.py,
+# GroundedConfig) were chosen on these 10 facts and 10 never-said questions, so its
+# figures are fitted, not held out.
 FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     ("My name is Dana and I live in Lisbon.", "Where do I live?", ("lisbon",)),
     ("I work as a marine biologist at the city aquarium.", "What do I do for work?",
@@ -73,6 +82,48 @@ NEVER_SAID: list[str] = [
     "What is my shoe size?",
     "Which football team do I support?",
 ]
+# The held-out set (`--set heldout`): another person, other places, jobs, pets, dates and
+# hobbies, in the looser wording users type. Written before the first heldout run and not
+# changed after it; nothing in agent/ was tuned on it. Keep it apart from the dev set
+# (tests/unit/test_bench_factchat.py checks that they share no statement, question or
+# fact word).
+HELDOUT_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("Hey! I'm Tomás, by the way. I'm based in Rotterdam these days.",
+     "remind me, which city am I based in?", ("rotterdam",)),
+    ("I've been teaching chemistry at a secondary school for six years now.",
+     "What's my job again?", ("chemistry",)),
+    ("My partner's name is Ingrid, we've been together since 2019.",
+     "Do you remember my partner's name?", ("ingrid",)),
+    ("We adopted a retired greyhound called Pepper last spring.",
+     "what breed is the dog we adopted?", ("greyhound",)),
+    ("my birthday is on the 14th of August btw", "When's my birthday?", ("august",)),
+    ("On weekends I usually go bouldering at the climbing gym near my flat.",
+     "What do I usually get up to at the weekend?", ("boulder", "climbing")),
+    ("I grew up on a dairy farm just outside Cork.", "where'd I grow up?", ("cork",)),
+    ("Honestly I can't stand coriander, it tastes like soap to me.",
+     "Is there a herb I can't stand?", ("coriander",)),
+    ("Our daughter Aiko starts primary school in September.", "What's my daughter called?",
+     ("aiko",)),
+    ("I'm learning Korean at the moment, mostly on the bus to work.",
+     "Which language am I learning at the moment?", ("korean",)),
+]
+HELDOUT_NEVER_SAID: list[str] = [
+    "What's my mum's maiden name?",
+    "how tall am I?",
+    "What time do I usually wake up?",
+    "Do I have any tattoos?",
+    "What does my partner do for a living?",
+    "How old is my daughter?",
+    "what's my favourite film?",
+    "Which bank am I with?",
+    "What's the wifi password at my place?",
+    "When did I last go to the dentist?",
+]
+# name -> (the user's handle, facts, never-said questions)
+SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
+    "dev": ("dana", FACTS, NEVER_SAID),
+    "heldout": ("tomas", HELDOUT_FACTS, HELDOUT_NEVER_SAID),
+}
 DONT_KNOW = re.compile(
     r"\b(i don'?t know|i do not know|i'?m not sure|i am not sure|you haven'?t told me|"
     r"you have not told me|i don'?t remember|i do not remember|i can'?t recall|"
@@ -140,6 +191,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from bench.common import scratch_database
 
     started = time.perf_counter()
+    handle, facts, never_said = SETS[args.set]
     with scratch_database() as (settings, url):
         profile_name = args.profile or "local"
         profile = settings.llm.profiles[profile_name]
@@ -154,16 +206,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         settings.llm.roles["system1"] = settings.llm.roles["system2"] = profile_name
         cog = Cognition(settings)
         with connect(url, app="cogd-bench", autocommit=True) as conn:
-            user_id = ensure_user(conn, "dana")
+            user_id = ensure_user(conn, handle)
             cog.answer(conn, _session(conn, ensure_user(conn, "warmup")), "hello")  # loads
             phases: dict[str, Any] = {}
             load: dict[str, Any] = {}
             for name, messages, hog in (
-                ("tell", [f for f, _, _ in FACTS], False),
-                ("ask", [q for _, q, _ in FACTS], False),
-                ("never_said", NEVER_SAID, False),
-                *((("ask_hog", [q for _, q, _ in FACTS], True),
-                   ("tell_hog", [f for f, _, _ in FACTS[:4]], True)) if args.hog else ()),
+                ("tell", [f for f, _, _ in facts], False),
+                ("ask", [q for _, q, _ in facts], False),
+                ("never_said", never_said, False),
+                *((("ask_hog", [q for _, q, _ in facts], True),
+                   ("tell_hog", [f for f, _, _ in facts[:4]], True)) if args.hog else ()),
             ):
                 load[name] = {"before": os.getloadavg()}
                 if hog:
@@ -174,7 +226,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 load[name]["after"] = os.getloadavg()
             model = cog.system1.model
     for name in ("ask", "ask_hog"):
-        for row, (_, _, words) in zip(phases.get(name, []), FACTS, strict=False):
+        for row, (_, _, words) in zip(phases.get(name, []), facts, strict=False):
             row["found"] = any(w in row["reply"].lower() for w in words)
     for row in phases["never_said"]:
         row["dont_know"] = bool(DONT_KNOW.search(row["reply"]))
@@ -201,7 +253,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         summary["tell_hog_ratio"] = round(summary["tell_hog_p50_s"] / max(
             _p50(phases["tell"][:4]), 1e-9), 2)
     return {
-        "date": dt.date.today().isoformat(), "label": args.label, "model": model,
+        "date": dt.date.today().isoformat(), "label": args.label, "set": args.set,
+        "command": args.command, "model": model,
         "profile": profile.model_dump(), "grounded": profile.grounded_replies,
         "hog": args.hog, "note": args.note, "machine": machine(), "load": load,
         "wall_s": round(time.perf_counter() - started, 1), "summary": summary,
@@ -215,7 +268,15 @@ def report(data: dict[str, Any]) -> str:
     lines = [
         f"# Fact-recall chat check ({data['date']}, {data['label']})", "",
         f"Model: {data['model']}; grounded-reply heuristic: "
-        f"{'on' if data['grounded'] else 'off'}; {data['machine']['cpus']} cores.",
+        f"{'on' if data['grounded'] else 'off'}; {data['machine']['cpus']} cores.", "",
+        f"Question set: **{data['set']}**. " + (
+            "The grounded-reply thresholds (agent/domain/grounded.py, GroundedConfig) were "
+            "chosen on this set: its facts and \"I don't know\" counts are fitted, not held "
+            "out." if data["set"] == "dev" else
+            "Held out: the grounded-reply thresholds were chosen on the dev set, not on "
+            "these questions, which were written before the first run and not changed "
+            "after it."), "",
+        f"Command: `{data['command']}`",
     ]
     if data["note"]:
         lines += ["", f"**Note: {data['note']}**"]
@@ -266,6 +327,9 @@ def report(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.factchat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", choices=sorted(SETS), default="dev",
+                        help="the questions: dev (the grounded-reply thresholds were chosen "
+                        "on it) or heldout (default: dev)")
     parser.add_argument("--hog", action="store_true",
                         help="also ask again with a CPU-bound process on every core")
     parser.add_argument("--model", type=Path, help="a GGUF file instead of the bundled model")
@@ -279,7 +343,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--model {args.model}: no such file")
     if args.label is None:
         base = args.model.stem if args.model else (args.profile or "bundled")
-        args.label = base + ("-model-only" if args.no_grounded else "")
+        args.label = base + ("-model-only" if args.no_grounded else "") + (
+            "" if args.set == "dev" else f"-{args.set}") + ("-hog" if args.hog else "")
+    args.command = " ".join(["python -m bench.factchat", *(
+        sys.argv[1:] if argv is None else argv)])
     data = run(args)
     write_results(f"factchat-{args.label}", data, report(data))
     return 0
