@@ -57,6 +57,7 @@ class Worker:
         self.items_done = 0
         self.signalled: int | None = None  # the signal that asked this worker to stop
         self.stopped = threading.Event()  # run() has closed everything: nothing to wait for
+        self.running = threading.Event()  # run() was entered: there may be an item in hand
         self._pool: ConnectionPool | None = None
 
     # --- to override -------------------------------------------------------
@@ -119,8 +120,8 @@ class Worker:
         the process (the signal's promise is a prompt stop, even when a turn is stuck)."""
         self.stop.wait()
         grace = float(self.settings.process.shutdown_grace_s)
-        if self.stopped.wait(grace):
-            return
+        if self.stopped.wait(grace) or not self.running.is_set():
+            return  # finished in time, or run() never started: no item can be stuck
         logger.error("%s: the item in hand did not finish within %.0f s of the stop "
                      "([process] shutdown_grace_s); exiting now, as a crash would", self.name,
                      grace)
@@ -159,6 +160,7 @@ class Worker:
                 self.conn.close()
 
     def run(self) -> int:
+        self.running.set()
         self.conn = self._connect()
         self._lock()
         beater = Beater(self.pool.connection, self.name, self.settings.process,
