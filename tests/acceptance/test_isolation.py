@@ -23,9 +23,7 @@ not change because alice wrote something: a view that does is a view of her data
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -38,7 +36,7 @@ import psycopg
 import pytest
 
 from tests.acceptance.test_cli import COGD, run
-from tests.acceptance.test_mcp import over_http
+from tests.acceptance.test_mcp import over_http, wait_listening
 from tests.conftest import cogd_env, create_db, drop_db, free_port
 from tests.stubserver import StubServer
 
@@ -138,18 +136,6 @@ def id_spellings(mid: str) -> list[str]:
 # -- the installation -------------------------------------------------------------
 
 
-def _wait_port(proc: subprocess.Popen[bytes], port: int, log: Path, name: str) -> None:
-    deadline = time.monotonic() + 120
-    while True:
-        assert proc.poll() is None, log.read_text()[-3000:]
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            assert time.monotonic() < deadline, f"{name} did not start"
-            time.sleep(0.2)
-
-
 def _chat(w: World, user: str, text: str, session: str | None = None,
           stream: bool = False) -> httpx.Response:
     headers = {} if session is None else {"X-Cogd-Session": session}
@@ -236,7 +222,7 @@ def world(pg_admin_url: str, template_db: str,
                 [COGD, "mcp", "--http", "--port", str(ports["mcp"]), "--user", "nobody"],
                 env=env, stdout=m_log, stderr=subprocess.STDOUT)
         for key, proc in procs.items():
-            _wait_port(proc, ports[key], logs[key], key)
+            wait_listening(proc, ports[key], logs[key], key)
         # bob's first turn starts the loop, which seeds Layer 0 (the bootstrap values
         # and boundaries): from then on, nothing of bob's views may move because of alice
         _chat(w, "bob", f"Hello, this is bob ({BOB_MARK}).")

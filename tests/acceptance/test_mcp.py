@@ -168,8 +168,9 @@ def over_http(url: str, token: str | None, body: Callable[[Any], Awaitable[Any]]
     return anyio.run(main)
 
 
-def wait_listening(proc: subprocess.Popen[Any], port: int, log: Path) -> None:
-    """Until `cogd mcp --http` accepts connections on 127.0.0.1:`port` (its log on failure)."""
+def wait_listening(proc: subprocess.Popen[Any], port: int, log: Path,
+                   name: str = "cogd mcp --http") -> None:
+    """Until the server `name` accepts connections on 127.0.0.1:`port` (its log on failure)."""
     deadline = time.monotonic() + 120
     while True:
         assert proc.poll() is None, log.read_text()[-2000:]
@@ -177,7 +178,7 @@ def wait_listening(proc: subprocess.Popen[Any], port: int, log: Path) -> None:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return
         except OSError:
-            assert time.monotonic() < deadline, "cogd mcp --http did not start"
+            assert time.monotonic() < deadline, f"{name} did not start"
             time.sleep(0.2)
 
 
