@@ -1,11 +1,13 @@
 """The fact-recall chat check (issue 40): does the default model answer from memory?
 
-    python -m bench.factchat [--set dev|heldout] [--hog] [--model PATH.gguf | --profile NAME]
+    python -m bench.factchat [--set dev|heldout|heldout2] [--hog]
+                             [--model PATH.gguf | --profile NAME]
                              [--no-grounded] [--label TEXT] [--note TEXT]
 
-Two question sets: `dev` (the default; the grounded-reply heuristic's thresholds were
-chosen on it, so its figures are fitted) and `heldout` (another user's 10 facts and 10
-never-said questions in other words, on which nothing was tuned).
+Three question sets: `dev` (the default; the grounded-reply heuristic's thresholds were
+chosen on it, so its figures are fitted), `heldout` (another user's 10 facts and 10
+never-said questions in other words; its misses were looked at and fixed, so it is dev
+data now) and `heldout2` (a third user's, written before those fixes, nothing tuned on it).
 
 On a throwaway embedded database, through the same turn as the loop (Cognition.answer):
 
@@ -119,10 +121,60 @@ HELDOUT_NEVER_SAID: list[str] = [
     "What's the wifi password at my place?",
     "When did I last go to the dentist?",
 ]
+# The second held-out set (`--set heldout2`): the first held-out set's misses were looked
+# at and the grounded path was then changed, so `heldout` counts as dev data from then on.
+# This set was written and committed before those changes, by someone who had not read the
+# grounding code's tests for it: a third person's home, work, family, pet, hobby, date,
+# food, plan, past event and possession, each asked the way a person would ask it. Run
+# once at the end of the fixes and reported as it came out; nothing was tuned on it.
+HELDOUT2_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("I live in a small flat in Edinburgh, right by the castle.",
+     "What city do I call home?", ("edinburgh",)),
+    ("I'm an architect at a firm that mostly designs schools.",
+     "What do I do for a living?", ("architect",)),
+    ("My son's name is Felix, he's seven.", "What's my boy called?", ("felix",)),
+    ("We keep a tortoise named Franklin in the back garden.",
+     "What kind of pet do I have?", ("tortoise",)),
+    ("In my spare time I restore old motorbikes.", "what's my hobby?", ("motorbike",)),
+    ("Our wedding anniversary is on the 3rd of June.", "When's our anniversary?",
+     ("june",)),
+    ("I've been vegetarian since I was a teenager.", "Do I eat meat?", ("vegetarian",)),
+    ("Next month I'm flying to Japan to hike the Kumano Kodo trail.",
+     "Where am I travelling to next month?", ("japan", "kumano")),
+    ("I ran my first marathon in Berlin back in 2022.",
+     "where was that first marathon I did?", ("berlin",)),
+    ("My laptop is an old ThinkPad I've had for ages.", "What computer do I use?",
+     ("thinkpad",)),
+]
+HELDOUT2_NEVER_SAID: list[str] = [
+    "Where did I go to school?",
+    "What's my favourite band?",
+    "How many siblings have I got?",
+    "What's my dad's name?",
+    "What did I study at uni?",
+    "what's my postcode?",
+    "Do I speak any other languages?",
+    "What's my mother's job?",
+    "Which gym do I go to?",
+    "When did I pass my driving test?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
     "heldout": ("tomas", HELDOUT_FACTS, HELDOUT_NEVER_SAID),
+    "heldout2": ("maren", HELDOUT2_FACTS, HELDOUT2_NEVER_SAID),
+}
+# What a report says about the set it ran.
+SET_NOTES: dict[str, str] = {
+    "dev": "The grounded-reply thresholds (agent/domain/grounded.py, GroundedConfig) were "
+           "chosen on this set: its facts and \"I don't know\" counts are fitted, not held "
+           "out.",
+    "heldout": "Written before its first run and not changed after it; but its misses were "
+               "then looked at and the grounded path changed for them, so from that change "
+               "on it is dev data, not held out.",
+    "heldout2": "Held out: written and committed before the grounded-path changes that "
+                "followed the first held-out run, not changed after; nothing was tuned on "
+                "it.",
 }
 DONT_KNOW = re.compile(
     r"\b(i don'?t know|i do not know|i'?m not sure|i am not sure|you haven'?t told me|"
@@ -269,13 +321,7 @@ def report(data: dict[str, Any]) -> str:
         f"# Fact-recall chat check ({data['date']}, {data['label']})", "",
         f"Model: {data['model']}; grounded-reply heuristic: "
         f"{'on' if data['grounded'] else 'off'}; {data['machine']['cpus']} cores.", "",
-        f"Question set: **{data['set']}**. " + (
-            "The grounded-reply thresholds (agent/domain/grounded.py, GroundedConfig) were "
-            "chosen on this set: its facts and \"I don't know\" counts are fitted, not held "
-            "out." if data["set"] == "dev" else
-            "Held out: the grounded-reply thresholds were chosen on the dev set, not on "
-            "these questions, which were written before the first run and not changed "
-            "after it."), "",
+        f"Question set: **{data['set']}**. " + SET_NOTES[data["set"]], "",
         f"Command: `{data['command']}`",
     ]
     if data["note"]:
@@ -329,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", choices=sorted(SETS), default="dev",
                         help="the questions: dev (the grounded-reply thresholds were chosen "
-                        "on it) or heldout (default: dev)")
+                        "on it), heldout (its misses were fixed: dev data now) or heldout2 "
+                        "(held out; default: dev)")
     parser.add_argument("--hog", action="store_true",
                         help="also ask again with a CPU-bound process on every core")
     parser.add_argument("--model", type=Path, help="a GGUF file instead of the bundled model")

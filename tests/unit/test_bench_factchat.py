@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from bench.factchat import SETS
+from bench.factchat import SET_NOTES, SETS
 
 Facts = list[tuple[str, str, tuple[str, ...]]]
 
@@ -44,8 +44,10 @@ def _set(name: str) -> tuple[Facts, list[str]]:
     return facts, never
 
 
-def test_dev_and_heldout_share_nothing() -> None:
-    assert leaks(_set("dev"), _set("heldout")) == []
+@pytest.mark.parametrize("a,b", [("dev", "heldout"), ("dev", "heldout2"),
+                                 ("heldout", "heldout2")])
+def test_the_sets_share_nothing(a: str, b: str) -> None:
+    assert leaks(_set(a), _set(b)) == []
 
 
 def test_the_leak_check_catches_a_dev_item_copied_into_heldout() -> None:
@@ -63,6 +65,7 @@ def test_the_leak_check_catches_a_dev_item_copied_into_heldout() -> None:
 def test_each_set_is_ten_facts_and_ten_never_said_and_self_consistent(name: str) -> None:
     handle, facts, never = SETS[name]
     assert handle and len(facts) == 10 and len(never) == 10
+    assert SET_NOTES[name]  # the report says what the set is (fitted or held out)
     assert len({_norm(q) for _, q, _ in facts} | {_norm(q) for q in never}) == 20
     for statement, question, words in facts:
         assert words, statement
