@@ -59,7 +59,7 @@ SERVER_CONF = "cogd.conf"  # in pg/: the settings cogd gives the server, rewritt
 SERVER_CONF_INCLUDE = f"include_if_exists = '{SERVER_CONF}'  # cogd: [database] settings"
 # [database] embedded_shared_buffers = "auto": a quarter of the memory (Postgres's own
 # advice for shared_buffers), within these bounds. 128 MB is Postgres's default; 4 GB
-# holds memories' HNSW index at 1M memories (1.9 GB, docs/scaling.md) with room for the
+# holds memories' HNSW index at 1M memories (1.9 GB, bench/journal/scaling.md) with room for the
 # tables. Postgres maps the segment lazily: memory is used only as pages are read.
 AUTO_SHARED_BUFFERS_MB = (128, 4096)
 MAX_SOCKET_PATH = 107  # bytes: sun_path is 108 with its NUL

@@ -66,7 +66,7 @@ def _onnx_session(
     sleeps, so the core is free for the Postgres backend ranking recall's BM25 lists
     meanwhile; alone, a query then takes longer than spinning within a run (6.33 against
     5.01 ms p50, 7.07 on one thread, 2026-11-27), but beside those lists recall was faster
-    (docs/scaling.md)."""
+    (bench/journal/scaling.md)."""
     key = f"{model_path}:{tokenizer_path}:{threads}:{spin}"
     with _load_lock:
         if key not in _onnx_cache:
@@ -133,7 +133,7 @@ class LocalEmbedder(BaseEmbedder):
         # [embedding] local_query_threads = 2, local_query_spin = false: two threads that
         # never spin. On 2 cores, against one thread (the setting before 2026-11-27): -0.57 ms
         # per recall at 10k memories (paired, twice), about 0 at 100k and 1M, p95 not worse;
-        # the query costs 8.5 ms of CPU instead of 7.1 (docs/scaling.md). Spinning within a
+        # the query costs 8.5 ms of CPU instead of 7.1 (bench/journal/scaling.md). Spinning within a
         # run was faster alone but slower in recall, beside the BM25 lists it ranks meanwhile
         self.query_threads = query_threads
         self.query_spin = query_spin

@@ -27,7 +27,7 @@ cycle rebuilds the tree).
 Texts shorter than MIN_NEEDLE characters are not searched for elsewhere (they would cut
 every "ok" out of everything); the rows that are the memory and its turn still go.
 Not removed: copies outside cogd's data (backups, logs you keep, Postgres WAL and dead
-row versions until VACUUM and checkpoints recycle them: README, "Forgetting").
+row versions until VACUUM and checkpoints recycle them: docs/guide.md, "Forgetting").
 """
 
 from __future__ import annotations
