@@ -15,6 +15,11 @@ claiming statement, so a turn that crashed, was killed or timed out has used an 
 A message claimed more than [process] inbox_max_attempts times is not answered again:
 `give_up` marks it 'failed' with the reason and answers the user with an error, and the
 loop goes on to the messages behind it.
+
+The client's side is one class, `Client` (send, wait, reconnect), which `cogd chat` and
+`cogd serve` both use; the loop's side is the loop worker (agent/workers/loop.py): it
+claims, holds, completes and fails, handing the turn (agent/services/cognition.py) a
+`delivery` callback that holds and completes inside the turn's commit.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -30,10 +36,11 @@ from typing import Any
 
 import psycopg
 
-from agent.bus import Channel, Kind, notify
+from agent.bus import Channel, Kind, Listener, notify
+from agent.db.connect import connect
 from agent.db.queries import query
-from agent.domain.text import storable_text
-from agent.errors import DatabaseError, InputError
+from agent.domain.text import clean_content, storable_text
+from agent.errors import CogdError, DatabaseError, InputError
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +117,122 @@ def reply_for(conn: psycopg.Connection[Any], inbox_id: int,
     return None
 
 
+class NoReply(CogdError):
+    """No reply before the deadline, or the wait was stopped (`stopped`); the message,
+    when it was queued (`inbox_id`), is kept and answered when a loop runs."""
+
+    def __init__(self, inbox_id: int | None, timeout_s: float, stopped: bool) -> None:
+        self.inbox_id, self.timeout_s, self.stopped = inbox_id, timeout_s, stopped
+        self.where = (f"inbox id {inbox_id} is kept and will be answered when a loop runs"
+                      if inbox_id is not None else "the message was not queued: send it again")
+        super().__init__(f"stopped before the reply ({self.where})" if stopped
+                         else f"no reply within {timeout_s:.0f}s ({self.where})")
+
+
+class Client:
+    """The client's side on one connection of its own, for `cogd chat` and `cogd serve`:
+    send a message (under a fresh idempotency key), wait for its reply (and the streamed
+    text so far), reconnect when Postgres goes away and keep waiting until the deadline; a
+    message whose commit was cut off is looked up by its key before it is queued again,
+    so it is never queued twice.
+
+    `listen`: wake on outbox NOTIFY (a LISTEN connection of its own; the REPL) rather than
+    read every `poll_s` (`cogd serve`: one connection per request). `stopped`: a wait or a
+    reconnect ends at once when it says so (NoReply with `stopped`). `say`: where a lost
+    connection is reported."""
+
+    def __init__(self, url: str, app: str, *, listen: bool = False, poll_s: float = 0.25,
+                 stopped: Callable[[], bool] = lambda: False,
+                 say: Callable[[str], None] | None = None) -> None:
+        self.url, self.app, self.poll_s = url, app, poll_s
+        self.stopped, self.say = stopped, say
+        self.conn = connect(url, app=app, autocommit=True)
+        self.listener: Listener | None = None
+        if listen:
+            self.listener = Listener(
+                lambda: connect(url, app=f"{app}-listen", autocommit=True), [Channel.OUTBOX])
+            try:
+                self.listener.start()
+            except BaseException:
+                self.conn.close()
+                raise
+        self._using = threading.Lock()  # a wait in progress; close() waits for it
+
+    def ask(self, session_id: Any, text: str, timeout_s: float,
+            on_partial: Callable[[str], None] | None = None) -> Reply:
+        """Send a message and wait for its reply (streamed to `on_partial` if given)."""
+        deadline = time.monotonic() + timeout_s
+        inbox_id = self.send(session_id, text, stream=on_partial is not None,
+                             deadline=deadline)
+        return self.wait(inbox_id, deadline, on_partial)
+
+    def send(self, session_id: Any, text: str, *, stream: bool, deadline: float) -> int:
+        """Queue `text` (cleaned; InputError when there is nothing to send); its inbox id,
+        acknowledged once returned."""
+        if not text.strip():
+            raise InputError("empty message: nothing sent")
+        content, _ = clean_content(text)  # NUL and undecodable bytes (surrogates) replaced
+        key = uuid.uuid4().hex  # this send's idempotency key: a resend is the same message
+        cut = False
+        with self._using:
+            while True:
+                try:
+                    found = queued(self.conn, key) if cut else None
+                    return found if found is not None else enqueue(
+                        self.conn, session_id, content, stream=stream, key=key)
+                except psycopg.OperationalError as exc:
+                    cut = True
+                    if not self._reconnect(exc, deadline):
+                        raise NoReply(None, deadline - time.monotonic(),
+                                      self.stopped()) from None
+
+    def wait(self, inbox_id: int, deadline: float,
+             on_partial: Callable[[str], None] | None = None) -> Reply:
+        """The reply to `inbox_id` (marked delivered); NoReply past `deadline` or when
+        stopped. The query is the truth; a NOTIFY only wakes the wait early."""
+        timeout_s = max(0.0, deadline - time.monotonic())
+        with self._using:
+            while not self.stopped() and time.monotonic() < deadline:
+                try:
+                    reply = reply_for(self.conn, inbox_id, on_partial)
+                    if reply is not None:
+                        return reply
+                    self._nap(on_partial is not None)
+                except psycopg.OperationalError as exc:
+                    self._reconnect(exc, deadline)
+        raise NoReply(inbox_id, timeout_s, self.stopped())
+
+    def _nap(self, streaming: bool) -> None:
+        if self.listener is not None:
+            self.listener.wait(0.25 if streaming else 1.0)
+        else:
+            time.sleep(self.poll_s)
+
+    def _reconnect(self, exc: Exception, deadline: float) -> bool:
+        """A fresh connection (retried each second until the deadline or a stop); False
+        when none came."""
+        if self.say is not None:
+            self.say(f"database connection lost ({' '.join(str(exc).split())[:160]}); "
+                     "reconnecting")
+        while not self.stopped() and time.monotonic() < deadline:
+            try:
+                if not self.conn.closed:
+                    self.conn.close()
+                self.conn = connect(self.url, app=self.app, autocommit=True)
+                return True
+            except CogdError:
+                time.sleep(1.0)
+        return False
+
+    def close(self) -> None:
+        """Close the connections, once a wait on another thread has ended (a stopped one
+        ends within `poll_s`)."""
+        with self._using:
+            if self.listener is not None:
+                self.listener.close()
+            self.conn.close()
+
+
 # -- the loop's side ---------------------------------------------------------
 
 def claim(conn: psycopg.Connection[Any], me: str, lease_s: float) -> Claimed | None:
@@ -143,6 +266,23 @@ def publish_partial(conn: psycopg.Connection[Any], inbox_id: int, text: str) -> 
     is in autocommit)."""
     conn.execute(query("inbox_partial"), {"text": text, "id": inbox_id})
     notify(conn, Channel.OUTBOX, Kind.PARTIAL, inbox_id)
+
+
+Delivery = Callable[[psycopg.Connection[Any], str, dict[str, Any]], None]
+
+
+def delivery(msg: Claimed) -> Delivery:
+    """What the loop hands a turn (Cognition.commit's `deliver`): called inside the
+    turn's commit transaction with the reply and its metadata, it holds the row (or raises
+    LostClaim: the transaction, the turn's writes with it, rolls back) and completes it.
+    A takeover before the hold has claimed the row: the hold sees the new claim and
+    raises; a claim after it waits on the row lock and then finds the message done."""
+
+    def deliver(conn: psycopg.Connection[Any], reply: str, metadata: dict[str, Any]) -> None:
+        hold(conn, msg.id, msg.claim)
+        complete(conn, msg.id, msg.session_id, reply, metadata)
+
+    return deliver
 
 
 def hold(conn: psycopg.Connection[Any], inbox_id: int, claim: str) -> None:
@@ -189,12 +329,6 @@ def fail(conn: psycopg.Connection[Any], msg: Claimed, exc: Exception) -> bool:
         assert out is not None
         notify(conn, Channel.OUTBOX, Kind.OUTBOX, out[0])
     return True
-
-
-def last_reply_metadata(conn: psycopg.Connection[Any], session_id: Any) -> dict[str, Any] | None:
-    """The metadata of the session's latest reply (None before the first)."""
-    row = conn.execute(query("outbox_last_metadata"), {"session_id": session_id}).fetchone()
-    return None if row is None else (row[0] or {})
 
 
 # -- the loop's helpers, on connections borrowed from the worker's pool --------

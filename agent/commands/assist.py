@@ -46,7 +46,7 @@ def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
     so stopping and starting again (or --once from cron) never adds a turn twice.
     Runs until Ctrl-C / SIGTERM; --once reads once and exits.
     """
-    from agent.commands.memory import _ready_url
+    from agent.commands.context import ready_url
     from agent.db.connect import connect
     from agent.services.transcripts import TranscriptWatcher, WatchReport, default_claude_dir
     from agent.services.turns import TurnWriter
@@ -56,7 +56,7 @@ def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
     if missing:
         raise InputError(f"no such file or directory: {', '.join(missing)}")
     settings = settings_from()
-    url = _ready_url(settings)
+    url = ready_url(settings)
     writer = TurnWriter.from_settings(settings)
     stop = threading.Event()
     if not once:

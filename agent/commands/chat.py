@@ -10,9 +10,6 @@ import contextlib
 import getpass
 import json
 import sys
-import threading
-import time
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,15 +17,14 @@ import click
 import psycopg
 
 from agent import inbox
-from agent.bus import Channel, Listener
-from agent.commands.context import settings_from
+from agent.commands.context import ready_url, settings_from, start_local_loop
 from agent.config import Settings
-from agent.errors import CogdError, InputError
+from agent.errors import InputError
 
 SLASH_HELP = """/identity            Layer 0 as the prompt renders it
 /goals               Layer 1 goals and their weights
 /recall <query>      what memory returns for a query, with verdicts
-/why <text>          where a belief comes from: matching memories and their turns
+/why <text|id>       where a memory comes from: its chain down to the turns (cogd why)
 /remember <text>     store a memory now (explicit)
 /forget <id>         archive a memory (kept, audit-logged; `cogd forget` erases)
 /status              processes and row counts
@@ -39,23 +35,27 @@ SLASH_HELP = """/identity            Layer 0 as the prompt renders it
 
 
 class ChatClient:
+    """The REPL's side: a user and session, and the inbox client (agent/inbox.py
+    `Client`, which `cogd serve` uses too) that sends each message and waits for its
+    reply; the slash commands' helpers."""
+
     def __init__(self, settings: Settings, url: str, user: str, session: str | None) -> None:
-        from agent.db.connect import connect
         from agent.services.sessions import ensure_session, ensure_user
 
         self.settings = settings
-        self.url = url
-        self.conn = connect(url, app="cogd-chat", autocommit=True)
+        self.url, self.user = url, user
+        self.inbox = inbox.Client(url, "cogd-chat", listen=True, say=_to_stderr)
         self.user_id = ensure_user(self.conn, user)
         self.session_id = ensure_session(self.conn, self.user_id, session)
-        self.listener = Listener(
-            lambda: connect(url, app="cogd-chat-listen", autocommit=True), [Channel.OUTBOX]
-        )
-        self.listener.start()
         self.local_loop: Any = None
         self._recaller: Any = None
         self._writer: Any = None
         self._continuity: Any = None
+
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        """The client's connection (a new one after a reconnect)."""
+        return self.inbox.conn
 
     @property
     def recaller(self) -> Any:
@@ -100,59 +100,21 @@ class ChatClient:
     def send(
         self, text: str, timeout_s: float = 600.0, on_partial: Any = None
     ) -> dict[str, Any]:
-        """Queue a message and wait for its reply row (printing partial text if asked).
-
-        The message is acknowledged once its inbox row commits; the loop answers it
-        whenever a loop runs. If Postgres goes away meanwhile, this reconnects and keeps
-        waiting until the deadline (a message whose commit was cut off is looked up
-        before it is queued again, so it is never queued twice).
-        """
-        if not text.strip():
-            raise InputError("empty message: nothing sent")
-        from agent.domain.text import clean_content
-
-        content, _ = clean_content(text)  # NUL and undecodable stdin bytes (surrogates) replaced
-        deadline = time.monotonic() + timeout_s
-        inbox_id: int | None = None
-        key = uuid.uuid4().hex  # this send's idempotency key: a resend is the same message
-        while time.monotonic() < deadline:
-            try:
-                if inbox_id is None:
-                    inbox_id = inbox.enqueue(self.conn, self.session_id, content,
-                                             stream=on_partial is not None, key=key)
-                reply = inbox.reply_for(self.conn, inbox_id, on_partial)
-                if reply is not None:
-                    return reply.as_dict()
-                self.listener.wait(0.25 if on_partial else 1.0)  # a wake-up; the query is the truth
-            except psycopg.OperationalError as exc:
-                self._reconnect(exc, deadline)
-                if inbox_id is None:
-                    inbox_id = inbox.queued(self.conn, key)
-        where = (f"inbox id {inbox_id} is kept and will be answered when a loop runs"
-                 if inbox_id is not None else "the message was not queued: send it again")
-        raise CogdError(f"no reply within {timeout_s:.0f}s ({where})")
-
-    def _reconnect(self, exc: Exception, deadline: float) -> None:
-        from agent.db.connect import connect
-
-        sys.stderr.write(f"cogd: database connection lost ({' '.join(str(exc).split())[:160]});"
-                         " reconnecting\n")
-        while time.monotonic() < deadline:
-            try:
-                if not self.conn.closed:
-                    self.conn.close()
-                self.conn = connect(self.url, app="cogd-chat", autocommit=True)
-                return
-            except CogdError:
-                time.sleep(1.0)
+        """Queue a message and wait for its reply (printing partial text if asked):
+        inbox.Client.ask (acknowledged once queued; reconnects and keeps waiting until
+        the deadline; a message is never queued twice)."""
+        return self.inbox.ask(self.session_id, text, timeout_s, on_partial).as_dict()
 
     def close(self) -> None:
         if self.local_loop:
             worker, thread = self.local_loop
             worker.stop.set()
             thread.join(30)
-        self.listener.close()
-        self.conn.close()
+        self.inbox.close()
+
+
+def _to_stderr(message: str) -> None:
+    sys.stderr.write(f"cogd: {message}\n")
 
 
 def model_line(settings: Settings) -> str:
@@ -172,23 +134,6 @@ def model_line(settings: Settings) -> str:
         return "model: none (the extractive heuristic fallback, no LLM)"
     where = f" at {profile.base_url}" if profile.base_url else ""
     return f"model: {profile.provider} {profile.model}{where} (profile {name}){grounded}"
-
-
-def start_local_loop(settings: Settings, url: str, conn: psycopg.Connection[Any],
-                     say: Any) -> tuple[Any, threading.Thread] | None:
-    """A loop worker on a thread of this process when no loop process is alive (the REPL,
-    `cogd serve`); None when one is. Stop it with worker.stop.set() and join the thread."""
-    from agent.db import catalog
-
-    if catalog.running(conn, "loop"):
-        return None
-    from agent.workers.loop import LoopWorker
-
-    say("no loop process is running: answering in-process (start `cogd up` to share one)")
-    worker = LoopWorker(settings, url)
-    thread = threading.Thread(target=worker.run, name="in-process-loop", daemon=True)
-    thread.start()
-    return worker, thread
 
 
 def _slash(client: ChatClient, line: str, echo: Any) -> bool:
@@ -211,11 +156,16 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
         query = arg.replace("\x00", "").strip()  # Postgres text holds no NUL
         if not query:
             echo(f"usage: /{cmd} <text>")
+        elif cmd == "why":  # `cogd why`'s answer, scoped to this user
+            try:
+                echo("\n".join(introspect.why_lines(introspect.why(
+                    client.conn, client.settings, client.recaller, query,
+                    user_id=client.user_id, handle=client.user))))
+            except InputError as exc:
+                echo(str(exc))
         else:
             out = client.recaller.recall(client.conn, query, session_id=client.session_id)
-            payload = introspect.recall_payload(out)
-            echo(introspect.why_text(client.conn, payload, client.user_id) if cmd == "why"
-                 else introspect.format_recall(payload))
+            echo(introspect.format_recall(introspect.recall_payload(out)))
     elif cmd == "remember":
         if not arg:
             echo("usage: /remember <text>")
@@ -262,20 +212,15 @@ def chat(user: str, session: str | None, as_json: bool, timeout_s: float) -> int
 
     With piped stdin: one message per line in, one reply per line out.
     """
-    from agent.db.connect import preflight, resolve
-    from agent.db.migrate import upgrade
-
     settings = settings_from()
-    target = resolve(settings)
-    preflight(target.url)
-    upgrade(target.url, settings)
+    url = ready_url(settings)
     interactive = sys.stdin.isatty()
     err = sys.stderr
 
     def say(msg: str) -> None:
         click.echo(msg, err=not interactive)
 
-    client = ChatClient(settings, target.app_url, user, session)
+    client = ChatClient(settings, url, user, session)
     click.echo(f"cogd: {model_line(settings)}", file=err)  # stdout: replies only
     client.ensure_loop(lambda m: click.echo(f"cogd: {m}", file=err))
     try:

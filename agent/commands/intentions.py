@@ -15,13 +15,13 @@ USER_HELP = "Whose intentions (a user handle)."
 
 
 def _user_conn(handle: str | None, app: str, what: str = "intentions") -> tuple[Any, Any]:
-    from agent.commands.memory import _ready_url
+    from agent.commands.context import ready_url
     from agent.db.connect import connect
     from agent.services.sessions import user_by_handle
 
     if not handle or not handle.strip():
         raise InputError(f"give --user HANDLE (whose {what})")
-    conn = connect(_ready_url(settings_from()), app=app, autocommit=True)
+    conn = connect(ready_url(settings_from()), app=app, autocommit=True)
     try:
         return conn, user_by_handle(conn, handle.strip())
     except BaseException:

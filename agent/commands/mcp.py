@@ -213,7 +213,7 @@ def mcp(user: str, http: bool, host: str, port: int) -> int:
     stdio by default: the assistant starts `cogd mcp` itself (README: the config lines).
     Logs go to stderr; stdout carries the protocol only.
     """
-    from agent.commands.memory import _ready_url
+    from agent.commands.context import ready_url
     from agent.services.memory_api import MemoryAPI
 
     if http and not _loopback(host):
@@ -221,7 +221,7 @@ def mcp(user: str, http: bool, host: str, port: int) -> int:
                          "only (127.0.0.1, localhost, ::1); `cogd serve` is the API for "
                          "other hosts")
     settings = settings_from()
-    url = _ready_url(settings)
+    url = ready_url(settings)
     api = MemoryAPI(settings, url, user)
     try:
         where = f"[{host}]" if ":" in host else host

@@ -9,23 +9,10 @@ from typing import IO, Any
 
 import click
 
-from agent.commands.context import json_option, settings_from
+from agent.commands.context import json_option, ready_url, settings_from
 from agent.config import Settings
 from agent.domain.tables import need
 from agent.errors import InputError
-
-
-def _ready_url(settings: Settings, *, owner: bool = False) -> str:
-    """The URL the memory commands work with, as the app role (the owner's with
-    `owner`: approving a Layer 0 proposal), the schema migrated to head first (the
-    embedded server is started if needed)."""
-    from agent.db.connect import preflight, resolve
-    from agent.db.migrate import upgrade
-
-    target = resolve(settings)
-    preflight(target.url)
-    upgrade(target.url, settings)
-    return target.url if owner else target.app_url
 
 
 @click.command("import")
@@ -54,7 +41,7 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
     settings = settings_from()
     if str(file) != "-" and not file.exists():
         raise InputError(f"{file}: no such file")
-    url = _ready_url(settings)
+    url = ready_url(settings)
     writer = TurnWriter.from_settings(settings)
     report = ImportReport()
     stream: IO[str]
@@ -128,7 +115,7 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
         raise InputError("the query is empty")
     now = _as_of(as_of)
     settings = settings_from()
-    url = _ready_url(settings)
+    url = ready_url(settings)
     if level is not None:
         return _recall_level(settings, url, query, queries, level, k, as_json)
     recaller = build_recaller(settings)
@@ -192,7 +179,7 @@ def reindex(everything: bool, batch_size: int, as_json: bool) -> int:
     from agent.services.indexing import build_indexer
 
     settings = settings_from()
-    url = _ready_url(settings)
+    url = ready_url(settings)
     indexer = build_indexer(settings)
     show = not as_json and sys.stderr.isatty()
     with connect(url, app="cogd-reindex", autocommit=True) as conn:
@@ -256,71 +243,41 @@ def _recall_level(settings: Settings, url: str, query: str | None, queries: Path
 
 @click.command()
 @click.argument("target")
+@click.option("--user", "handle", default=None, metavar="HANDLE",
+              help="Explain as this user sees it: only their memories and those of no "
+              "user, another user's memory in a chain shown without its text. Without "
+              "--user: every user's memories (the operator's view).")
 @json_option
-def why(target: str, as_json: bool) -> int:
+def why(target: str, handle: str | None, as_json: bool) -> int:
     """Where a memory comes from: TARGET is a memory id, or text (its best-matching
     memory; when no active memory matches, a superseded one whose text contains TARGET,
     with the insight that now holds it). Walks `supersedes` links from insights to their
     sources and down to the day_table turns they were made from. Then the reasoning
     trails (decisions) of those memories and turns, or whose text matches TARGET:
     "Decision / Considered (why not) / Because / Outcome (win|loss|partial)".
-    """
-    import uuid
 
+    The same answer as the REPL's /why, GET /v1/memories/{id}/why and the MCP tool
+    `why`, which are always scoped to their caller's user; this command sees every
+    user's memories unless --user names one. --json: {user, memory_id, chain, trails}.
+    """
     from agent.db.connect import connect
-    from agent.services.consolidation import held_by
-    from agent.services.consolidation import why as chain
-    from agent.services.decisions import DecisionTracker
-    from agent.services.introspect import memory_containing, trail_lines
+    from agent.services.introspect import why as explain
+    from agent.services.introspect import why_lines
     from agent.services.recall import build_recaller
+    from agent.services.sessions import user_by_handle
 
     if not target.strip():
         raise InputError("give a memory id or some text")
     settings = settings_from()
-    url = _ready_url(settings)
-    text: str | None = None
+    url = ready_url(settings)
     with connect(url, app="cogd-why", autocommit=True) as conn:
-        try:
-            memory_id: Any = uuid.UUID(target.strip().removeprefix("memory:"))
-        except ValueError:
-            text = target.strip()
-            recaller = build_recaller(settings)
-            out = recaller.recall(conn, target, log=False)
-            mems = [i for i in out.result.items if i.kind == "memory"]
-            if mems:
-                memory_id = mems[0].id.split(":", 1)[1]
-            else:  # recall returns active memories; a superseded one is still explained
-                try:
-                    memory_id = memory_containing(conn, text)
-                except InputError:
-                    memory_id = None  # a reasoning trail may still match the text
-        nodes = chain(conn, memory_id) if memory_id is not None else []
-        if nodes and nodes[0]["status"] != "active":
-            nodes[0]["held_by"] = held_by(conn, nodes[0]["memory_id"])
-        # the reasoning trails (seed 000 §8.2-8.3) of these memories and turns, or the text
-        trails = DecisionTracker(settings).trails(
-            conn, memories=[n["memory_id"] for n in nodes],
-            entries=[n["turn"]["entry_id"] for n in nodes if n["turn"]], text=text,
-            query_vec=recaller.embedder.embed_query(text) if text else None)
-    if not nodes and not trails:
-        raise InputError(f"no memory {target}" if text is None
-                         else f"no memory or decision matches {target!r}")
-    if as_json:  # the chain's nodes, then a node per trail (type "reasoning_trail")
-        click.echo(json.dumps(nodes + [{"depth": 0, "type": "reasoning_trail", **t}
-                                       for t in trails], default=str))
+        user_id = None if handle is None else user_by_handle(conn, handle.strip())
+        found = explain(conn, settings, build_recaller(settings), target, user_id=user_id,
+                        handle=None if handle is None else handle.strip())
+    if as_json:
+        click.echo(json.dumps(found))
         return 0
-    for n in nodes:
-        pad = "  " * n["depth"]
-        click.echo(f"{pad}{n['type']} {n['memory_id']} ({n['status']}, importance "
-                   f"{n['importance']:.2f}): {' '.join(n['content'].split())[:160]}")
-        for h in n.get("held_by", []):
-            click.echo(f"{pad}  held by insight {h['memory_id']} ({h['status']}): "
-                       f"{' '.join(h['content'].split())[:160]}")
-        if n["turn"]:
-            t = n["turn"]
-            click.echo(f"{pad}  <- turn {t['entry_id']} ({t['role']}, {t['at']:%Y-%m-%d %H:%M}"
-                       f"{', ' + t['external_id'] if t['external_id'] else ''})")
-    for line in trail_lines(trails):
+    for line in why_lines(found):
         click.echo(line)
     return 0
 
@@ -333,7 +290,7 @@ def proposals(show_all: bool, as_json: bool) -> int:
     from agent.db.connect import connect
     from agent.services.identity import list_proposals
 
-    url = _ready_url(settings_from())
+    url = ready_url(settings_from())
     with connect(url, app="cogd-proposals", autocommit=True) as conn:
         items = list_proposals(conn, include_decided=show_all)
     if as_json:
@@ -359,7 +316,7 @@ def _decide(proposal_id: str, approve: bool) -> str:
     except ValueError:
         raise InputError(f"{proposal_id!r} is not a proposal id (see `cogd proposals`)") from None
 
-    url = _ready_url(settings_from(), owner=True)
+    url = ready_url(settings_from(), owner=True)
     with connect(url, app="cogd-proposals", autocommit=True) as conn:
         return decide_proposal(conn, pid, approve, getpass.getuser())
 
@@ -388,7 +345,7 @@ def goals(ctx: click.Context) -> None:
         from agent.db.connect import connect
         from agent.services.introspect import goals_text
 
-        url = _ready_url(settings_from())
+        url = ready_url(settings_from())
         with connect(url, app="cogd-goals", autocommit=True) as conn:
             click.echo(goals_text(conn))
 
@@ -404,7 +361,7 @@ def goals_reset(name: str | None) -> int:
 
     settings = settings_from()
     weight = float(need(settings.goals, "promoted_initial_weight"))
-    url = _ready_url(settings)
+    url = ready_url(settings)
     from agent.services.identity import reset_goals
 
     with connect(url, app="cogd-goals", autocommit=True) as conn:
@@ -450,7 +407,7 @@ def export(handle: str, output: Path, as_json: bool) -> int:
 
     settings = settings_from()
     to_stdout = str(output) == "-"
-    url = _ready_url(settings)
+    url = ready_url(settings)
     show = not as_json and sys.stderr.isatty()
     try:
         with connect(url, app="cogd-export", autocommit=True) as conn, \
@@ -513,7 +470,7 @@ def forget(memory_id: str | None, handle: str | None, yes: bool, as_json: bool) 
     if (memory_id is None) == (handle is None):
         raise InputError("give a memory id, or --user HANDLE (not both)")
     settings = settings_from()
-    url = _ready_url(settings)
+    url = ready_url(settings)
     with connect(url, app="cogd-forget", autocommit=True) as conn:
         forgetter = build_forgetter(settings, conn)
         if handle is not None:

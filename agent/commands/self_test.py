@@ -23,7 +23,7 @@ from agent.commands.context import json_option, settings_from
 def self_test(n: int | None, scenarios_file: Path | None, as_json: bool) -> None:
     """Predict your own choices from identity and goals, then run the same scenarios as
     real System 1 turns (nothing written to the day table); report the agreement rate."""
-    from agent.commands.memory import _ready_url
+    from agent.commands.context import ready_url
     from agent.db.connect import connect
     from agent.services.self_test import SelfTest, file_scenarios, pick
 
@@ -31,7 +31,7 @@ def self_test(n: int | None, scenarios_file: Path | None, as_json: bool) -> None
     extra = file_scenarios(scenarios_file) if scenarios_file is not None else []
     tester = SelfTest(settings)
     scenarios = pick(n, tester.default_n, extra)
-    with connect(_ready_url(settings), app="cogd-self-test", autocommit=True) as conn:
+    with connect(ready_url(settings), app="cogd-self-test", autocommit=True) as conn:
         out = tester.run(conn, scenarios)
     if as_json:
         click.echo(json.dumps({k: out[k] for k in ("run_id", "scenarios", "agreed",

@@ -20,7 +20,6 @@ import json
 import logging
 import threading
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -302,15 +301,18 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
             pair = local_loop.get("worker")
             if pair is None or not pair[1].is_alive():
                 local_loop["worker"] = await asyncio.to_thread(_local_loop, settings, url)
-        inbox_id, conn = await asyncio.to_thread(_enqueue, url, who, session_key, text,
-                                                 body.stream)
+        gone = threading.Event()  # this request is over: its wait ends at once
+        deadline = time.monotonic() + CHAT_TIMEOUT_S
+        client, inbox_id = await asyncio.to_thread(_send, url, who, session_key, text,
+                                                   body.stream, deadline, gone)
         created = int(time.time())
         ident = f"chatcmpl-{inbox_id}"
         if not body.stream:
             try:
-                reply = await _reply(conn, inbox_id, None)
+                reply = await _reply(client, inbox_id, deadline, None)
             finally:
-                conn.close()
+                gone.set()
+                await asyncio.to_thread(client.close)
             return {"id": ident, "object": "chat.completion", "created": created,
                     "model": body.model, "choices": [{
                         "index": 0, "finish_reason": "stop",
@@ -330,7 +332,7 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
             def partial(text: str) -> None:  # called on the polling thread
                 here.call_soon_threadsafe(queue.put_nowait, text)
 
-            task = asyncio.create_task(_reply(conn, inbox_id, partial))
+            task = asyncio.create_task(_reply(client, inbox_id, deadline, partial))
             get: asyncio.Task[str] | None = None
             try:
                 yield chunk({"role": "assistant", "content": ""})
@@ -358,12 +360,13 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
                 yield chunk({}, "stop")
                 yield "data: [DONE]\n\n"
             finally:  # also when the client goes away mid-stream
+                gone.set()  # the wait's thread ends within POLL_S
                 for pending in (get, task):
                     if pending is not None and not pending.done():
                         pending.cancel()
                         with contextlib.suppress(BaseException):
                             await pending
-                await asyncio.to_thread(conn.close)
+                await asyncio.to_thread(client.close)
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
@@ -402,7 +405,7 @@ def _last_user_text(messages: list[Any]) -> str:
 
 
 def _local_loop(settings: Any, url: str) -> Any:
-    from agent.commands.chat import start_local_loop
+    from agent.commands.context import start_local_loop
     from agent.db.connect import connect
 
     with connect(url, app="cogd-serve", autocommit=True) as conn:
@@ -417,38 +420,38 @@ def _shutdown_budget(settings: Any) -> tuple[int, float]:
     return requests, max(0.5, grace - requests)
 
 
-def _enqueue(url: str, who: Any, session_key: str, text: str, stream: bool) -> tuple[int, Any]:
+def _send(url: str, who: Any, session_key: str, text: str, stream: bool, deadline: float,
+          gone: threading.Event) -> tuple[Any, int]:
+    """The request's inbox client (agent/inbox.py `Client`, as `cogd chat` uses) and the
+    id of the message it queued in the caller's session; its waits end when the server
+    stops or the request is over."""
     from agent import inbox
-    from agent.db.connect import connect
-    from agent.domain.text import clean_content
     from agent.services.sessions import ensure_session
 
-    content, _ = clean_content(text)
-    conn = connect(url, app="cogd-serve-chat", autocommit=True)
+    client = inbox.Client(url, "cogd-serve-chat", poll_s=POLL_S,
+                          stopped=lambda: STOPPING.is_set() or gone.is_set())
     try:
-        sid = ensure_session(conn, who.user_id, session_key, channel="api")
-        return inbox.enqueue(conn, sid, content, stream=stream, key=uuid.uuid4().hex), conn
+        sid = ensure_session(client.conn, who.user_id, session_key, channel="api")
+        return client, client.send(sid, text, stream=stream, deadline=deadline)
     except BaseException:
-        conn.close()
+        client.close()
         raise
 
 
-async def _reply(conn: Any, inbox_id: int, partial: Any) -> str:
-    """Poll the outbox for the reply (`partial(text so far)` when streaming, called on the
-    polling thread)."""
+async def _reply(client: Any, inbox_id: int, deadline: float, partial: Any) -> str:
+    """The reply's text (`partial(text so far)` when streaming, called on the waiting
+    thread); 503 when the server is stopping, 504 past the deadline (the message is kept
+    either way)."""
     from agent import inbox
 
-    deadline = time.monotonic() + CHAT_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if STOPPING.is_set():
-            raise ApiError(503, f"cogd serve is stopping (inbox id {inbox_id} is kept and "
-                                "will be answered when a loop runs)", "server_error")
-        got = await asyncio.to_thread(inbox.reply_for, conn, inbox_id, partial)
-        if got is not None:
-            return str(got.content)
-        await asyncio.sleep(POLL_S)
-    raise ApiError(504, f"no reply within {CHAT_TIMEOUT_S:.0f} s (inbox id {inbox_id} is "
-                        "kept and will be answered when a loop runs)", "server_error")
+    try:
+        got = await asyncio.to_thread(client.wait, inbox_id, deadline, partial)
+    except inbox.NoReply as exc:
+        if exc.stopped:
+            raise ApiError(503, f"cogd serve is stopping ({exc.where})", "server_error") from None
+        raise ApiError(504, f"no reply within {CHAT_TIMEOUT_S:.0f} s ({exc.where})",
+                       "server_error") from None
+    return str(got.content)
 
 
 def _import(settings: Any, url: str, handle: str, body: bytes) -> dict[str, Any]:
@@ -506,11 +509,11 @@ def serve(host: str, port: int) -> int:
     (cogd token create --user HANDLE)."""
     import uvicorn
 
-    from agent.commands.memory import _ready_url
+    from agent.commands.context import ready_url
     from agent.services.memory_api import MemoryAPI
 
     settings = settings_from()
-    url = _ready_url(settings)
+    url = ready_url(settings)
     api = MemoryAPI(settings, url, "api", channel="api", app="cogd-serve")
     try:
         app = build_app(settings, url, api)
@@ -548,12 +551,12 @@ def token() -> None:
 def token_create(handle: str, name: str, create_user: bool, operator: bool,
                  as_json: bool) -> int:
     """Make a token and print it once (it cannot be shown again)."""
-    from agent.commands.memory import _ready_url
+    from agent.commands.context import ready_url
     from agent.db.connect import connect
     from agent.services.sessions import ensure_user, user_by_handle
     from agent.services.tokens import create
 
-    url = _ready_url(settings_from())
+    url = ready_url(settings_from())
     with connect(url, app="cogd-token", autocommit=True) as conn:
         uid = ensure_user(conn, handle) if create_user else user_by_handle(conn, handle.strip())
         made = create(conn, uid, handle.strip(), name, getpass.getuser(), operator)
@@ -571,11 +574,11 @@ def token_create(handle: str, name: str, create_user: bool, operator: bool,
 @json_option
 def token_list(handle: str | None, as_json: bool) -> int:
     """Tokens (their first characters, never the token), live and revoked."""
-    from agent.commands.memory import _ready_url
+    from agent.commands.context import ready_url
     from agent.db.connect import connect
     from agent.services.tokens import listing
 
-    url = _ready_url(settings_from())
+    url = ready_url(settings_from())
     with connect(url, app="cogd-token", autocommit=True) as conn:
         rows = listing(conn, handle)
     if as_json:
@@ -596,11 +599,11 @@ def token_list(handle: str | None, as_json: bool) -> int:
 @json_option
 def token_revoke(ref: str, as_json: bool) -> int:
     """Revoke a token: REF is its id or its first 12 characters."""
-    from agent.commands.memory import _ready_url
+    from agent.commands.context import ready_url
     from agent.db.connect import connect
     from agent.services.tokens import revoke
 
-    url = _ready_url(settings_from())
+    url = ready_url(settings_from())
     with connect(url, app="cogd-token", autocommit=True) as conn:
         done = revoke(conn, ref, getpass.getuser())
     click.echo(json.dumps(done) if as_json else (

@@ -85,3 +85,10 @@ def previous_user_similarity(conn: psycopg.Connection[Any], entry_id: Any) -> fl
     row = conn.execute(query("day_table_previous_user_similarity"),
                        {"entry_id": entry_id}).fetchone()
     return None if row is None else float(row[0])
+
+
+def previous_exchange(conn: psycopg.Connection[Any], entry_id: Any) -> bool | None:
+    """Before a user turn: None when its session has no reply yet, else whether the last
+    reply came through System 2 (the identity triggers' `after_system2`)."""
+    row = conn.execute(query("day_table_previous_exchange"), {"entry_id": entry_id}).fetchone()
+    return None if row is None else bool(row[0])

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from agent import inbox
 from agent.bus import Channel, Kind, notify
 from agent.config import Settings
 from agent.db import day_table
@@ -50,7 +49,7 @@ from agent.domain.tables import need
 from agent.domain.tags import parse_memory_tags
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
-from agent.inbox import LostClaim
+from agent.inbox import Delivery, LostClaim
 from agent.providers.embedding import BaseEmbedder
 from agent.services import emotion
 from agent.services.double_takes import take as take_double_takes
@@ -240,14 +239,13 @@ class Cognition:
         *,
         inbox_id: int | None = None,
         on_partial: Callable[[str], None] | None = None,
-        claim: str | None = None,
+        deliver: Delivery | None = None,
     ) -> TurnResult:
         """One turn: context (writes the user turn) → respond (the models) → commit.
-        `claim`: the loop's claim on the inbox row (LoopWorker); the reply, its outbox
-        row and the 'done' mark commit only while the row is still that claim's, else
-        LostClaim rolls them back (another loop took the message over)."""
+        `inbox_id` keys the turn's two rows (a message is answered once); `deliver`: the
+        loop's delivery of the reply (agent/inbox.py `delivery`), see `commit`."""
         ctx = self.context(conn, session_id, content, inbox_id=inbox_id)
-        return self.commit(conn, ctx, self.respond(ctx, on_partial), claim=claim)
+        return self.commit(conn, ctx, self.respond(ctx, on_partial), deliver=deliver)
 
     def context(
         self, conn: psycopg.Connection[Any], session_id: Any, content: str, *,
@@ -297,15 +295,15 @@ class Cognition:
         recalled = [i for i in outcome.result.items if i.verdict != "no_match"]
         # 4. identity: the hash always, the full identity on a trigger
         boundary_sims = self._boundary_similarities(content, traits)
-        last_meta = inbox.last_reply_metadata(conn, session_id)
+        before = day_table.previous_exchange(conn, user_entry)  # None: no reply yet
         signals = IdentitySignals(
-            session_start=len(user_msgs) <= 1 and last_meta is None,
+            session_start=len(user_msgs) <= 1 and before is None,
             topic_similarity=day_table.previous_user_similarity(conn, user_entry),
             context_fraction=window_fraction(inside, self.cfg.window_tokens),
             boundary_relevant=any(
                 s >= self.cfg.monitors.boundary_min_similarity for s in boundary_sims.values()
             ),
-            after_system2=bool(last_meta and last_meta.get("escalated")),
+            after_system2=bool(before),
         )
         fired = full_identity_triggers(signals, self.cfg.identity)
         identity_block = (
@@ -392,10 +390,12 @@ class Cognition:
 
     def commit(
         self, conn: psycopg.Connection[Any], ctx: TurnContext, resp: Response, *,
-        claim: str | None = None,
+        deliver: Delivery | None = None,
     ) -> TurnResult:
         """Steps 6-7, one transaction: the assistant turn, its citations, the escalation
-        record, and (for an inbox message) the outbox reply and the 'done' mark."""
+        record, and last `deliver(conn, reply, metadata)` (the loop's: the outbox reply
+        and the 'done' mark, only while the inbox row is still its claim's, else LostClaim
+        rolls the whole turn back)."""
         cited = parse_memory_tags(resp.reply)
         valid_ids = {i.id.split(":", 1)[1]: i.kind for i in ctx.recalled}
         outcome = ctx.recall
@@ -422,8 +422,6 @@ class Cognition:
             metadata["emotion"] = ctx.mood.as_dict()
         inbox_id, user = ctx.inbox_id, ctx.user
         with conn.transaction():
-            if inbox_id is not None and claim is not None:
-                inbox.hold(conn, inbox_id, claim)  # locks the row until commit
             written = self.writer.write(
                 conn,
                 [TurnInput(session_id=ctx.session_id, user_id=user[0] if user else None,
@@ -449,8 +447,8 @@ class Cognition:
             if user is not None and assistant_entry is not None:  # the agent's predictions
                 metadata.update(self.foresight.agent_turn(conn, assistant_entry, resp.reply))
             metadata["latency_ms"] = round((time.perf_counter() - ctx.started) * 1000, 1)
-            if inbox_id is not None:
-                inbox.complete(conn, inbox_id, ctx.session_id, resp.reply, metadata)
+            if deliver is not None:
+                deliver(conn, resp.reply, metadata)
             notify(conn, Channel.TURN, Kind.TURN, str(assistant_entry))
         # the reply is out: now the two turns' contextual vectors (and any a failed turn
         # or a crash left), off the reply's path ([recall] index_vector_after_commit)

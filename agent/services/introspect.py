@@ -1,13 +1,15 @@
 """What the REPL's slash commands and the memory commands show: plain text from rows.
 
 /identity /goals /status /recall /why /remember /forget (agent/commands/chat.py)
-and `cogd recall` share these, so both read the same tables the same way.
+and `cogd recall` share these, so both read the same tables the same way; `why` is also
+the HTTP API's and the MCP server's (agent/services/memory_api.py).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -17,6 +19,7 @@ from agent.db import audit, catalog
 from agent.db.queries import query
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
+from agent.services import claims
 from agent.services.identity import load_traits
 
 
@@ -95,30 +98,107 @@ def recall_payload(outcome: Any) -> dict[str, Any]:
     }
 
 
-def why_text(conn: psycopg.Connection[Any], payload: dict[str, Any], user_id: Any) -> str:
-    """Where the matching memories come from: their source turns; then the reasoning
-    trails (decisions) linked to those memories and turns or containing the query, of
-    `user_id` (and of no user) only: another user's decisions never show."""
-    from agent.services.decisions import trails_for
+def why(conn: psycopg.Connection[Any], settings: Settings, recaller: Any, target: str, *,
+        user_id: Any = None, handle: str | None = None) -> dict[str, Any]:
+    """Where a memory comes from: the one `why` behind `cogd why`, the REPL's /why,
+    GET /v1/memories/{id}/why and the MCP tool `why` (`why_lines` prints it).
 
-    lines = [format_recall(payload)]
-    memories, entries = [], []
-    for item in payload["items"][:5]:
-        if item["id"].startswith("memory:"):
-            memories.append(item["id"].split(":", 1)[1])
-        for entry in item["sources"]["day_table"]:
-            entries.append(str(entry))
-            row = conn.execute(
-                query("introspect_source_turn"),
-                (entry,),
-            ).fetchone()
-            if row:
-                lines.append(f"  <- {item['id']} from turn {entry} ({row[1]}, "
-                             f"{row[0]:%Y-%m-%d %H:%M}): {' '.join(row[2].split())}")
-    lines += trail_lines(trails_for(conn, memories=memories, entries=entries,
-                                    text=payload.get("query") or None,
-                                    user_id=user_id), "  ")
-    return "\n".join(lines)
+    `target`: a memory id, or text: the best-matching memory recall finds, else (recall
+    returns active memories) the newest memory whose text contains it, a superseded one
+    with the insights that hold it now. The chain follows `supersedes` links from
+    insights to their sources, down to the day_table turns; then the reasoning trails
+    (decisions, seed 000 §8.2-8.3) of those memories and turns, or matching the text.
+
+    `user_id`: the caller's user. Only that user's memories and those of no user are
+    explained (another user's memory is "no memory"); a chain node of another user's (an
+    insight merged across users) shows that it exists, not what it says; the trails are
+    that user's and no user's. None: every user's, the operator's view (`cogd why`
+    without --user only)."""
+    from agent.domain.text import storable_text
+    from agent.services.consolidation import held_by
+    from agent.services.consolidation import why as chain
+    from agent.services.decisions import DecisionTracker
+
+    target = storable_text(target)[0].strip()  # Postgres text holds no NUL
+    if not target:
+        raise InputError("give a memory id or some text")
+    of = f" of {handle!r}" if handle and user_id is not None else ""
+    text: str | None = None
+    memory_id: Any = parse_uuid(target.removeprefix("memory:"))
+    if memory_id is None:
+        text = target
+        out = recaller.recall(conn, text, log=False, user_id=user_id)
+        mems = [i for i in out.result.items if i.kind == "memory"]
+        if mems:
+            memory_id = mems[0].id.split(":", 1)[1]
+        else:
+            row = conn.execute(query("introspect_memory_containing"),
+                               {"text": text, "user_id": user_id}).fetchone()
+            memory_id = None if row is None else row[0]  # a trail may still match the text
+    elif user_id is not None and conn.execute(query("introspect_memory_visible"), {
+            "memory_id": memory_id, "user_id": user_id}).fetchone() is None:
+        raise InputError(f"no memory {memory_id}{of}")
+    nodes = chain(conn, memory_id) if memory_id is not None else []
+    if nodes and nodes[0]["status"] != "active":
+        nodes[0]["held_by"] = held_by(conn, nodes[0]["memory_id"])
+    trails = DecisionTracker(settings).trails(
+        conn, memories=[n["memory_id"] for n in nodes],
+        entries=[n["turn"]["entry_id"] for n in nodes if n["turn"]], text=text,
+        query_vec=recaller.embedder.embed_query(text) if text else None, user_id=user_id)
+    if not nodes and not trails:
+        raise InputError(f"no memory {target}{of}" if text is None
+                         else f"no memory or decision{of} matches {target!r}")
+    if user_id is not None:
+        _hide_others(conn, nodes, user_id)
+    return json_ready({"user": handle, "memory_id": None if memory_id is None
+                       else str(memory_id), "chain": nodes, "trails": trails})
+
+
+def _hide_others(conn: psycopg.Connection[Any], nodes: list[dict[str, Any]],
+                 user_id: Any) -> None:
+    """Another user's memories in a chain (an insight merged across users): the node says
+    that it exists, not what it says nor its turn."""
+    held = [h for n in nodes for h in n.get("held_by", [])]
+    foreign = {str(r[0]) for r in conn.execute(query("introspect_memories_not_of_user"), {
+        "ids": [n["memory_id"] for n in [*nodes, *held]], "user_id": user_id})}
+    for n in [*nodes, *held]:
+        if str(n["memory_id"]) in foreign:
+            n["content"] = None
+            n["hidden"] = "another user's memory"
+            if n.get("turn"):
+                n["turn"] = None
+
+
+def why_lines(found: dict[str, Any]) -> list[str]:
+    """`why`'s answer as `cogd why` and the REPL's /why print it: the chain, indented by
+    depth, each node's turn after `<-`, then the reasoning trails."""
+    def said(node: dict[str, Any]) -> str:
+        content = node.get("content")
+        return (f"({node.get('hidden', 'hidden')})" if content is None
+                else " ".join(content.split())[:160])
+
+    lines: list[str] = []
+    for n in found["chain"]:
+        pad = "  " * n["depth"]
+        lines.append(f"{pad}{n['type']} {n['memory_id']} ({n['status']}, importance "
+                     f"{float(n['importance'] or 0):.2f}): {said(n)}")
+        for h in n.get("held_by", []):
+            lines.append(f"{pad}  held by insight {h['memory_id']} ({h['status']}): "
+                         f"{said(h)}")
+        if n["turn"]:
+            t = n["turn"]
+            at = str(t["at"] or "")[:16].replace("T", " ")
+            lines.append(f"{pad}  <- turn {t['entry_id']} ({t['role']}, {at}"
+                         f"{', ' + t['external_id'] if t['external_id'] else ''})")
+        for c in n.get("claims", []):  # the history of the slots it claims, oldest first
+            since = str(c["since"] or "")[:10]
+            state = (f"current since {since}" if c["status"] == "current" else
+                     f"retired {str(c['retired_at'] or '')[:10]} by "
+                     f"{c['retired_by'] or 'a forgotten memory'}, since {since}")
+            lines.append(f"{pad}  claim {c['slot']} of {c['subject']}: {c['value']} ({state})"
+                         f"{' <- this memory' if c['this'] else ''}: memory {c['memory_id']}"
+                         f": {' '.join(c['content'].split())[:120]}")
+    return lines + trail_lines(found["trails"])
 
 
 def trail_lines(trails: list[dict[str, Any]], pad: str = "") -> list[str]:
@@ -161,6 +241,7 @@ def remember(
              entry.entry_id),
         ).fetchone()
         assert row is not None
+        claims.record(conn, row[0])  # its claims on slots (issue 39 item 5)
         audit.append(conn, "user", "remember", str(row[0]), {"entry_id": str(entry.entry_id)})
     return row[0]
 
@@ -187,11 +268,22 @@ def forget(conn: psycopg.Connection[Any], arg: str) -> str:
     return f"memory {mid} archived (kept, still searchable; see audit_log)"
 
 
-def memory_containing(conn: psycopg.Connection[Any], text: str) -> Any:
-    """The memory whose text contains `text` (case-insensitive), an active one first, the
-    newest first; InputError when none does."""
-    row = conn.execute(
-        query("introspect_memory_containing"), (text,)).fetchone()
-    if row is None:
-        raise InputError(f"no memory matches {text!r}")
-    return row[0]
+def parse_uuid(text: str) -> uuid.UUID | None:
+    """The uuid `text` spells, or None."""
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+def json_ready(value: Any) -> Any:
+    """JSON-ready: datetimes as ISO text, uuids as text, recursively."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value

@@ -15,7 +15,6 @@ introspect.remember, the REPL's /remember.
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -32,8 +31,6 @@ from agent.db.schema import MEMORY_STATUSES
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
 from agent.services import introspect
-from agent.services.consolidation import held_by
-from agent.services.consolidation import why as why_chain
 from agent.services.identity import load_goals, load_traits
 from agent.services.recall import build_recaller
 from agent.services.sessions import ensure_session, ensure_user
@@ -114,43 +111,13 @@ class MemoryAPI:
         return {"user": handle, **introspect.recall_payload(out)}
 
     def why(self, target: str, user: str | None = None) -> dict[str, Any]:
-        """Where a memory comes from: a memory id, or text (the user's best-matching
-        memory); the chain of superseded sources down to the turns."""
+        """Where one of the user's memories comes from (a memory id, or text: the user's
+        best-matching memory): introspect.why, scoped to the user."""
         target = _text(target, "target")
         with self._db():
             handle, uid = self._user(user)
-            mid: Any = _uuid(target.removeprefix("memory:"))
-            if mid is None:
-                out = self.recaller.recall(self.conn, target, log=False, user_id=uid)
-                mems = [i for i in out.result.items if i.kind == "memory"]
-                if mems:
-                    mid = mems[0].id.split(":", 1)[1]
-                else:
-                    row = self.conn.execute(query("introspect_memory_containing_for_user"),
-                                            {"text": target, "user_id": uid}).fetchone()
-                    if row is None:
-                        raise InputError(f"no memory of {handle!r} matches {target!r}")
-                    mid = row[0]
-            if self.conn.execute(query("introspect_memory_visible"),
-                                 {"memory_id": mid, "user_id": uid}).fetchone() is None:
-                raise InputError(f"no memory {mid} for user {handle!r}")
-            nodes = why_chain(self.conn, mid)
-            if nodes and nodes[0]["status"] != "active":
-                nodes[0]["held_by"] = held_by(self.conn, nodes[0]["memory_id"])
-            # a chain can reach another user's memories (an insight merged across users):
-            # those nodes show that they exist, not what they say
-            ids = [n["memory_id"] for n in nodes] + [
-                h["memory_id"] for n in nodes for h in n.get("held_by", [])]
-            foreign = {str(r[0]) for r in self.conn.execute(
-                query("introspect_memories_not_of_user"), {"ids": ids, "user_id": uid})}
-        held = [h for node in nodes for h in node.get("held_by", [])]
-        for n in [*nodes, *held]:
-            if str(n["memory_id"]) in foreign:
-                n["content"] = None
-                n["hidden"] = "another user's memory"
-                if n.get("turn"):
-                    n["turn"] = None
-        return {"user": handle, "memory_id": str(mid), "chain": _plain(nodes)}
+            return introspect.why(self.conn, self.settings, self.recaller, target,
+                                  user_id=uid, handle=handle)
 
     def status(self, user: str | None = None, operator: bool = False) -> dict[str, Any]:
         """How much the user has; with `operator` (an operator token, or the local
@@ -191,7 +158,7 @@ class MemoryAPI:
 
     def memory(self, memory_id: str, user: str | None = None) -> dict[str, Any] | None:
         """One of the user's memories; None when it is not theirs or does not exist."""
-        mid = _uuid(memory_id.removeprefix("memory:"))
+        mid = introspect.parse_uuid(memory_id.removeprefix("memory:"))
         if mid is None:
             raise InputError(f"{memory_id!r} is not a memory id (a uuid)")
         with self._db():
@@ -298,25 +265,5 @@ def _memory(r: Any) -> dict[str, Any]:
             "source_turn": None if r[6] is None else str(r[6])}
 
 
-def _uuid(text: str) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(text)
-    except ValueError:
-        return None
-
-
 def _iso(value: Any) -> str | None:
     return value.isoformat() if isinstance(value, datetime) else value
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready: datetimes as ISO text, uuids as text, recursively."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return value

@@ -2,9 +2,11 @@
 
 The protocol (claim under a lease, renewal, partial replies, the reply committed only
 while the claim is still ours, failures answered with a clear error) is agent/inbox.py;
-this worker runs it. The user turn is committed to day_table with its embeddings before
-any model runs and is keyed by inbox_id (unique with the role), so a takeover continues
-the turn instead of writing it twice.
+this worker runs it: it claims, and hands the turn `inbox.delivery(msg)`, which holds and
+completes the row inside the turn's commit; it fails what the turn could not answer.
+The user turn is committed to day_table with its embeddings before any model runs and is
+keyed by inbox_id (unique with the role), so a takeover continues the turn instead of
+writing it twice.
 """
 
 from __future__ import annotations
@@ -119,8 +121,8 @@ class LoopWorker(Worker):
         try:
             fault_hook("loop-turn")  # tests: kill or stall a loop mid-turn
             self.cognition.answer(self.conn, msg.session_id, msg.content, inbox_id=msg.id,
-                             on_partial=self.publisher.start(msg.id) if msg.stream else None,
-                             claim=msg.claim)
+                                  on_partial=self.publisher.start(msg.id) if msg.stream
+                                  else None, deliver=inbox.delivery(msg))
         except (psycopg.OperationalError, psycopg.InterfaceError):
             raise  # the row stays claimed and is reclaimed once this connection is gone
         except inbox.LostClaim as exc:

@@ -18,6 +18,7 @@ import pytest
 
 from agent.config import LLMProfile, RetrySettings, Settings, load_settings
 from agent.domain.gates import contradiction_cue
+from agent.inbox import complete
 from agent.providers.factory import build_llm
 from agent.providers.ports import ListRecorder
 from agent.providers.retry import ProviderCallError
@@ -402,7 +403,8 @@ def test_a_reply_with_nul_and_a_lone_surrogate_is_stored_not_a_failed_turn(
     inbox = conn.execute("INSERT INTO inbox (session_id, content) VALUES (%s, %s) RETURNING id",
                          (sid, "Say something odd.")).fetchone()[0]
     stub_server.queue_replies("odd\x00reply \ud800 here")  # JSON \u0000 and \ud800 on the wire
-    result = cog.answer(conn, sid, "Say something odd.", inbox_id=inbox)
+    result = cog.answer(conn, sid, "Say something odd.", inbox_id=inbox,
+                        deliver=lambda c, reply, meta: complete(c, inbox, sid, reply, meta))
     assert result.reply == "odd\ufffdreply ? here"
     stored = conn.execute("SELECT content FROM outbox WHERE inbox_id = %s", (inbox,)).fetchone()
     assert stored == (result.reply,)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
+from agent.inbox import complete
 from agent.services import introspect
 from agent.services.cognition import Cognition
 from agent.workers.loop import LoopWorker
@@ -347,8 +348,9 @@ def test_two_rollovers_of_one_session_judge_each_turn_once(
 def test_a_turn_is_context_then_respond_then_commit_each_alone(
         loop: LoopWorker, conn: Any) -> None:
     """context writes the user turn (nothing of the reply); respond needs no database;
-    commit writes the reply, and a second context for the same inbox message continues
-    from the turn already written instead of writing it again."""
+    commit writes the reply (delivered through `deliver`), and a second context for the
+    same inbox message continues from the turn already written instead of writing it
+    again."""
     sid = make_session(conn)
     say(loop, conn, sid, "Remember this: my gym locker code is 4512.")
     inbox = conn.execute("INSERT INTO inbox (session_id, content) VALUES (%s, %s) RETURNING id",
@@ -370,7 +372,8 @@ def test_a_turn_is_context_then_respond_then_commit_each_alone(
     loop.conn = loop._connect()
     assert conn.execute("SELECT count(*) FROM outbox WHERE inbox_id = %s",
                         (inbox,)).fetchone() == (0,)
-    result = cog.commit(loop.conn, ctx, resp)
+    result = cog.commit(loop.conn, ctx, resp,  # the loop's delivery, without the claim
+                        deliver=lambda c, reply, meta: complete(c, inbox, sid, reply, meta))
     assert result.reply == resp.reply and result.user_entry_id == ctx.user_entry
     out = conn.execute("SELECT content FROM outbox WHERE inbox_id = %s", (inbox,)).fetchone()
     assert out == (resp.reply,)

@@ -90,7 +90,7 @@ def test_a_live_claim_is_kept_and_a_lost_one_writes_nothing(
     # the first loop wakes up and finishes its turn: nothing of it is written
     with pytest.raises(LostClaim):
         first.cognition.answer(first.conn, sid, "Remember that my bike lock code is 2231.",
-                          inbox_id=inbox, claim=claim)
+                               inbox_id=inbox, deliver=protocol.delivery(msg))
     assert counts(conn, inbox) == (1, 1, 1)
     status = conn.execute("SELECT status, claimed_by <> %s FROM inbox WHERE id = %s",
                           (claim, inbox)).fetchone()
@@ -99,8 +99,8 @@ def test_a_live_claim_is_kept_and_a_lost_one_writes_nothing(
 
 def test_the_reply_is_written_once_even_without_a_claim_check(
         worker_pair: list[LoopWorker], conn: Any) -> None:
-    """A caller that passes no claim (an old worker) still cannot write a second reply:
-    the unique (inbox_id, role) turns its write into a LostClaim."""
+    """A caller that passes no delivery (no claim to check) still cannot write a second
+    reply: the unique (inbox_id, role) turns its write into a LostClaim."""
     first, _ = worker_pair
     sid = make_session(conn)
     inbox = queue(conn, sid, "hello there")

@@ -9,8 +9,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from agent.config import Settings
 from agent.db.queries import vector_text
+from agent.errors import InputError
 from agent.providers import factory
 from agent.services.foresight import Foresight
 from tests.conftest import make_session
@@ -132,18 +135,19 @@ def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
     assert [t["decision_id"] for t in foresight.decisions.trails(conn, memories=[str(memory)])
             ] == [made["id"].split(":", 1)[1]]
     # another user's conversation (the REPL's /why) never sees alice's trail
-    from agent.services.introspect import why_text
+    from agent.services.introspect import why, why_lines
+    from agent.services.recall import build_recaller
 
     bob = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
                        (make_session(conn, "bob"),)).fetchone()[0]
     alice = conn.execute("SELECT user_id FROM decisions").fetchone()[0]
     assert foresight.decisions.trails(conn, text="Postgres", user_id=bob) == []
     assert len(foresight.decisions.trails(conn, text="Postgres", user_id=alice)) == 1
-    payload = {"query": "Postgres", "verdict": "no_match", "latency_ms": 0.0,
-               "candidates": 0, "reranked": 0, "window": None, "rewrites": [],
-               "rewritten_by": None, "broad": None, "items": []}
-    assert "Decision:" not in why_text(conn, payload, bob)
-    assert "Decision: We decided to use Postgres" in why_text(conn, payload, alice)
+    recaller = build_recaller(settings)
+    with pytest.raises(InputError, match="no memory or decision of 'bob' matches"):
+        why(conn, settings, recaller, "Postgres", user_id=bob, handle="bob")
+    lines = why_lines(why(conn, settings, recaller, "Postgres", user_id=alice))
+    assert any(line.startswith("Decision: We decided to use Postgres") for line in lines)
 
 
 def test_forgetting_a_prediction_turn_takes_its_problem_and_overnight_thought(

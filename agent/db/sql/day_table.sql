@@ -60,6 +60,22 @@ WHERE session_id = %(session_id)s AND message_type = 'dialogue'
 ORDER BY turn_number DESC
 LIMIT %(limit)s;
 
+-- name: day_table_previous_exchange
+-- the session's last reply before a user turn (none: the session's first exchange) and
+-- whether it came through System 2 (an escalation row on the user turn it answered)
+SELECT EXISTS (
+    SELECT 1 FROM escalations e
+    WHERE e.entry_id = (SELECT u.entry_id FROM day_table u
+                        WHERE u.session_id = a.session_id AND u.role = 'user'
+                          AND u.turn_number < a.turn_number
+                        ORDER BY u.turn_number DESC LIMIT 1))
+FROM day_table c
+JOIN LATERAL (SELECT p.session_id, p.turn_number FROM day_table p
+              WHERE p.session_id = c.session_id AND p.role = 'assistant'
+                AND p.message_type = 'dialogue' AND p.turn_number < c.turn_number
+              ORDER BY p.turn_number DESC LIMIT 1) a ON true
+WHERE c.entry_id = %(entry_id)s;
+
 -- name: day_table_previous_user_similarity
 -- how close a user turn is to the session's user turn before it (a topic change)
 SELECT 1 - (p.universal_embedding <=> c.universal_embedding)

@@ -67,6 +67,3 @@ UPDATE outbox SET delivered_at = now() WHERE id = %(id)s;
 
 -- name: inbox_partial_reply
 SELECT partial_reply FROM inbox WHERE id = %(id)s;
-
--- name: outbox_last_metadata
-SELECT metadata FROM outbox WHERE session_id = %(session_id)s ORDER BY id DESC LIMIT 1;

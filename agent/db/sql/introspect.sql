@@ -4,7 +4,10 @@
 SELECT name, pid, state, alive FROM v_processes ORDER BY name;
 
 -- name: introspect_memory_containing
-SELECT memory_id FROM memories WHERE strpos(lower(content), lower(%s)) > 0
+-- the newest memory whose text contains %(text)s, an active one first; among one user's
+-- memories and those of no user (%(user_id)s NULL: every user's, the operator's `cogd why`)
+SELECT memory_id FROM memories WHERE strpos(lower(content), lower(%(text)s)) > 0
+  AND (%(user_id)s::uuid IS NULL OR user_id IS NULL OR user_id = %(user_id)s::uuid)
 ORDER BY status = 'active' DESC, created_at DESC LIMIT 1;
 
 -- name: introspect_remember
@@ -18,12 +21,6 @@ RETURNING memory_id;
 
 -- name: introspect_source_turn
 SELECT created_at, role, left(content, 200) FROM day_table WHERE entry_id = %s;
-
--- name: introspect_memory_containing_for_user
--- introspect_memory_containing, among one user's memories (and those of no user).
-SELECT memory_id FROM memories WHERE strpos(lower(content), lower(%(text)s)) > 0
-  AND (user_id IS NULL OR user_id = %(user_id)s)
-ORDER BY status = 'active' DESC, created_at DESC LIMIT 1;
 
 -- name: introspect_memory_visible
 -- Whether a memory is the user's (or of no user): what the memory API may explain.
