@@ -101,3 +101,27 @@ def test_the_first_session_example_replayed(settings: Settings, conn: Any) -> No
     assert "Priya" in who.reply
     assert {where.metadata["reply_path"], who.metadata["reply_path"]} <= {
         "grounded:sure", "grounded:hedged"}
+
+
+def test_a_fact_in_other_words_is_found_and_another_persons_is_not(
+        settings: Settings, conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first held-out set's misses (dev data since): a past form ("grew") asked in its
+    base form, a job asked as "job" when the user said "teaching", a daughter asked
+    "called"; and a question about the mother answered with "I don't know", not with the
+    partner's name (agent/domain/grounded.py: irregular verb lemmas, slot synonyms,
+    relation words, answer kind)."""
+    cog = Cognition(settings)
+    first = make_session(conn, "tomas")
+    for line in ("I grew up on a dairy farm just outside Cork.",
+                 "I've been teaching chemistry at a secondary school for six years now.",
+                 "Our daughter Aiko starts primary school in September.",
+                 "My partner's name is Ingrid, we've been together since 2019."):
+        cog.write_user_turn(conn, first, line)
+    _no_model(cog, monkeypatch)  # every answer below comes from memory
+    later = _new_session(conn, first)
+    for question, fact in (("where'd I grow up?", "Cork"), ("What's my job again?", "chemistry"),
+                           ("What's my daughter called?", "Aiko")):
+        got = cog.answer(conn, later, question)
+        assert fact in got.reply and got.metadata["reply_path"] == "grounded:sure", question
+    mum = cog.answer(conn, later, "What's my mum's maiden name?")
+    assert mum.reply == DONT_KNOW and mum.metadata["reply_path"] == "grounded:dont_know"
