@@ -56,6 +56,7 @@ MEMORY_TYPES = (
     "intention",
 )
 MEMORY_STATUSES = ("active", "superseded", "archived")
+CLAIM_STATUSES = ("current", "retired")  # revision 0022 (agent/domain/claims.py)
 LINK_TYPES = ("supersedes", "contradicts", "related")
 THOUGHT_KINDS = (
     "self_prompt", "creative_impulse", "proactive_recall", "discarded",
@@ -292,6 +293,36 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         CheckConstraint(_in("link_type", LINK_TYPES), name="ck_memory_links_type"),
         UniqueConstraint("source_id", "target_id", "link_type", name="uq_memory_links"),
         Index("ix_memory_links_target", "target_id"),
+    )
+
+    Table(  # revision 0022: a memory's claim on a slot; a newer one retires it, kept
+        "claims",
+        md,
+        _uuid_pk("claim_id"),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id"), nullable=False),
+        Column("memory_id", UUID(as_uuid=True),
+               ForeignKey("memories.memory_id", ondelete="CASCADE"), nullable=False),
+        Column("subject", Text, nullable=False),
+        Column("slot", Text, nullable=False),
+        Column("value", Text, nullable=False),
+        Column("status", Text, nullable=False, server_default="current"),
+        Column("valid_from", DateTime(timezone=True), nullable=False),
+        _ts("retired_at", nullable=True),
+        Column("retired_by", UUID(as_uuid=True),
+               ForeignKey("memories.memory_id", ondelete="SET NULL")),
+        Column("detector", Text, nullable=False),
+        _ts(),
+        CheckConstraint(_in("status", CLAIM_STATUSES), name="ck_claims_status"),
+        CheckConstraint(
+            "(status = 'current' AND retired_at IS NULL AND retired_by IS NULL) "
+            "OR (status = 'retired' AND retired_at IS NOT NULL)", name="ck_claims_retired"),
+        CheckConstraint("retired_by IS DISTINCT FROM memory_id", name="ck_claims_not_self"),
+        UniqueConstraint("memory_id", "slot", name="uq_claims_memory_slot"),
+        # one current claim per (user, subject, slot)
+        Index("ux_claims_current", "user_id", "subject", "slot", unique=True,
+              postgresql_where=text("status = 'current'")),
+        Index("ix_claims_slot_history", "user_id", "subject", "slot", "valid_from"),
+        Index("ix_claims_retired_by", "retired_by"),
     )
 
     for layer, pk in (("identity", "trait_id"), ("goals", "goal_id")):

@@ -32,6 +32,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
+from agent.domain.claims import ClaimState, claim_factor
 from agent.domain.contextual import speaker_label
 from agent.domain.emotion import EmotionState, MoodCue, mood_term
 from agent.domain.lexical import match_score, terms
@@ -72,6 +73,7 @@ class RecallConfig:
     person_boost_min_terms: int
     person_max_shift: int  # places the person preference may push a turn down; -1: no limit
     assistant_weight: float
+    retired_claim_weight: float  # a claim not valid at the asked time: claim_demotion
     rerank_candidate_multiplier: int
     weight_rerank: float
     weight_pre_rerank: float
@@ -127,6 +129,7 @@ class Candidate:
     status: str | None = None
     coverage: float | None = None  # IDF-weighted share of query terms present (lexical.py)
     emotion: EmotionState | None = None  # a memory's imprint, read only when a mood is given
+    claim: ClaimState | None = None  # its claim on a slot (claims.py), or its turn's memory's
 
     def merge(self, **fields: Any) -> Candidate:
         """The same item seen by another retriever: keep the best of each field."""
@@ -332,6 +335,7 @@ class QueryContext:
     asks_current: bool = False
     people: frozenset[str] = frozenset()
     mood: MoodCue | None = None  # the current emotional state (mood congruence); None: off
+    asks_past: bool = False  # an earlier state ("before", "used to"): timeref.PAST_CUES
 
 
 def _names(content: str, people: frozenset[str]) -> bool:
@@ -436,6 +440,22 @@ def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
     return parts
 
 
+def claim_demotion(parts: dict[str, float], c: Candidate, ctx: QueryContext,
+                   cfg: RecallConfig) -> dict[str, float]:
+    """A separate step after the fusion (issue 39 item 5, claims.py): a candidate whose
+    claim on a slot was not valid at the asked time (a retired one, unless the question
+    asks about the past or a period) keeps retired_claim_weight of its score; a turn
+    carries its memory's claim. A factor, never a filter."""
+    if c.claim is None:
+        return parts
+    factor = claim_factor(c.claim, ctx.window, ctx.asks_past, cfg.retired_claim_weight)
+    out = {**parts, "claim": factor}
+    for key in ("weighted", "unpreferred"):
+        if key in out:
+            out[key] *= factor
+    return out
+
+
 def preferred_order(preferred: Sequence[int], plain: Sequence[int], shift: int) -> list[int]:
     """`preferred` (the ranking with the person preference), moved so that no item ends more
     than `shift` places below its place in `plain` (the ranking without it): a question that
@@ -510,6 +530,7 @@ def recall_pipeline(
         newness = (0.0 if stamp is None or newest <= oldest
                    else (stamp - oldest) / (newest - oldest))
         parts = relevance_parts(c, fuse, best, newness, now, cfg, ctx)
+        parts = claim_demotion(parts, c, ctx, cfg)
         score = parts["weighted"]
         plain_score = parts.get("unpreferred", score)
         if rerank_scores is not None and c.id in rerank_scores:

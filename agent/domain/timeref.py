@@ -69,6 +69,12 @@ WHEN_CUES = (r"when\s+(?:did|was|is|were|do|does|have|has|had|will|am|are)",
              r"which\s+(?:date|day|week|month|year)")
 FIRST_CUES = (r"first(?!\s+name)", "originally", "initially", "earliest", "to begin with",
               r"before\b.*\bchang\w*")
+# a question about an earlier state ("where did I live before?", "my old job"): claim
+# slots rank the claim that held then first (agent/domain/claims.py, issue 39 item 5)
+PAST_CUES = ("before", "used to", "previously", "formerly", "former", "earlier",
+             "in the past", "back then", "at the time", "at first", "ex", r"(?<!how\s)old",
+             r"did\s+\S+\s+(?:live|work|stay|reside|date|use\s+to)",
+             r"(?:was|were)\s+\S+\s+(?:living|working)")
 Relation = Literal["before", "after"]
 ANCHOR_RELATIONS: dict[str, Relation] = {"before": "before", "prior to": "before", "after": "after"}
 # what may follow "before"/"after" for it to be an event ("the trip", "her interview", "I moved")
@@ -109,6 +115,7 @@ class TimeQuery:
     text: str  # the query without its time phrase, whitespace-normalised
     anchor: str | None = None  # "the trip" in "before the trip": an event to date by recall
     anchor_relation: Relation | None = None
+    asks_past: bool = False  # "before", "used to", "did I live": an earlier state (PAST_CUES)
 
 
 Span = tuple[datetime, datetime]
@@ -303,9 +310,9 @@ _RULES: list[tuple[re.Pattern[str], _Handler]] = [
     ]
 ]
 _LEAD = re.compile(rf"\b(?P<w>{_alt(LEAD_WORDS)})\s+$", re.IGNORECASE)
-_CURRENT, _WHEN, _FIRST = (
+_CURRENT, _WHEN, _FIRST, _PAST = (
     re.compile(r"\b(?:" + "|".join(c.replace(" ", r"\s+") for c in cues) + r")\b", re.I)
-    for cues in (CURRENT_CUES, WHEN_CUES, FIRST_CUES)
+    for cues in (CURRENT_CUES, WHEN_CUES, FIRST_CUES, PAST_CUES)
 )
 _ANCHOR = re.compile(
     rf"\b(?P<rel>{_alt(ANCHOR_RELATIONS)})\s+(?P<event>{_alt(ANCHOR_OPENERS.split())}\b.*?)\s*"
@@ -360,6 +367,7 @@ def resolve(query: str, now: datetime) -> TimeQuery:
         text=text,
         anchor=event["event"] if event else None,
         anchor_relation=ANCHOR_RELATIONS[_key(event["rel"])] if event else None,
+        asks_past=bool(_PAST.search(flat)) and not _CURRENT.search(flat),
     )
 
 

@@ -53,6 +53,7 @@ from agent.domain.llm_json import parse_llm_json, parse_yes_no
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
+from agent.services import claims
 from agent.services.indexing import Indexer, index_config, index_pending
 from agent.testhooks import fault_hook
 
@@ -807,7 +808,8 @@ def held_by(conn: psycopg.Connection[Any], memory_id: Any) -> list[dict[str, Any
 
 def why(conn: psycopg.Connection[Any], memory_id: Any, depth: int = 0,
         seen: set[str] | None = None) -> list[dict[str, Any]]:
-    """The chain behind a memory: superseded sources, down to the day_table turns."""
+    """The chain behind a memory: superseded sources, down to the day_table turns; the
+    first node also has `claims`, the history of the slots it claims (claims.history)."""
     seen = seen if seen is not None else set()
     if str(memory_id) in seen or depth > 10:
         return []
@@ -823,6 +825,8 @@ def why(conn: psycopg.Connection[Any], memory_id: Any, depth: int = 0,
             "entry_id": str(row[5]), "role": row[6], "at": row[7], "content": row[8],
             "external_id": row[9]},
     }
+    if depth == 0:  # the slots it claims: every claim on them, oldest first (issue 39)
+        node["claims"] = claims.history(conn, memory_id)
     out = [node]
     for (source,) in conn.execute(
         query("consolidation_superseded_by"), (memory_id,)).fetchall():

@@ -331,6 +331,8 @@ class Forgetter:
                              conn.execute(query("forget_delete_memories"), ids).rowcount)
                 report.count("removed", "day_table",
                              conn.execute(query("forget_delete_turns"), ids).rowcount)
+                # a claim on a slot that a forgotten memory had retired holds again
+                report.restored += conn.execute(query("claims_restore"), ids).rowcount
             for table, key, cols, jsons, k, new in redact:  # of rows still there
                 report.count("redacted", table, scrub.rewrite(conn, table, key, cols, jsons, k, [
                     json.dumps(v) if c in jsons and v is not None else v

@@ -44,6 +44,7 @@ from agent.domain.contextual import prose_text
 from agent.domain.emotion import EmotionState, MoodCue
 from agent.errors import ProviderError
 from agent.providers.ports import LLM, Embedder, Reranker
+from agent.services import claims
 
 logger = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 64
@@ -118,7 +119,8 @@ class Recaller:
         words = [w for w in lexical._WORD.findall(text) if len(w) > 1 and not w.isdigit()
                  and (w[0].isupper() or all_lower)]
         names = sorted({v for w in words for v in (w, w.lower(), w.capitalize())})
-        return domain.QueryContext(window=tq.window, asks_current=tq.asks_current), names
+        return domain.QueryContext(window=tq.window, asks_current=tq.asks_current,
+                                   asks_past=tq.asks_past or tq.asks_first), names
 
     def candidates(
         self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None,
@@ -236,6 +238,8 @@ class Recaller:
                 self._add_rows(found, rank_field, kind, cur.fetchall())
         if ctx.mood is not None:  # the imprints, only when mood congruence asks for them
             self._fill_imprints(conn, found)
+        if self.cfg.retired_claim_weight != 1.0:  # claim slots (claim_demotion); 1.0: off
+            self._fill_claims(conn, found)
         cands = found.build()
         if self.compute_coverage:
             qterms = lexical.terms(judge)
@@ -310,6 +314,14 @@ class Recaller:
             state = EmotionState.from_mapping(imprint)
             if state is not None:
                 found.set(f"memory:{rid}", emotion=state)
+
+    @staticmethod
+    def _fill_claims(conn: psycopg.Connection[Any], found: domain.CandidatePool) -> None:
+        """The claim state of every memory candidate that claims a slot, and of every turn
+        a claiming memory was made from (issue 39 item 5, agent/services/claims.py)."""
+        for key, state in claims.states(conn, found.ids("memory"),
+                                        found.ids("day_table")).items():
+            found.set(key, claim=state)
 
     def term_weights(self, conn: psycopg.Connection[Any], qterms: list[str]) -> dict[str, float]:
         """IDF of each query term over day_table's lexicon."""

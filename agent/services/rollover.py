@@ -33,6 +33,7 @@ from agent.domain.gates import (
     rule_signals,
 )
 from agent.providers.heuristic import FALLBACK_PREFIX
+from agent.services import claims
 
 logger = logging.getLogger(__name__)
 
@@ -174,9 +175,11 @@ class Rollover:
             metadata["flag"] = "contradiction"
         params = {"type": kind, "importance": min(1.0, importance), "confidence": 0.5,
                   "metadata": json.dumps(metadata), "entry_id": entry_id}
-        row = (conn.execute(query("rollover_insert_memory"), params).fetchone()
-               or conn.execute(query("rollover_existing_memory"), params).fetchone())
+        new = conn.execute(query("rollover_insert_memory"), params).fetchone()
+        row = new or conn.execute(query("rollover_existing_memory"), params).fetchone()
         assert row is not None
+        if new is not None:  # its claims on slots (issue 39 item 5): a newer one retires
+            claims.record(conn, row[0])
         return row[0]
 
     def _failed(

@@ -372,6 +372,12 @@ def touch_everything(url: str, data: Path, handle: str) -> None:
                 "session": sid, "user": uid, "content": "a note", "source_ids": "[]",
                 "detector": "test", "last_turn_at": NOW})
             tokens.create(conn, uid, handle, "laptop", "test")
+            mem = conn.execute("SELECT memory_id FROM memories WHERE user_id = %s "
+                               "ORDER BY created_at LIMIT 1", (uid,)).fetchone()[0]  # type: ignore[index]
+            conn.execute(query("claims_insert"), {  # a claim on a slot (revision 0022)
+                "user_id": uid, "memory_id": mem, "subject": "user", "slot": "residence",
+                "value": "Berlin", "status": "current", "valid_from": NOW,
+                "retired_at": None, "retired_by": None, "detector": "test"})
     finally:
         worker.teardown()
         worker.conn.close()

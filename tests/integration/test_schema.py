@@ -25,6 +25,7 @@ TABLES = {
     "lexical_terms", "api_tokens", "continuation_notes", "emotional_state",
     "cognitive_models", "model_evidence", "predictions", "principles", "workflows", "decisions",
     "problem_queue", "self_test_runs", "self_test_items", "night_briefs",
+    "claims",  # revision 0022
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",
