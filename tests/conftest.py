@@ -19,6 +19,18 @@ import pytest
 
 warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
+# Bytecode. The tests start `cogd` in subprocesses hundreds of times, each importing
+# lancedb, sklearn (hdbscan), alembic and pydantic. The venv is installed --no-compile
+# (README command 1), and where PYTHONDONTWRITEBYTECODE is set (container images often
+# set it) no process writes a .pyc either, so every subprocess compiled those sources
+# again: 28 s of an 85 s `cogd night-cycle` (cProfile, `builtins.compile`). The test
+# session and what it starts keep Python's bytecode cache, written once per module as
+# without the variable; the code that runs is the same.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    import sys
+
+    sys.dont_write_bytecode = False
+
 from agent.config import Settings, load_settings  # noqa: E402
 
 # the skip policy's hooks (CI fails on a skip that is not allow-listed): tests/skip_policy.py
