@@ -34,17 +34,23 @@ WHERE claim_id = %(claim_id)s;
 
 -- name: claims_of_candidates
 -- the claims of recall's candidates: of the memories by id, of the turns through the
--- memories made from them; `replaced`: a current claim that retired an earlier one
-SELECT 'memory:' || c.memory_id::text AS key, c.status, c.valid_from, c.retired_at,
-       EXISTS (SELECT 1 FROM claims r WHERE r.retired_by = c.memory_id
-               AND r.slot = c.slot AND r.subject = c.subject) AS replaced
-FROM claims c WHERE c.memory_id = ANY(%(memories)s::uuid[])
-UNION ALL
-SELECT 'day_table:' || m.source_entry_id::text, c.status, c.valid_from, c.retired_at,
-       EXISTS (SELECT 1 FROM claims r WHERE r.retired_by = c.memory_id
-               AND r.slot = c.slot AND r.subject = c.subject)
-FROM memories m JOIN claims c ON c.memory_id = m.memory_id
-WHERE m.source_entry_id = ANY(%(turns)s::uuid[]);
+-- memories made from them; `replaced`: a current claim that retired an earlier one. Read
+-- by key (uq_claims_memory_slot, ux_memories_source_entry_type, ix_claims_retired_by) for
+-- each candidate: the cost does not grow with the claims table
+WITH c AS (SELECT 'memory:' || c.memory_id::text AS key, c.memory_id, c.subject, c.slot,
+                  c.status, c.valid_from, c.retired_at
+           FROM unnest(%(memories)s::uuid[]) AS x(id) JOIN claims c ON c.memory_id = x.id
+           UNION ALL
+           SELECT 'day_table:' || m.source_entry_id::text, c.memory_id, c.subject, c.slot,
+                  c.status, c.valid_from, c.retired_at
+           FROM unnest(%(turns)s::uuid[]) AS x(id)
+           JOIN memories m ON m.source_entry_id = x.id
+           JOIN claims c ON c.memory_id = m.memory_id)
+SELECT c.key, c.status, c.valid_from, c.retired_at,
+       c.status = 'current' AND (SELECT true FROM claims r WHERE r.retired_by = c.memory_id
+                                 AND r.slot = c.slot AND r.subject = c.subject
+                                 LIMIT 1) IS NOT NULL AS replaced
+FROM c;
 
 -- name: claims_history
 -- every claim of the slots a memory claims, oldest first, with each claim's memory
