@@ -16,8 +16,9 @@ asks about: by default the present, so a retired claim ranks below the current o
 a question about the past ("where did I live before?", "used to", "originally"), the
 current claim that replaced an older one ranks below it; for a question naming a period
 ("in May"), the claims whose validity [valid_from, retired_at) misses the period. A
-claim that never had a rival is never demoted. A factor, never a filter: the demoted
-claim is still found.
+claim that never had a rival is never demoted. When the question names the time (a past
+cue, a current-state cue, a period), the rival valid then is raised by as much (2 -
+weight). A factor, never a filter: the demoted claim is still found.
 """
 
 from __future__ import annotations
@@ -147,13 +148,19 @@ def valid_during(claim: ClaimState, window: TimeWindow) -> bool:
 
 
 def claim_factor(claim: ClaimState, window: TimeWindow | None, asks_past: bool,
-                 weight: float) -> float:
-    """1, or `weight` ([recall] retired_claim_weight) for a claim not valid at the time
-    the question asks about (see the module's docstring)."""
+                 asks_current: bool, weight: float) -> float:
+    """`weight` ([recall] retired_claim_weight) for a rivalled claim not valid at the time
+    the question asks about (see the module's docstring); 2 - weight for the one valid
+    then when the question names that time ("now", "before", "in May"): a question about
+    a slot's state at a time is answered by the claim that held then, above a statement
+    that merely shares its words ("My sister lives in Munich" for "where did I live
+    before?"); 1 otherwise."""
     if not claim.rivalled:
         return 1.0
     if window is not None:
-        return 1.0 if valid_during(claim, window) else weight
-    if asks_past:
-        return weight if claim.status == "current" else 1.0
-    return weight if claim.status == "retired" else 1.0
+        valid = valid_during(claim, window)
+    else:
+        valid = claim.status == ("retired" if asks_past else "current")
+    if not valid:
+        return weight
+    return 2.0 - weight if (window is not None or asks_past or asks_current) else 1.0

@@ -444,11 +444,13 @@ def claim_demotion(parts: dict[str, float], c: Candidate, ctx: QueryContext,
                    cfg: RecallConfig) -> dict[str, float]:
     """A separate step after the fusion (issue 39 item 5, claims.py): a candidate whose
     claim on a slot was not valid at the asked time (a retired one, unless the question
-    asks about the past or a period) keeps retired_claim_weight of its score; a turn
-    carries its memory's claim. A factor, never a filter."""
+    asks about the past or a period) keeps retired_claim_weight of its score, and the
+    rival valid at a time the question names gains as much; a turn carries its memory's
+    claim. A factor, never a filter."""
     if c.claim is None:
         return parts
-    factor = claim_factor(c.claim, ctx.window, ctx.asks_past, cfg.retired_claim_weight)
+    factor = claim_factor(c.claim, ctx.window, ctx.asks_past, ctx.asks_current,
+                          cfg.retired_claim_weight)
     out = {**parts, "claim": factor}
     for key in ("weighted", "unpreferred"):
         if key in out:

@@ -87,20 +87,23 @@ LISBON = ClaimState("current", JUN, None, replaced=True)
 ONLY = ClaimState("current", JUN, None, replaced=False)
 
 
-def test_the_claim_valid_at_the_asked_time_keeps_its_score() -> None:
+def test_the_claim_valid_at_the_asked_time_ranks_above_its_rival() -> None:
     w = 0.5
-    assert (claim_factor(BERLIN, None, False, w), claim_factor(LISBON, None, False, w)) == (
-        0.5, 1.0)  # the present: the retired claim is demoted
-    assert (claim_factor(BERLIN, None, True, w), claim_factor(LISBON, None, True, w)) == (
-        1.0, 0.5)  # the past: the claim that replaced it is
+
+    def both(window: TimeWindow | None, past: bool, current: bool) -> tuple[float, float]:
+        return (claim_factor(BERLIN, window, past, current, w),
+                claim_factor(LISBON, window, past, current, w))
+
+    assert both(None, False, False) == (0.5, 1.0)  # no time named: the retired one demoted
+    assert both(None, False, True) == (0.5, 1.5)  # "now": and the current one raised
+    assert both(None, True, False) == (1.5, 0.5)  # "before": the other way round
     march = TimeWindow(JAN + timedelta(days=30), JAN + timedelta(days=60), "in March")
-    assert (claim_factor(BERLIN, march, False, w), claim_factor(LISBON, march, False, w)) == (
-        1.0, 0.5)  # a period: the claim that held then
+    assert both(march, False, False) == (1.5, 0.5)  # a period: the claim that held then
     later = TimeWindow(NOW - timedelta(days=30), NOW, "last month")
-    assert (claim_factor(BERLIN, later, False, w), claim_factor(LISBON, later, False, w)) == (
-        0.5, 1.0)
-    # a claim that never had a rival is never demoted
-    assert {claim_factor(ONLY, x, p, w) for x in (None, march) for p in (True, False)} == {1.0}
+    assert both(later, False, False) == (0.5, 1.5)
+    # a claim that never had a rival is never moved
+    assert {claim_factor(ONLY, x, p, c, w) for x in (None, march) for p in (True, False)
+            for c in (True, False)} == {1.0}
 
 
 def _pair() -> list[Candidate]:
@@ -134,3 +137,21 @@ def test_the_demotion_is_off_at_weight_one() -> None:
     off = replace(CFG, retired_claim_weight=1.0)
     out = recall_pipeline(_pair(), now=NOW, cfg=off, k=3, context=QueryContext())
     assert out.items[0].id == "memory:berlin"  # the better match, as before claim slots
+
+
+def test_a_question_about_the_past_puts_the_claim_of_then_above_a_look_alike() -> None:
+    """"My sister lives in Munich" matches "where did I live before?" as well as the
+    retired claim does; the claim that held then answers it."""
+    items = [
+        Candidate(id="memory:munich", kind="memory", content="My sister lives in Munich.",
+                  created_at=JUN, dense_rank=1, sparse_rank=2, similarity=0.8),
+        Candidate(id="memory:berlin", kind="memory", content="I live in Berlin.",
+                  created_at=JAN, dense_rank=2, sparse_rank=1, similarity=0.8, claim=BERLIN),
+        Candidate(id="memory:lisbon", kind="memory", content="I moved to Lisbon.",
+                  created_at=JUN, dense_rank=3, sparse_rank=3, similarity=0.7, claim=LISBON),
+    ]
+    before = recall_pipeline(items, now=NOW, cfg=CFG, k=3, context=QueryContext(asks_past=True))
+    assert [i.id for i in before.items][:2] == ["memory:berlin", "memory:munich"]
+    now = recall_pipeline(items, now=NOW, cfg=CFG, k=3,
+                          context=QueryContext(asks_current=True))
+    assert now.items[0].id == "memory:lisbon"
