@@ -475,6 +475,9 @@ def _validate(settings: Settings) -> None:
     if any(b <= a for a, b in zip([0, *sizes], sizes, strict=False)):
         raise ConfigError(f"recall.hnsw_ef_search_sizes={sizes} must be increasing sizes "
                           "of at least 1 memory")
+    if settings.recall["fusion"] not in ("learned", "rrf"):
+        raise ConfigError(f"recall.fusion={settings.recall['fusion']!r} must be \"learned\" "
+                          "or \"rrf\"")
     if settings.recall["bm25_term_depth"] < 1:
         raise ConfigError("recall.bm25_term_depth must be at least 1 (postings read per term)")
     for name, profile in settings.llm.profiles.items():

@@ -513,6 +513,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--split", choices=("heldout", "dev", "all"), default="heldout",
                         help="realtalk: Chat_6-10 (held out, the report), Chat_1-5 (dev: "
                         "tune here) or all ten")
+    parser.add_argument("--db", default=None,
+                        help="realtalk: keep the imported database in this directory and "
+                        "reuse it when it holds the split already (bench/recall_pools.py)")
     args = parser.parse_args(argv)
     if args.corpus == "realtalk":
         from bench import quality_realtalk
@@ -522,7 +525,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             found = data_dir(args.data)
         except DataMissing as exc:
             parser.exit(2, f"{exc}\n")
-        return quality_realtalk.main(str(found), args.split)
+        return quality_realtalk.main(str(found), args.split, args.db)
     if args.corpus == "convo":
         from bench import quality_convo
 

@@ -55,6 +55,7 @@ from bench.quality import (
 
 # RecallConfig field overrides, one cogd variant each (more as the pipeline gains parts)
 ABLATIONS: dict[str, dict[str, Any]] = {
+    "rrf fusion (before issue 39 item 2)": {"fusion": "rrf"},  # [recall] fusion
     "no dense": {"dense_list_weight": 0.0, "bare_list_weight": 0.0},
     "no contextual dense": {"dense_list_weight": 0.0},
     "no bare dense": {"bare_list_weight": 0.0},

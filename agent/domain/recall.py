@@ -13,7 +13,9 @@ small tie-breakers (recency, importance, goal boost: seed 003 §17e #4's weights
 by tiebreak_weight so they reorder only near-ties), or, when the query asks for the
 current state ("now", "still", "latest"), a newness term (scaled by relevance) that
 lets the newer of two relevant statements win → rerank (0.6 rerank + 0.4 weighted,
-when a reranker is present) → a verdict per item and per query (strong_match /
+when a reranker is present). With [recall] fusion = "learned" (issue 39 item 2), a linear
+model over each candidate's features (fusion.py) replaces the weighted RRF and its time and
+person factors (learned_parts) → a verdict per item and per query (strong_match /
 weak_match / no_match) → drop ids injected in the last few turns → fit a token budget.
 
 The verdict is judged on a match score: (1 - w)·cosine similarity of the item to
@@ -35,11 +37,13 @@ from typing import Any
 from agent.domain.claims import ClaimState, claim_factor
 from agent.domain.contextual import speaker_label
 from agent.domain.emotion import EmotionState, MoodCue, mood_term
+from agent.domain.fusion import FusionModel, candidate_features, without_preference
 from agent.domain.lexical import match_score, terms
 from agent.domain.tables import need, scalar_fields
 from agent.domain.timeref import TimeWindow, overlap_score
 
 VERDICTS = ("strong_match", "weak_match", "no_match")
+FUSIONS = ("learned", "rrf")  # [recall] fusion
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
@@ -87,12 +91,19 @@ class RecallConfig:
     compound_query_messages: int
     max_message_chars: int  # recall reads at most this much of one message (issue 38)
     warm_queries: int  # searches of memories' HNSW index when the loop starts (services warm)
+    fusion: str = "rrf"  # "learned": the fitted model of fusion.py; "rrf": the weighted RRF
+    fusion_model: str = ""  # the learned fusion's JSON file (the recall service loads it)
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> RecallConfig:
-        return cls(**scalar_fields(cls, t, skip=("hnsw_ef_search", "hnsw_ef_search_sizes")),
+        fusion = str(need(t, "fusion"))
+        if fusion not in FUSIONS:
+            raise ValueError(f"recall.fusion={fusion!r}: must be one of {', '.join(FUSIONS)}")
+        return cls(**scalar_fields(cls, t, skip=("hnsw_ef_search", "hnsw_ef_search_sizes",
+                                                 "fusion", "fusion_model")),
                    hnsw_ef_search=tuple(int(v) for v in need(t, "hnsw_ef_search")),
-                   hnsw_ef_search_sizes=tuple(int(v) for v in need(t, "hnsw_ef_search_sizes")))
+                   hnsw_ef_search_sizes=tuple(int(v) for v in need(t, "hnsw_ef_search_sizes")),
+                   fusion=fusion, fusion_model=str(need(t, "fusion_model")))
 
     def ef_search_for(self, memories: int) -> int:
         """hnsw.ef_search for a memories table of about `memories` rows (every user's): the
@@ -130,6 +141,11 @@ class Candidate:
     coverage: float | None = None  # IDF-weighted share of query terms present (lexical.py)
     emotion: EmotionState | None = None  # a memory's imprint, read only when a mood is given
     claim: ClaimState | None = None  # its claim on a slot (claims.py), or its turn's memory's
+    # a turn's session and each list's own score (the learned fusion's features, fusion.py)
+    session_id: str | None = None
+    bm25_score: float | None = None  # Okapi BM25 over its contextual index entry
+    dense_similarity: float | None = None  # cosine of its contextual vector to the query
+    bare_similarity: float | None = None  # cosine of its verbatim content's vector
 
     def merge(self, **fields: Any) -> Candidate:
         """The same item seen by another retriever: keep the best of each field."""
@@ -440,6 +456,32 @@ def relevance_parts(c: Candidate, fused: float, best: float, newness: float,
     return parts
 
 
+def learned_parts(parts: dict[str, float], learned: float, unpreferred: float,
+                  c: Candidate, cfg: RecallConfig) -> dict[str, float]:
+    """relevance_parts' score under the learned fusion: the model's score, which has read
+    the lists and the person cues itself (fusion.FEATURES), x what its training data could
+    not teach, as relevance_parts weighs it: the time factor (21 of REALTALK's 357 dev
+    questions name a period, and in 4 the evidence was said inside it: they ask when a
+    thing happened, not when it was said), the assistant's words and mood congruence (none
+    there), the newness of a current-state question, + the goal boost (no goals there).
+    `unpreferred`: the model's score without the person preference's features
+    (fusion.without_preference; < 0 when the question names nobody), which preferred_order
+    bounds the learned preference by."""
+    factor = cfg.assistant_weight if c.role == "assistant" else 1.0
+    if "time" in parts:
+        factor *= 1 + cfg.time_boost * parts["time"]
+    if "mood" in parts:
+        factor *= 1 + parts["mood"]
+    factor += cfg.current_state_weight * parts.get("newness", 0.0)
+    goal = cfg.tiebreak_weight * cfg.goal_boost * parts["goal"]
+    out = {k: v for k, v in parts.items() if k != "unpreferred"}
+    out["learned"] = learned
+    out["weighted"] = learned * factor + goal
+    if unpreferred >= 0 and unpreferred != learned:
+        out["unpreferred"] = unpreferred * factor + goal
+    return out
+
+
 def claim_demotion(parts: dict[str, float], c: Candidate, ctx: QueryContext,
                    cfg: RecallConfig) -> dict[str, float]:
     """A separate step after the fusion (issue 39 item 5, claims.py): a candidate whose
@@ -490,23 +532,9 @@ def preferred_order(preferred: Sequence[int], plain: Sequence[int], shift: int) 
     return out
 
 
-def recall_pipeline(
-    candidates: Sequence[Candidate],
-    *,
-    now: datetime,
-    cfg: RecallConfig,
-    k: int,
-    rerank_scores: Mapping[str, float] | None = None,
-    verify: bool = False,
-    recent_ids: set[str] | None = None,
-    budget_tokens: int | None = None,
-    count_tokens: Callable[[str], int] = lambda s: max(1, len(s.split())),
-    context: QueryContext | None = None,
-) -> RecallResult:
-    """Fuse, weight, rerank, judge, de-duplicate and fit candidates to a budget."""
-    ctx = context or QueryContext()
-    if not candidates:
-        return RecallResult(items=[], verdict="no_match", candidates=0, window=ctx.window)
+def fused_scores(candidates: Sequence[Candidate], cfg: RecallConfig,
+                 ctx: QueryContext) -> tuple[list[float], list[float]]:
+    """Each candidate's weighted RRF score over the lists that hold it, and its newness."""
     # a plain query names no speaker and no period ("where do I work?"): the name and
     # date the contextual vector carries do not help it, the bare content's vector does
     plain = not ctx.people and ctx.window is None
@@ -519,19 +547,66 @@ def recall_pipeline(
                   c.window_dense_rank, c.window_sparse_rank, c.fallback_rank),
                  cfg.rrf_k, weights)
              for c in candidates]
-    best = max(fused)
     # newness: where a candidate's date falls between the oldest and newest candidate; only
     # a question about the current state weighs it (relevance_parts)
     stamps = ([None if c.created_at is None else c.created_at.timestamp() for c in candidates]
               if ctx.asks_current else [None] * len(candidates))
     known = [t for t in stamps if t is not None]
     oldest, newest = (min(known), max(known)) if known else (0.0, 0.0)
+    newness = [0.0 if stamp is None or newest <= oldest
+               else (stamp - oldest) / (newest - oldest) for stamp in stamps]
+    return fused, newness
+
+
+def pool_features(candidates: Sequence[Candidate], fused: Sequence[float],
+                  newness: Sequence[float], *, now: datetime, cfg: RecallConfig,
+                  ctx: QueryContext) -> list[list[float]]:
+    """The learned fusion's feature vectors (fusion.FEATURES) of one pool, from
+    fused_scores' output: what recall_pipeline scores and bench/fusion_train.py fits."""
+    best = max(fused, default=0.0)
+    return candidate_features(
+        candidates, [f / best if best > 0 else 0.0 for f in fused], now=now,
+        people=ctx.people, window=ctx.window, asks_current=ctx.asks_current,
+        newness=newness, min_terms=cfg.person_boost_min_terms,
+        recency=[recency(c.created_at, now, cfg.recency_half_life_days) for c in candidates])
+
+
+def recall_pipeline(
+    candidates: Sequence[Candidate],
+    *,
+    now: datetime,
+    cfg: RecallConfig,
+    k: int,
+    rerank_scores: Mapping[str, float] | None = None,
+    verify: bool = False,
+    recent_ids: set[str] | None = None,
+    budget_tokens: int | None = None,
+    count_tokens: Callable[[str], int] = lambda s: max(1, len(s.split())),
+    context: QueryContext | None = None,
+    fusion: FusionModel | None = None,
+) -> RecallResult:
+    """Fuse, weight, rerank, judge, de-duplicate and fit candidates to a budget.
+
+    `fusion` (given when [recall] fusion = "learned"): the learned model's score replaces
+    the weighted RRF relevance and its time and person factors (learned_parts); its person
+    preference stays within person_max_shift places, as the hand-weighted one does."""
+    ctx = context or QueryContext()
+    if not candidates:
+        return RecallResult(items=[], verdict="no_match", candidates=0, window=ctx.window)
+    fused, newness = fused_scores(candidates, cfg, ctx)
+    best = max(fused)
+    learned: list[tuple[float, float]] | None = None  # (score, score without the preference)
+    if fusion is not None:
+        learned = [(fusion.probability(x), fusion.probability(without_preference(x))
+                    if ctx.people else -1.0)
+                   for x in pool_features(candidates, fused, newness, now=now, cfg=cfg,
+                                          ctx=ctx)]
     scored: list[tuple[float, Candidate, dict[str, float]]] = []
     plain_scores: list[float] = []
-    for c, fuse, stamp in zip(candidates, fused, stamps, strict=True):
-        newness = (0.0 if stamp is None or newest <= oldest
-                   else (stamp - oldest) / (newest - oldest))
-        parts = relevance_parts(c, fuse, best, newness, now, cfg, ctx)
+    for n, (c, fuse) in enumerate(zip(candidates, fused, strict=True)):
+        parts = relevance_parts(c, fuse, best, newness[n], now, cfg, ctx)
+        if learned is not None:
+            parts = learned_parts(parts, *learned[n], c, cfg)
         parts = claim_demotion(parts, c, ctx, cfg)
         score = parts["weighted"]
         plain_score = parts.get("unpreferred", score)

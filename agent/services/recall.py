@@ -22,6 +22,7 @@ scan, runs on it beside the others.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import time
@@ -29,6 +30,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -42,7 +44,8 @@ from agent.domain import broad, lexical, timeref
 from agent.domain import recall as domain
 from agent.domain.contextual import prose_text
 from agent.domain.emotion import EmotionState, MoodCue
-from agent.errors import ProviderError
+from agent.domain.fusion import FusionModel
+from agent.errors import ConfigError, ProviderError
 from agent.providers.ports import LLM, Embedder, Reranker
 from agent.services import claims
 
@@ -53,6 +56,9 @@ SIDE_LIST = "recall_dense_memories"
 # the lists sent unprepared, planned for each recall's user and k (see _list)
 UNPREPARED = frozenset({"recall_dense_memories"})
 EF_REFRESH_S = 60.0  # how often recall re-reads memories' size for its ef_search band
+# a turn list's own score (column 7), kept for the learned fusion: (field, is a distance)
+_TURN_SCORES = {"sparse_rank": ("bm25_score", False), "window_sparse_rank": ("bm25_score", False),
+                "dense_rank": ("dense_similarity", True), "bare_rank": ("bare_similarity", True)}
 
 
 @dataclass
@@ -85,8 +91,9 @@ class Recaller:
         self.cfg = cfg
         self.count_tokens = count_tokens
         self.cortex = cortex or EmptyCortex()
-        # term coverage costs one capped doc-frequency query; skipped when the verdict
-        # does not use it (lexical_weight 0), unless a caller asks (bench/calibrate.py)
+        # term coverage costs one capped doc-frequency query; skipped when neither the
+        # verdict (lexical_weight 0) nor the learned fusion (a feature, [recall] fusion)
+        # uses it, unless a caller asks (bench/calibrate.py)
         self.compute_coverage = cfg.lexical_weight > 0
         # a second connection (a process pool's checkout) the memories' dense list runs on,
         # beside the other lists on the caller's; None, or a caller inside a transaction
@@ -103,6 +110,14 @@ class Recaller:
             row = conn.execute(query("recall_memories_estimate")).fetchone()
             self._ef = (self.cfg.ef_search_for(int(row[0]) if row else 0), now)
         return self._ef[0]
+
+    def fusion(self) -> FusionModel | None:
+        """The learned fusion's model when [recall] fusion = "learned" (read once per file);
+        None: the weighted RRF. Checked at each recall, so a copy with another config
+        (bench ablations) follows its own."""
+        if self.cfg.fusion != "learned":
+            return None
+        return load_fusion(self.cfg.fusion_model)
 
     def forget_memories_size(self) -> None:
         """Read memories' size again at the next recall (after a bulk load, say)."""
@@ -241,7 +256,7 @@ class Recaller:
         if self.cfg.retired_claim_weight != 1.0:  # claim slots (claim_demotion); 1.0: off
             self._fill_claims(conn, found)
         cands = found.build()
-        if self.compute_coverage:
+        if self.compute_coverage or self.cfg.fusion == "learned":  # coverage: a feature
             qterms = lexical.terms(judge)
             weights = self.term_weights(conn, qterms)
             cands = [replace(c, coverage=lexical.coverage(qterms, c.content, weights))
@@ -265,12 +280,16 @@ class Recaller:
                 key, fields = "block:" + rid, {
                     "similarity": 1 - r[5] if rank_field == "dense_rank" else None}
             fields[rank_field] = rank
+            if kind == "turn" and rank_field in _TURN_SCORES and r[7] is not None:
+                score, is_distance = _TURN_SCORES[rank_field]  # the list's own score
+                fields[score] = 1 - float(r[7]) if is_distance else float(r[7])
             if key not in found:  # the first sighting: the item itself
                 if kind == "turn":
                     fields.update(kind="day_table", content=r[3], created_at=r[4],
                                   importance=0.5, source_ids=(rid,),
                                   external_ids=(r[5],) if r[5] else (), token_count=r[6],
-                                  role=r[2], speaker=r[8])
+                                  role=r[2], speaker=r[8],
+                                  session_id=None if r[1] is None else str(r[1]))
                 elif kind == "memory":
                     fields.update(kind="memory", content=r[2], created_at=r[3],
                                   importance=r[4], status=r[6],
@@ -385,6 +404,7 @@ class Recaller:
             recent_ids=recent_ids or set(),
             budget_tokens=budget,
             count_tokens=self.count_tokens,
+            fusion=self.fusion(),
         )
         if (result.verdict != "strong_match" and self.cfg.fallback_query_variants > 0
                 and (self.rewriter is not None or self.cfg.heuristic_fallback)):
@@ -423,7 +443,8 @@ class Recaller:
         for variant in variants:
             extra, _ = self.candidates(conn, variant, k, judge, goal_vector, user_id, ctx)
             ranked = domain.recall_pipeline(extra, now=now, cfg=self.cfg, k=len(extra),
-                                            context=ctx, budget_tokens=10**9)
+                                            context=ctx, budget_tokens=10**9,
+                                            fusion=self.fusion())
             by_id = {c.id: c for c in extra}
             for rank, item in enumerate(ranked.items, 1):
                 if item.id in merged:
@@ -437,7 +458,7 @@ class Recaller:
             pool, now=now, cfg=self.cfg, k=k, rerank_scores=self._rerank(text, pool),
             verify=verify, recent_ids=recent_ids or set(),
             budget_tokens=budget_tokens if budget_tokens is not None else self.cfg.token_budget,
-            count_tokens=self.count_tokens, context=ctx)
+            count_tokens=self.count_tokens, context=ctx, fusion=self.fusion())
         result.rewrites, result.rewritten_by = variants, how
         return result
 
@@ -539,6 +560,25 @@ class Recaller:
             (session_id, entry_id, text, result.verdict, json.dumps(items), latency),
         ).fetchone()
         return None if row is None else int(row[0])
+
+
+# the directory holding the agent package (the repository, or site-packages): a relative
+# [recall] fusion_model is read from it
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@functools.cache
+def load_fusion(path: str) -> FusionModel:
+    """The learned fusion's model from its JSON file ([recall] fusion_model; a relative path
+    is read from ROOT). A missing or malformed file is a ConfigError that
+    names it."""
+    file = Path(path) if Path(path).is_absolute() else ROOT / path
+    try:
+        return FusionModel.from_dict(json.loads(file.read_text()))
+    except (OSError, ValueError) as exc:  # FusionModelError, JSON errors: ValueErrors
+        what = "malformed" if isinstance(exc, ValueError) else "unreadable"
+        raise ConfigError(f"recall.fusion_model {file}: {what} ({exc}); set [recall] "
+                          "fusion = \"rrf\" to recall without it") from exc
 
 
 def bounded(text: str, cfg: domain.RecallConfig) -> str:

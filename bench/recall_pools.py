@@ -1,0 +1,130 @@
+"""Recall's candidate pools on REALTALK, dumped once per split, for fitting the learned fusion
+offline (issue 39 item 2; agent/domain/fusion.py, bench/fusion_train.py).
+
+    python -m bench.recall_pools --data DIR --split dev [--db DIR] [--out FILE]
+
+Imports the split's conversations through the live write path (bench.calibrate.import_corpus)
+into an embedded database kept in `--db` (default /tmp/cogd-realtalk-<split>): a second run
+finds the import done (a marker file) and only asks the questions again, in seconds to
+minutes instead of the import's 10-25. Every question is asked as bench.quality asks it
+(one day after the conversation, scoped to its account, k 20), but only the pipeline's
+first step runs: Recaller.query_context and Recaller.candidates. Each candidate is written
+with every field the fusion reads (content, ranks, similarities, coverage, speaker, role,
+date, session, sources), and each question with its text, its context (window, people,
+asks_current), its category, its slice and its evidence external ids. The file holds the
+data set's words, so it is written outside the repository: one JSON object per line in
+`--out` (default /tmp/cogd-realtalk-<split>-pools.jsonl), never committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+MARKER = "realtalk-imported.json"
+
+
+@contextlib.contextmanager
+def kept_database(db_dir: Path, corpus: Any) -> Iterator[tuple[Any, str, dict[str, Any]]]:
+    """(settings, url, import report) of an embedded database in `db_dir` holding `corpus`:
+    imported on the first call, reused afterwards (the marker file records the import)."""
+    from agent.config import load_settings
+    from agent.db.connect import resolve
+    from agent.db.embedded import stop_server
+    from agent.db.migrate import upgrade
+    from bench.calibrate import import_corpus
+    from bench.quality_convo import _Lines
+
+    db_dir.mkdir(parents=True, exist_ok=True)
+    settings = load_settings(data_dir=db_dir)
+    marker = db_dir / MARKER
+    try:
+        url = resolve(settings).url
+        handles = sorted({t.user for t in corpus.turns})
+        upgrade(url, settings)  # a kept database follows the schema's later revisions
+        if marker.exists():
+            report = json.loads(marker.read_text())
+            if report.get("handles", handles) != handles:
+                raise RuntimeError(f"{db_dir} holds conversations {report['handles']}, not "
+                                   f"{handles}: give another --db")
+        else:
+            print(f"importing {len(corpus.turns)} turns into {db_dir}", flush=True)
+            report = {**import_corpus(settings, url, _Lines(list(corpus.turns))),
+                      "handles": handles}
+            marker.write_text(json.dumps(report))
+        yield settings, url, report
+    finally:
+        stop_server(db_dir)
+
+
+def candidate_row(c: Any) -> dict[str, Any]:
+    """A Candidate's fields the fusion reads, JSON-ready."""
+    return {
+        "id": c.id, "kind": c.kind, "content": c.content,
+        "created_at": None if c.created_at is None else c.created_at.isoformat(),
+        "importance": c.importance, "similarity": c.similarity, "dense_rank": c.dense_rank,
+        "sparse_rank": c.sparse_rank, "cortex_rank": c.cortex_rank, "bare_rank": c.bare_rank,
+        "window_dense_rank": c.window_dense_rank, "window_sparse_rank": c.window_sparse_rank,
+        "speaker": c.speaker, "role": c.role, "source_ids": list(c.source_ids),
+        "external_ids": list(c.external_ids), "token_count": c.token_count,
+        "goal_similarity": c.goal_similarity, "status": c.status, "coverage": c.coverage,
+        "session_id": c.session_id, "bm25_score": c.bm25_score,
+        "dense_similarity": c.dense_similarity, "bare_similarity": c.bare_similarity,
+    }
+
+
+def dump(data_dir: str | None, split: str, db_dir: Path, out: Path) -> dict[str, Any]:
+    from agent.db.connect import connect
+    from agent.services.recall import build_recaller
+    from bench.quality import DEPTH
+    from bench.quality_realtalk import SPLITS
+    from bench.realtalk import load
+
+    started = time.perf_counter()
+    corpus = load(data_dir, SPLITS[split])
+    with kept_database(db_dir, corpus) as (settings, url, report):
+        recaller = build_recaller(settings)
+        recaller.compute_coverage = True  # a fusion feature, whatever lexical_weight is
+        n = 0
+        with connect(url, app="cogd-bench", autocommit=True) as conn, out.open("w") as fh:
+            users = dict(conn.execute("SELECT handle, user_id FROM users").fetchall())
+            for q in corpus.questions:
+                asked = dt.datetime.fromisoformat(q.asked_at)
+                uid = users[q.conversation]
+                ctx, names = recaller.query_context(q.text, asked)
+                cands, people = recaller.candidates(conn, q.text, DEPTH, None, None, uid, ctx,
+                                                    speaker_names=names)
+                w = ctx.window
+                fh.write(json.dumps({
+                    "qid": q.id, "text": q.text, "conversation": q.conversation,
+                    "category": q.category,
+                    "slice": corpus.slices.get(q.id, "none or both"),
+                    "evidence": list(q.evidence), "now": asked.isoformat(),
+                    "window": None if w is None else [w.start.isoformat(), w.end.isoformat()],
+                    "asks_current": ctx.asks_current, "people": sorted(people),
+                    "candidates": [candidate_row(c) for c in cands]}) + "\n")
+                n += 1
+    return {"questions": n, "import": report, "seconds": round(time.perf_counter() - started, 1),
+            "out": str(out)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default=None, help="REALTALK's Chat_*.json directory")
+    parser.add_argument("--split", choices=("dev", "heldout"), default="dev")
+    parser.add_argument("--db", default=None, help="kept database dir (reused when imported)")
+    parser.add_argument("--out", default=None, help="pools file (JSON lines)")
+    args = parser.parse_args()
+    db = Path(args.db or f"/tmp/cogd-realtalk-{args.split}")
+    out = Path(args.out or f"/tmp/cogd-realtalk-{args.split}-pools.jsonl")
+    print(json.dumps(dump(args.data, args.split, db, out)))
+
+
+if __name__ == "__main__":
+    main()

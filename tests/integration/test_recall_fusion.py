@@ -1,0 +1,63 @@
+"""Recall with the learned fusion (issue 39 item 2) on a real Postgres: the candidates carry
+what the model reads (each list's own score, the session), and the shipped model ranks a
+planted answer first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from agent.config import Settings
+from agent.services.recall import build_recaller
+from tests.integration.test_contextual_recall import LINES, import_lines
+
+NOW = datetime(2023, 6, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def imported(settings: Settings, conn: Any) -> Any:
+    import_lines(settings, conn, LINES)
+    return conn
+
+
+def test_candidates_carry_each_lists_score_and_the_session(settings: Settings,
+                                                           imported: Any) -> None:
+    recaller = build_recaller(settings)
+    ctx, names = recaller.query_context("pottery bowls in the kiln", NOW)
+    cands, _ = recaller.candidates(imported, "pottery bowls in the kiln", 10, context=ctx,
+                                   speaker_names=names)
+    turns = {c.external_ids[0]: c for c in cands if c.kind == "day_table"}
+    sessions = dict(imported.execute(
+        "SELECT external_id, session_id::text FROM day_table").fetchall())
+    assert turns and all(c.session_id == sessions[x] for x, c in turns.items())
+    kiln = turns["s2-6"]
+    assert kiln.sparse_rank is not None and kiln.bm25_score is not None and kiln.bm25_score > 0
+    best = max(c.bm25_score or 0.0 for c in turns.values())
+    assert kiln.bm25_score == best  # "pottery", "bowls" and "kiln": the best BM25 row
+    ranked = [c for c in turns.values() if c.dense_rank is not None]
+    assert ranked and all(c.dense_similarity is not None and -1 <= c.dense_similarity <= 1
+                          for c in ranked)
+    assert all(c.bare_similarity is not None for c in turns.values() if c.bare_rank)
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("Which city did Ana move to?", "s2-7"),
+    ("Whose pottery bowls crack in the kiln?", "s2-6"),
+    ("What did Ben buy at the flea market?", "s2-4"),
+])
+def test_learned_fusion_ranks_the_planted_answer_first(
+        settings: Settings, imported: Any, question: str, answer: str) -> None:
+    settings.recall["fusion"] = "learned"
+    recaller = build_recaller(settings)
+    assert recaller.fusion() is not None
+    out = recaller.recall(imported, question, log=False, now=NOW)
+    top = out.result.items[0]
+    assert top.external_ids == (answer,), [(i.external_ids, i.score) for i in
+                                           out.result.items[:3]]
+    assert "learned" in top.components and top.score == pytest.approx(
+        top.components["learned"])
+    settings.recall["fusion"] = "rrf"
+    plain = build_recaller(settings).recall(imported, question, log=False, now=NOW)
+    assert "learned" not in plain.result.items[0].components
