@@ -104,7 +104,9 @@ def second_person(text: str) -> str:
         new = _SWAP.get(word.lower())
         if new is None:
             return word
-        return new.capitalize() if word[0].isupper() and word != "I" else new
+        # "I", "I'm", "I've" have their capital anywhere: not a sign of a sentence start
+        mid = word == "I" or word.startswith("I'")
+        return new.capitalize() if word[0].isupper() and not mid else new
     out = _WORD.sub(swap, text)
     return _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), out)
 

@@ -90,6 +90,9 @@ def test_first_person_becomes_second_and_greetings_go() -> None:
     said = second_person(quotable("Hi, I am Dana. I moved to Lisbon and my sister visits me"))
     assert said == "You are Dana. You moved to Lisbon and your sister visits you."
     assert second_person("I'm sure I was there with Sam.") == "You're sure you were there with Sam."
+    # "I'm", "I've" inside a sentence: no capital ("You're" came back mid-sentence)
+    assert second_person("Tomorrow I'm off to Rome, a trip I've planned for years.") == (
+        "Tomorrow you're off to Rome, a trip you've planned for years.")
 
 
 def test_a_long_turn_is_cut_at_a_sentence() -> None:
