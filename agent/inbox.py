@@ -1,7 +1,7 @@
 """The inbox/outbox protocol, in one place: enqueue → claim → renew → publish_partial →
 hold + complete | fail → reply_for. SQL in agent/db/sql/inbox.sql.
 
-A client (`cogd chat`, later the HTTP API) enqueues a message under an idempotency key
+A client (`cogd chat`, `cogd serve`) enqueues a message under an idempotency key
 (unique, revision 0008: a resend after a lost acknowledgement is the same message) and
 waits for `reply_for`. A loop worker claims the oldest waiting message under a lease
 ([process] inbox_lease_s) that a LeaseKeeper renews while the turn runs; another loop
