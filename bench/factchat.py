@@ -84,11 +84,12 @@ NEVER_SAID: list[str] = [
     "What is my shoe size?",
     "Which football team do I support?",
 ]
-# The held-out set (`--set heldout`): another person, other places, jobs, pets, dates and
-# hobbies, in the looser wording users type. Written before the first heldout run and not
-# changed after it; nothing in agent/ was tuned on it. Keep it apart from the dev set
-# (tests/unit/test_bench_factchat.py checks that they share no statement, question or
-# fact word).
+# The first held-out set (`--set heldout`): another person, other places, jobs, pets, dates
+# and hobbies, in the looser wording users type. Written before its first run and not
+# changed after it; its three misses (7/10) were then looked at and the grounded path's
+# word matching changed for them (agent/domain/grounded.py `cover`), so it is dev data
+# now, not held out. Keep the sets apart (tests/unit/test_bench_factchat.py checks that
+# they share no statement, question or fact word).
 HELDOUT_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     ("Hey! I'm Tomás, by the way. I'm based in Rotterdam these days.",
      "remind me, which city am I based in?", ("rotterdam",)),
@@ -123,10 +124,12 @@ HELDOUT_NEVER_SAID: list[str] = [
 ]
 # The second held-out set (`--set heldout2`): the first held-out set's misses were looked
 # at and the grounded path was then changed, so `heldout` counts as dev data from then on.
-# This set was written and committed before those changes, by someone who had not read the
-# grounding code's tests for it: a third person's home, work, family, pet, hobby, date,
-# food, plan, past event and possession, each asked the way a person would ask it. Run
-# once at the end of the fixes and reported as it came out; nothing was tuned on it.
+# This set was written and committed before those changes, before its author read the
+# grounding code (knowing only the three misses): a third person's home, work, family, pet,
+# hobby, date, food, plan, past event and possession, each asked the way a person would
+# ask it. Run once at the end of the fixes and reported as it came out; nothing was tuned
+# on it. Its author also wrote those fixes, so it is held out from the tuning, not blind
+# to it.
 HELDOUT2_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     ("I live in a small flat in Edinburgh, right by the castle.",
      "What city do I call home?", ("edinburgh",)),
