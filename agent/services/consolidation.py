@@ -415,6 +415,9 @@ class Consolidator:
                        key=lambda p: -p[2])
         linked = {(a, b) for a, b in conn.execute(
             query("consolidation_linked_pairs"))}
+        # a claim that retired the other's on the same slot is an update, not a conflict
+        updates = {(a, b): slot for a, b, slot in conn.execute(
+            query("consolidation_claim_updates"))}
         found = []
         checked = 0
         parsed: Counter[str] = Counter()
@@ -426,6 +429,11 @@ class Consolidator:
             if checked >= MAX_PAIRS or self.should_stop():
                 break
             checked += 1
+            if key in updates:
+                conn.execute(query("consolidation_link"), (b[0], a[0], "related", sim,
+                             json.dumps({"claim_update": updates[key], "resolved": True})))
+                parsed["claim_update"] += 1
+                continue
             judged = self._contradicts(a[1], b[1])
             parsed[judged.parsed_by] += 1
             link = "contradicts" if judged.verdict else "related"

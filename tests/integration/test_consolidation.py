@@ -192,6 +192,30 @@ def test_contradictions_are_flagged_never_resolved(
     assert rows == [("active", "contradiction")] * 2
 
 
+def test_a_claim_update_is_no_contradiction_and_a_denial_still_is(
+    conn: Any, cog: Cognition, consolidator: Consolidator
+) -> None:
+    """A move retires the old residence claim (revision 0022): the pair is linked as a
+    knowledge update, not flagged; "I never lived in Berlin" against "I live in Berlin"
+    claims nothing new and is still a contradiction (issue 39 item 5)."""
+    sid = make_session(conn)
+    berlin = remember(conn, cog, "I live in Berlin with my two cats.", sid)
+    lisbon = remember(conn, cog, "I moved to Lisbon with my two cats.", sid)
+    assert conn.execute("SELECT status, retired_by FROM claims WHERE memory_id = %s",
+                        (berlin,)).fetchone() == ("retired", lisbon)
+    ops = consolidator.run_pass(conn).operations["contradictions"]
+    assert ops["outputs"]["contradictions"] == []
+    assert ops["outputs"]["parsed_by"].get("claim_update") == 1
+    assert conn.execute("SELECT count(*) FROM memories WHERE memory_id = ANY(%s) AND "
+                        "metadata ? 'flag'", ([berlin, lisbon],)).fetchone() == (0,)
+    assert conn.execute("SELECT link_type, metadata->>'claim_update' FROM memory_links "
+                        "WHERE %s IN (source_id, target_id) AND %s IN (source_id, target_id)",
+                        (berlin, lisbon)).fetchone() == ("related", "residence")
+    never = remember(conn, cog, "I never lived in Berlin with my two cats.", sid)
+    found = consolidator.run_pass(conn).operations["contradictions"]["outputs"]
+    assert {str(never)} <= {p for f in found["contradictions"] for p in f["pair"]}
+
+
 def test_merging_and_contradictions_stay_within_one_user(
     conn: Any, cog: Cognition, merging: Consolidator
 ) -> None:

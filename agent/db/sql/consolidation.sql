@@ -85,6 +85,12 @@ FROM memories WHERE memory_id = %s RETURNING memory_id;
 -- name: consolidation_linked_pairs
 SELECT least(source_id, target_id)::text, greatest(source_id, target_id)::text FROM memory_links;
 
+-- name: consolidation_claim_updates
+-- pairs where one memory's claim retired the other's on the same slot (revision 0022):
+-- a knowledge update ("I live in Berlin", later "I moved to Lisbon"), not a contradiction
+SELECT least(memory_id, retired_by)::text, greatest(memory_id, retired_by)::text, slot
+FROM claims WHERE retired_by IS NOT NULL;
+
 -- name: consolidation_flag_contradictions
 UPDATE memories SET metadata = metadata || '{"flag": "contradiction"}' WHERE memory_id = ANY(%s);
 
