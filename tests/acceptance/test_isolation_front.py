@@ -85,6 +85,11 @@ def test_the_brief_and_status_over_mcp_are_the_callers_own(settings: Settings, d
 
         url = f"http://127.0.0.1:{port}/mcp"
         seen = {name: over_http(url, token, read) for name, token in tokens.items()}
+        # a chunked body past the MCP SDK's own limit (4 MiB in mcp>=2.3, counted as the
+        # chunks arrive) is refused before it is read, like `cogd serve`'s BodyLimit
+        answer, sent = chunked_upload("127.0.0.1", port, "/mcp", tokens["alice"], 64 * MIB)
+        assert answer.startswith(b"HTTP/1.1 413"), (answer[:300], sent)
+        assert sent <= 4 * MIB + SLACK, sent
     finally:
         proc.terminate()
         proc.wait(30)
