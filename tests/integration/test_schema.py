@@ -57,6 +57,20 @@ def test_every_table_and_view_exists(conn: psycopg.Connection[Any]) -> None:
         conn.execute(f"SELECT * FROM {view}").fetchall()
 
 
+def test_a_process_that_stopped_is_not_alive(conn: psycopg.Connection[Any]) -> None:
+    """v_processes (revision 0023): a row that beat a second ago but says 'stopped' is not
+    alive (`cogd status` showed "stopped, alive: yes" for up to 30 s after a stop)."""
+    from agent.heartbeat import Heartbeat
+
+    beat = Heartbeat(conn, "schema-probe")
+    beat.register(3600)
+    assert conn.execute("SELECT state, alive FROM v_processes WHERE name = 'schema-probe'"
+                        ).fetchone() == ("running", True)
+    beat.stopped()
+    assert conn.execute("SELECT state, alive FROM v_processes WHERE name = 'schema-probe'"
+                        ).fetchone() == ("stopped", False)
+
+
 def test_hnsw_cosine_on_every_searched_embedding_and_gin_on_tsvector(
     conn: psycopg.Connection[Any],
 ) -> None:
