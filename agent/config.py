@@ -368,8 +368,29 @@ class Settings(BaseSettings):
         return name, self.llm.profiles[name]
 
 
+def _section_env_values() -> None:
+    """A section named whole in the environment (COGD_LLM=null) is not a setting:
+    pydantic-settings would silently ignore a value that is not a JSON object, so the
+    user would believe the LLM was switched off. Sections take COGD_<SECTION>__<KEY>."""
+    sections = {name.upper() for name, field in Settings.model_fields.items()
+                if isinstance(field.annotation, type) and issubclass(field.annotation,
+                                                                     BaseModel)}
+    for name, value in os.environ.items():
+        if name.startswith("COGD_") and name[5:] in sections:
+            try:
+                ok = isinstance(json.loads(value), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ConfigError(
+                    f"{name}={value!r}: [{name[5:].lower()}] is a section of settings, not "
+                    f"one value; set one key as {name}__<KEY>=<value> (for example "
+                    "COGD_LLM__ROLES__SYSTEM1=heuristic)")
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build settings or raise ConfigError with a readable message."""
+    _section_env_values()
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:

@@ -205,3 +205,22 @@ def test_recall_index_settings_out_of_range_are_clear_errors(
     monkeypatch.setenv(env, value)
     with pytest.raises(ConfigError, match=message):
         load_settings(data_dir=tmp_path)
+
+
+@pytest.mark.parametrize("name,value", [("COGD_LLM", "null"), ("COGD_LLM", "off"),
+                                        ("COGD_RECALL", "[1, 2]")])
+def test_a_whole_section_set_from_the_environment_is_a_clear_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
+    """COGD_LLM=null was silently ignored (pydantic-settings drops a value that is not a
+    JSON object): the user believed the LLM was off. Now it names the way to set a key."""
+    monkeypatch.setenv("COGD_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=rf"{name}=.*{name}__<KEY>=<value>"):
+        load_settings()
+
+
+def test_a_section_given_as_a_json_object_still_works(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COGD_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("COGD_LLM", '{"roles": {"system1": "heuristic"}}')
+    assert load_settings().llm.roles["system1"] == "heuristic"
