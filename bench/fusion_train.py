@@ -221,6 +221,23 @@ def ablation(questions: list[dict[str, Any]], loss: str, l2: float,
     return rows
 
 
+def heldout_table(dev: list[dict[str, Any]], held: list[dict[str, Any]], loss: str, l2: float,
+                  cfg: domain.RecallConfig, base: Sequence[str]) -> dict[str, Any]:
+    """The report's ablation table: the weighted RRF, the shipped configuration, and that
+    configuration with each remaining feature group dropped, each model fitted on `dev` only
+    and ranked by recall_pipeline on `held` (nothing is chosen here)."""
+    rows: dict[str, Any] = {"rrf (pipeline)": summary(held, pipeline_ranks(held, cfg, None))}
+    for group in ["", *(g for g in fusion.GROUPS if g not in base)]:
+        dropped = {*base, group} - {""}
+        mask = np.array([not any(n in fusion.GROUPS[g] for g in dropped)
+                         for n in fusion.FEATURES])
+        w, b = fit(dev, loss, l2, mask)
+        name = "learned" if not group else f"learned without {group}"
+        rows[name] = summary(held, pipeline_ranks(held, cfg, model_of(w, b, {})))
+        print(name, rows[name]["all"], file=sys.stderr, flush=True)
+    return rows
+
+
 def config() -> domain.RecallConfig:
     from agent.config import load_settings
 
@@ -240,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--write", default=None, help="fit on every pool and write the model")
     parser.add_argument("--evaluate", default=None, help="a model file to score the pools with")
     parser.add_argument("--json", default=None, help="write the figures here")
+    parser.add_argument("--heldout", default=None,
+                        help="pools to report on: fit on --pools, rank these (--drop: the "
+                        "shipped groups left out), with each further group dropped")
     args = parser.parse_args(argv)
     cfg = config()
     questions = load(args.pools)
@@ -265,6 +285,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                                                                                None)),
                            "learned (pipeline)": summary(questions, pipeline_ranks(
                                questions, cfg, model))}
+    if args.heldout:
+        held = load(args.heldout)
+        featurize(held, cfg)
+        out["heldout"] = {"pools": args.heldout, "questions": len(held), "table": heldout_table(
+            questions, held, args.loss, args.l2, cfg, drop)}
     if args.write:
         w, b = fit(questions, args.loss, args.l2, mask)
         meta = {"trained": {
