@@ -399,10 +399,10 @@ class PrinciplesOp:
             return rules.SELF_DIRECTIVE_HEURISTIC
         if not real_llm(self.llm):
             return None
-        from agent.services.consolidation import REWRITE_SYSTEM
 
         try:
-            answer = self.llm.chat([{"role": "system", "content": REWRITE_SYSTEM},
+            answer = self.llm.chat([{"role": "system",
+                                    "content": cons_rules.REWRITE_SCREEN_SYSTEM},
                                     {"role": "user", "content": statement[:2000]}],
                                    temperature=0.0, max_tokens=4).text
         except ProviderError as exc:
