@@ -4,7 +4,8 @@
     → rolled-out turns → exit gate → memories
     → compound query → recall (verdict) → identity hash / full identity + goals
     → System 1 reply → monitors → System 2 reflection when they call for it
-    → assistant turn → memory tags → outbox → NOTIFY
+    → assistant turn → memory tags → the caller's delivery (the loop worker's: outbox
+      reply + NOTIFY, in the same transaction; agent/workers/loop.py owns the inbox)
 
 Content is written before it is judged: the user turn is committed (its own
 transaction) before any model runs, so a crash later loses no acknowledged turn.
