@@ -21,6 +21,13 @@ feature group dropped (fusion.GROUPS), against the weighted RRF on the same pool
 R@10 are counted the way bench.quality counts them (an evidence turn among the first k
 items). Only dev pools are fitted on; `--evaluate` scores a model file on a pools file
 (the held-out one, once, for the report) without fitting anything.
+
+Joint fit: `--pools` takes several files (REALTALK dev plus bench.recall_pools --corpus synth /
+convo at seed 7); `--weighting equal` gives each corpus the same total weight in the loss
+(each question 1 / its corpus's question count, scaled to the mean), `questions` one weight a
+question. Cross-validation leaves one group out, a group being a conversation (the synthetic
+corpus's questions carry a `fold` instead); `--joint-cv` runs the L2 x weighting grid and
+reports every corpus separately against rrf on its pools.
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from agent.domain.timeref import TimeWindow
 
 K_EVAL = (1, 5, 10, 20)
 L2_GRID = (0.01, 0.1, 1.0, 10.0)
+JOINT_L2_GRID = (1.0, 10.0, 100.0)
+WEIGHTINGS = ("equal", "questions")
 
 
 def _date(s: str | None) -> dt.datetime | None:
@@ -64,7 +73,10 @@ def load(path: str | Path) -> list[dict[str, Any]]:
         window = None if w is None else TimeWindow(_date(w[0]), _date(w[1]), "")  # type: ignore[arg-type]
         cands = [candidate(c) for c in q["candidates"]]
         evidence = set(q["evidence"])
+        corpus = q.get("corpus", "realtalk")
         out.append({**{k: q[k] for k in ("qid", "conversation", "category", "slice")},
+                    "corpus": corpus, "w": 1.0, "answerable": bool(evidence),
+                    "group": q.get("fold") or f"{corpus}/{q['conversation']}",
                     "now": _date(q["now"]), "cands": cands,
                     "ctx": domain.QueryContext(window=window, asks_current=q["asks_current"],
                                                people=frozenset(q["people"])),
@@ -131,17 +143,20 @@ def fit(questions: list[dict[str, Any]], loss: str, l2: float,
     X_all = np.vstack([q["X"] for q in train])[:, mask]
     mean, scale = _standardise(X_all)
     Xs = [(q["X"][:, mask] - mean) / scale for q in train]
+    qw = np.array([q["w"] for q in train], dtype=np.float64)
+    qw = qw / qw.mean()  # the questions' weights (--weighting), mean 1
     d = int(mask.sum())
     if loss == "pointwise":
         X = np.vstack(Xs)
         y = np.concatenate([q["y"] for q in train])
+        rw = np.concatenate([np.full(len(q["y"]), w) for q, w in zip(train, qw, strict=True)])
         pos_w = (len(y) - y.sum()) / max(1.0, y.sum())  # balance the classes
 
         def f(theta: np.ndarray) -> tuple[float, np.ndarray]:
             w, b = theta[:d], theta[d]
             z = X @ w + b
             p = 1 / (1 + np.exp(-z))
-            wt = np.where(y > 0, pos_w, 1.0)
+            wt = np.where(y > 0, pos_w, 1.0) * rw
             nll = -np.sum(wt * (y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12)))
             g = wt * (p - y)
             n = wt.sum()
@@ -153,13 +168,13 @@ def fit(questions: list[dict[str, Any]], loss: str, l2: float,
         def f(theta: np.ndarray) -> tuple[float, np.ndarray]:
             w = theta[:d]
             total, grad = 0.0, np.zeros(d)
-            for Xq, t in zip(Xs, targets, strict=True):
+            for Xq, t, wq in zip(Xs, targets, qw, strict=True):
                 z = Xq @ w
                 z = z - z.max()
                 p = np.exp(z)
                 p /= p.sum()
-                total -= float(t @ np.log(p + 1e-12))
-                grad += Xq.T @ (p - t)
+                total -= wq * float(t @ np.log(p + 1e-12))
+                grad += wq * (Xq.T @ (p - t))
             n = len(train)
             return (total / n + 0.5 * l2 * w @ w / n,
                     np.append(grad / n + l2 * w / n, 0.0))
@@ -183,18 +198,58 @@ def model_of(weights: np.ndarray, bias: float, meta: dict[str, Any]) -> fusion.F
 
 def cross_validate(questions: list[dict[str, Any]], loss: str, l2: float,
                    mask: np.ndarray, cfg: domain.RecallConfig) -> list[int | None]:
-    """Leave one conversation out: each conversation's ranks in recall_pipeline with the
-    model fitted on the others."""
-    convs = sorted({q["conversation"] for q in questions})
+    """Leave one group (a conversation, or a synthetic fold) out: each group's ranks in
+    recall_pipeline with the model fitted on the others."""
+    convs = sorted({q["group"] for q in questions})
     ranks: dict[str, int | None] = {}
     for conv in convs:
-        train = [q for q in questions if q["conversation"] != conv]
-        test = [q for q in questions if q["conversation"] == conv]
+        train = [q for q in questions if q["group"] != conv]
+        test = [q for q in questions if q["group"] == conv]
         w, b = fit(train, loss, l2, mask)
         model = model_of(w, b, {})
         for q, r in zip(test, pipeline_ranks(test, cfg, model), strict=True):
             ranks[q["qid"]] = r
     return [ranks[q["qid"]] for q in questions]
+
+
+def weigh(questions: list[dict[str, Any]], weighting: str) -> None:
+    """Each question's weight in the loss: `equal`, every corpus the same total weight;
+    `questions`, 1 each. Questions without an evidence candidate are not counted."""
+    counts: dict[str, int] = {}
+    for q in questions:
+        counts[q["corpus"]] = counts.get(q["corpus"], 0) + int(bool(q["y"].any()))
+    for q in questions:
+        q["w"] = 1.0 if weighting == "questions" else 1.0 / max(1, counts[q["corpus"]])
+
+
+def by_corpus(questions: list[dict[str, Any]], ranks: Sequence[int | None]) -> dict[str, Any]:
+    """summary() of each corpus's answerable questions (as bench.quality counts them: the
+    synthetic never_said questions have no evidence), and the corpora's mean R@1 / R@10."""
+    out: dict[str, Any] = {}
+    for name in sorted({q["corpus"] for q in questions}):
+        pairs = [(q, r) for q, r in zip(questions, ranks, strict=True)
+                 if q["corpus"] == name and q["answerable"]]
+        out[name] = summary([q for q, _ in pairs], [r for _, r in pairs])
+    out["mean of corpora"] = {k: round(float(np.mean([out[c]["all"][k] for c in out])), 4)
+                              for k in ("R@1", "R@10", "MRR")}
+    return out
+
+
+def joint_grid(questions: list[dict[str, Any]], mask: np.ndarray, loss: str,
+               cfg: domain.RecallConfig) -> dict[str, Any]:
+    """Leave-one-group-out over every corpus, for each weighting and L2 (JOINT_L2_GRID);
+    rrf on the same pools first."""
+    rows: dict[str, Any] = {"rrf (pipeline)": by_corpus(questions,
+                                                        pipeline_ranks(questions, cfg, None))}
+    print("rrf", rows["rrf (pipeline)"]["mean of corpora"], file=sys.stderr, flush=True)
+    for weighting in WEIGHTINGS:
+        weigh(questions, weighting)
+        for l2 in JOINT_L2_GRID:
+            name = f"{loss} {weighting} l2={l2}"
+            rows[name] = by_corpus(questions, cross_validate(questions, loss, l2, mask, cfg))
+            print(name, {c: (v["all"]["R@1"], v["all"]["R@10"]) if "all" in v else v
+                         for c, v in rows[name].items()}, file=sys.stderr, flush=True)
+    return rows
 
 
 def grid(questions: list[dict[str, Any]], cfg: domain.RecallConfig) -> dict[str, Any]:
@@ -246,7 +301,12 @@ def config() -> domain.RecallConfig:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pools", required=True, help="bench.recall_pools output (JSONL)")
+    parser.add_argument("--pools", required=True, nargs="+",
+                        help="bench.recall_pools output (JSONL); several: a joint fit")
+    parser.add_argument("--weighting", choices=WEIGHTINGS, default="questions",
+                        help="equal: each corpus the same total weight; questions: 1 each")
+    parser.add_argument("--joint-cv", action="store_true",
+                        help="leave-one-group-out, L2 x weighting, per corpus")
     parser.add_argument("--cv", action="store_true", help="leave-one-conversation-out grid")
     parser.add_argument("--ablate", action="store_true", help="CV with each group dropped")
     parser.add_argument("--cv-one", action="store_true",
@@ -262,8 +322,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         "shipped groups left out), with each further group dropped")
     args = parser.parse_args(argv)
     cfg = config()
-    questions = load(args.pools)
+    questions = [q for path in args.pools for q in load(path)]
     featurize(questions, cfg)
+    weigh(questions, args.weighting)
     drop = [g for g in args.drop.split(",") if g]
     unknown = sorted(set(drop) - set(fusion.GROUPS))
     if unknown:
@@ -273,6 +334,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                            "with_evidence_in_pool": sum(bool(q["y"].any()) for q in questions)}
     if args.cv:
         out["grid"] = grid(questions, cfg)
+    if args.joint_cv:
+        out["joint_grid"] = joint_grid(questions, mask, args.loss, cfg)
+        weigh(questions, args.weighting)
     if args.cv_one:
         out["cv_one"] = summary(questions, cross_validate(questions, args.loss, args.l2, mask, cfg))
     if args.ablate:
@@ -281,9 +345,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         from agent.services.recall import load_fusion
 
         model = load_fusion(args.evaluate)
-        out["evaluate"] = {"rrf (pipeline)": summary(questions, pipeline_ranks(questions, cfg,
-                                                                               None)),
-                           "learned (pipeline)": summary(questions, pipeline_ranks(
+        out["evaluate"] = {"rrf (pipeline)": by_corpus(questions, pipeline_ranks(
+                               questions, cfg, None)),
+                           "learned (pipeline)": by_corpus(questions, pipeline_ranks(
                                questions, cfg, model))}
     if args.heldout:
         held = load(args.heldout)
@@ -292,19 +356,25 @@ def main(argv: Sequence[str] | None = None) -> None:
             questions, held, args.loss, args.l2, cfg, drop)}
     if args.write:
         w, b = fit(questions, args.loss, args.l2, mask)
+        corpora = sorted({q["corpus"] for q in questions})
+        pools_doc = {"realtalk": "python -m bench.recall_pools --data DIR --split dev "
+                                 "(REALTALK Chat_1-5)",
+                     "synth": "python -m bench.recall_pools --corpus synth --seed 7",
+                     "convo": "python -m bench.recall_pools --corpus convo --seed 7"}
         meta = {"trained": {
-            "command": "python -m bench.fusion_train --pools /tmp/cogd-realtalk-dev-pools.jsonl"
-                       f" --loss {args.loss} --l2 {args.l2}"
+            "command": "python -m bench.fusion_train --pools " + " ".join(args.pools)
+                       + f" --weighting {args.weighting} --loss {args.loss} --l2 {args.l2}"
                        + (f" --drop {args.drop}" if drop else "") + f" --write {args.write}",
-            "pools": "python -m bench.recall_pools --data DIR --split dev (REALTALK Chat_1-5)",
+            "pools": "; ".join(pools_doc.get(c, c) for c in corpora),
             "date": dt.date.today().isoformat(), "loss": args.loss, "l2": args.l2,
-            "dropped_groups": drop, "questions": out["with_evidence_in_pool"]}}
+            "weighting": args.weighting, "dropped_groups": drop,
+            "questions": out["with_evidence_in_pool"]}}
         model = model_of(w, b, meta)
         Path(args.write).write_text(json.dumps({
             "kind": "linear", "bias": round(b, 6),
             "weights": {n: round(float(x), 6) for n, x in zip(fusion.FEATURES, w, strict=True)
                         if mask[fusion.FEATURES.index(n)]}, **meta}, indent=1) + "\n")
-        out["written"] = {"file": args.write, "fit (dev, in-sample)": summary(
+        out["written"] = {"file": args.write, "fit (dev, in-sample)": by_corpus(
             questions, pipeline_ranks(questions, cfg, model))}
     text = json.dumps(out, indent=1)
     if args.json:

@@ -2,6 +2,15 @@
 offline (issue 39 item 2; agent/domain/fusion.py, bench/fusion_train.py).
 
     python -m bench.recall_pools --data DIR --split dev [--db DIR] [--out FILE]
+    python -m bench.recall_pools --corpus synth --seed 7    # bench.quality --quick's corpus
+    python -m bench.recall_pools --corpus convo --seed 7    # bench.quality --corpus convo --quick
+
+`--corpus synth|convo` dumps the synthetic corpora bench.quality generates (the quick sizes:
+600 synthetic turns; QUICK_CONVERSATIONS conversations), imported into a kept database
+(default /tmp/cogd-<corpus>-seed<N>) and asked as bench.quality asks them (synth: everyone's
+memories, an hour after the last turn; convo: the conversation's account, at its asked_at),
+to /tmp/cogd-<corpus>-seed<N>-pools.jsonl. The synthetic corpus is one conversation, so each
+of its questions carries a `fold` (its index mod SYNTH_FOLDS) that cross-validation groups by.
 
 Imports the split's conversations through the live write path (bench.calibrate.import_corpus)
 into an embedded database kept in `--db` (default /tmp/cogd-realtalk-<split>): a second run
@@ -28,12 +37,15 @@ from pathlib import Path
 from typing import Any
 
 MARKER = "realtalk-imported.json"
+SYNTH_FOLDS = 3  # cross-validation folds of the one-conversation synthetic corpus
 
 
 @contextlib.contextmanager
-def kept_database(db_dir: Path, corpus: Any) -> Iterator[tuple[Any, str, dict[str, Any]]]:
+def kept_database(db_dir: Path, corpus: Any,
+                  lines: Any = None) -> Iterator[tuple[Any, str, dict[str, Any]]]:
     """(settings, url, import report) of an embedded database in `db_dir` holding `corpus`:
-    imported on the first call, reused afterwards (the marker file records the import)."""
+    imported on the first call, reused afterwards (the marker file records the import).
+    `lines`: what import_corpus reads (default: the corpus's turns, one account each)."""
     from agent.config import load_settings
     from agent.db.connect import resolve
     from agent.db.embedded import stop_server
@@ -46,7 +58,7 @@ def kept_database(db_dir: Path, corpus: Any) -> Iterator[tuple[Any, str, dict[st
     marker = db_dir / MARKER
     try:
         url = resolve(settings).url
-        handles = sorted({t.user for t in corpus.turns})
+        handles = sorted({getattr(t, "user", "") for t in corpus.turns})
         upgrade(url, settings)  # a kept database follows the schema's later revisions
         if marker.exists():
             report = json.loads(marker.read_text())
@@ -55,7 +67,8 @@ def kept_database(db_dir: Path, corpus: Any) -> Iterator[tuple[Any, str, dict[st
                                    f"{handles}: give another --db")
         else:
             print(f"importing {len(corpus.turns)} turns into {db_dir}", flush=True)
-            report = {**import_corpus(settings, url, _Lines(list(corpus.turns))),
+            source = _Lines(list(corpus.turns)) if lines is None else lines
+            report = {**import_corpus(settings, url, source),
                       "handles": handles}
             marker.write_text(json.dumps(report))
         yield settings, url, report
@@ -79,32 +92,58 @@ def candidate_row(c: Any) -> dict[str, Any]:
     }
 
 
-def dump(data_dir: str | None, split: str, db_dir: Path, out: Path) -> dict[str, Any]:
-    from agent.db.connect import connect
-    from agent.services.recall import build_recaller
-    from bench.quality import DEPTH
+def load_corpus(corpus: str, data_dir: str | None, split: str, seed: int) -> tuple[Any, Any]:
+    """(corpus, what import_corpus reads; None: its turns) for `--corpus`."""
+    if corpus == "synth":
+        from bench.synth import generate as synth
+
+        c = synth(n_turns=600, seed=seed)  # bench.quality --quick's size
+        return c, c
+    if corpus == "convo":
+        from bench.convo import generate as convo
+        from bench.quality_convo import QUICK_CONVERSATIONS
+
+        return convo(QUICK_CONVERSATIONS, seed=seed), None
     from bench.quality_realtalk import SPLITS
     from bench.realtalk import load
 
+    return load(data_dir, SPLITS[split]), None
+
+
+def dump(data_dir: str | None, split: str, db_dir: Path, out: Path,
+         corpus_name: str = "realtalk", seed: int = 7) -> dict[str, Any]:
+    from agent.db.connect import connect
+    from agent.services.recall import build_recaller
+    from bench.quality import DEPTH
+
     started = time.perf_counter()
-    corpus = load(data_dir, SPLITS[split])
-    with kept_database(db_dir, corpus) as (settings, url, report):
+    corpus, lines = load_corpus(corpus_name, data_dir, split, seed)
+    synth = corpus_name == "synth"
+    if synth:  # bench.quality asks the synthetic corpus an hour after its last turn
+        synth_now = max(dt.datetime.fromisoformat(t.timestamp)
+                        for t in corpus.turns) + dt.timedelta(hours=1)
+    with kept_database(db_dir, corpus, lines) as (settings, url, report):
         recaller = build_recaller(settings)
         recaller.compute_coverage = True  # a fusion feature, whatever lexical_weight is
         n = 0
         with connect(url, app="cogd-bench", autocommit=True) as conn, out.open("w") as fh:
             users = dict(conn.execute("SELECT handle, user_id FROM users").fetchall())
             for q in corpus.questions:
-                asked = dt.datetime.fromisoformat(q.asked_at)
-                uid = users[q.conversation]
+                if synth:
+                    asked, uid = synth_now, None
+                else:
+                    asked = dt.datetime.fromisoformat(q.asked_at)
+                    uid = users[q.conversation]
                 ctx, names = recaller.query_context(q.text, asked)
                 cands, people = recaller.candidates(conn, q.text, DEPTH, None, None, uid, ctx,
                                                     speaker_names=names)
                 w = ctx.window
                 fh.write(json.dumps({
-                    "qid": q.id, "text": q.text, "conversation": q.conversation,
+                    "qid": q.id, "text": q.text, "corpus": corpus_name,
+                    "conversation": "synth" if synth else q.conversation,
+                    **({"fold": f"synth/{n % SYNTH_FOLDS}"} if synth else {}),
                     "category": q.category,
-                    "slice": corpus.slices.get(q.id, "none or both"),
+                    "slice": getattr(corpus, "slices", {}).get(q.id, "none or both"),
                     "evidence": list(q.evidence), "now": asked.isoformat(),
                     "window": None if w is None else [w.start.isoformat(), w.end.isoformat()],
                     "asks_current": ctx.asks_current, "people": sorted(people),
@@ -117,13 +156,17 @@ def dump(data_dir: str | None, split: str, db_dir: Path, out: Path) -> dict[str,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=None, help="REALTALK's Chat_*.json directory")
+    parser.add_argument("--corpus", choices=("realtalk", "synth", "convo"), default="realtalk")
+    parser.add_argument("--seed", type=int, default=7, help="synth / convo: the corpus seed")
     parser.add_argument("--split", choices=("dev", "heldout"), default="dev")
     parser.add_argument("--db", default=None, help="kept database dir (reused when imported)")
     parser.add_argument("--out", default=None, help="pools file (JSON lines)")
     args = parser.parse_args()
-    db = Path(args.db or f"/tmp/cogd-realtalk-{args.split}")
-    out = Path(args.out or f"/tmp/cogd-realtalk-{args.split}-pools.jsonl")
-    print(json.dumps(dump(args.data, args.split, db, out)))
+    stem = (f"cogd-realtalk-{args.split}" if args.corpus == "realtalk"
+            else f"cogd-{args.corpus}-seed{args.seed}")
+    db = Path(args.db or f"/tmp/{stem}")
+    out = Path(args.out or f"/tmp/{stem}-pools.jsonl")
+    print(json.dumps(dump(args.data, args.split, db, out, args.corpus, args.seed)))
 
 
 if __name__ == "__main__":
