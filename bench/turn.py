@@ -8,7 +8,9 @@ A throwaway embedded database holding bench/synth.py's conversation (imported th
 the live write path), then the corpus's questions asked in one new session, one turn at a
 time, with the heuristic System 1/2 (so the model's time is out of the figure); the first
 turn (a session start, and the warm-up) is not counted. To compare two commits, run it in
-each tree on the same quiet machine, alternately.
+each tree on the same quiet machine, alternately. The turns come from no inbox message,
+so no outbox row is written (`Cognition.commit` without `deliver`), before and after the
+inbox protocol moved to agent/inbox.py (issue 41 item 3).
 
 Writes bench/results/turn-<date>.md and .json.
 """
