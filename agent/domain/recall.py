@@ -91,8 +91,8 @@ class RecallConfig:
     compound_query_messages: int
     max_message_chars: int  # recall reads at most this much of one message (issue 38)
     warm_queries: int  # searches of memories' HNSW index when the loop starts (services warm)
-    fusion: str = "rrf"  # "learned": the fitted model of fusion.py; "rrf": the weighted RRF
-    fusion_model: str = ""  # the learned fusion's JSON file (the recall service loads it)
+    fusion: str  # "learned": the fitted model of fusion.py; "rrf": the weighted RRF
+    fusion_model: str  # the learned fusion's JSON file (the recall service loads it)
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> RecallConfig:

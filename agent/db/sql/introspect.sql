@@ -19,9 +19,6 @@ FROM day_table d WHERE d.entry_id = %s RETURNING memory_id;
 UPDATE memories SET status = 'archived', updated_at = now() WHERE memory_id = %s
 RETURNING memory_id;
 
--- name: introspect_source_turn
-SELECT created_at, role, left(content, 200) FROM day_table WHERE entry_id = %s;
-
 -- name: introspect_memory_visible
 -- Whether a memory is the user's (or of no user): what the memory API may explain.
 SELECT memory_id FROM memories WHERE memory_id = %(memory_id)s
