@@ -18,7 +18,7 @@ loop goes on to the messages behind it.
 
 The client's side is one class, `Client` (send, wait, reconnect), which `cogd chat` and
 `cogd serve` both use; the loop's side is the loop worker (agent/workers/loop.py): it
-claims, holds, completes and fails, handing the turn (agent/services/cognition.py) a
+claims, holds, completes and fails, handing the turn (agent/services/conversation/cognition.py) a
 `delivery` callback that holds and completes inside the turn's commit.
 """
 

@@ -46,10 +46,10 @@ def run(n_memories: int, n_queries: int, cache: Path | None, seed: int = 7) -> d
 
     from agent.db.connect import connect
     from agent.providers import factory
-    from agent.services.memory_api import MemoryAPI
-    from agent.services.recall import build_recaller
-    from agent.services.sessions import ensure_user
-    from agent.services.tokens import create
+    from agent.services.access.memory_api import MemoryAPI
+    from agent.services.access.tokens import create
+    from agent.services.memory.recall import build_recaller
+    from agent.services.records.sessions import ensure_user
     from bench import loop
 
     started = time.perf_counter()

@@ -89,8 +89,8 @@ def _sampled(pid: int, stop: threading.Event, peak: list[int]) -> None:
 def run(mib: int, routes: list[str]) -> dict[str, Any]:
     from agent.commands.serve import MAX_BODY_BYTES
     from agent.db.connect import connect
-    from agent.services.sessions import ensure_user
-    from agent.services.tokens import create
+    from agent.services.access.tokens import create
+    from agent.services.records.sessions import ensure_user
 
     data: dict[str, Any] = {"date": dt.date.today().isoformat(), "machine": machine(),
                             "upload_mib": mib, "limit_bytes": MAX_BODY_BYTES, "routes": {}}

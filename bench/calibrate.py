@@ -41,8 +41,8 @@ def import_corpus(settings: Any, url: str, corpus: Any) -> dict[str, Any]:
     import io
 
     from agent.db.connect import connect
-    from agent.services.importer import Importer, ImportReport, read_lines
-    from agent.services.turns import TurnWriter
+    from agent.services.access.importer import Importer, ImportReport, read_lines
+    from agent.services.records.turns import TurnWriter
 
     writer = TurnWriter.from_settings(settings)  # the configured index recipe too
     report = ImportReport()
@@ -58,7 +58,7 @@ def import_corpus(settings: Any, url: str, corpus: Any) -> dict[str, Any]:
 def collect(settings: Any, url: str, corpus: Any, k: int) -> list[dict[str, Any]]:
     """Per question: the top-k items' similarity, coverage and whether each is evidence."""
     from agent.db.connect import connect
-    from agent.services.recall import build_recaller
+    from agent.services.memory.recall import build_recaller
 
     recaller = build_recaller(settings)
     recaller.compute_coverage = True  # recorded for every weight tried, even 0

@@ -211,7 +211,7 @@ def cpu_hog(n: int) -> Iterator[None]:
 
 
 def _session(conn: Any, user_id: Any) -> Any:
-    from agent.services.sessions import ensure_session
+    from agent.services.records.sessions import ensure_session
 
     return ensure_session(conn, user_id, None)
 
@@ -241,8 +241,8 @@ def _p50(rows: list[dict[str, Any]]) -> float:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from agent.config import LLMProfile
     from agent.db.connect import connect
-    from agent.services.cognition import Cognition
-    from agent.services.sessions import ensure_user
+    from agent.services.conversation.cognition import Cognition
+    from agent.services.records.sessions import ensure_user
     from bench.common import scratch_database
 
     started = time.perf_counter()

@@ -342,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.ablate:
         out["ablation"] = ablation(questions, args.loss, args.l2, cfg, drop)
     if args.evaluate:
-        from agent.services.recall import load_fusion
+        from agent.services.memory.recall import load_fusion
 
         model = load_fusion(args.evaluate)
         out["evaluate"] = {"rrf (pipeline)": by_corpus(questions, pipeline_ranks(

@@ -478,8 +478,8 @@ def load_memories(conn: Any, embedder: Any, texts: list[str], first: int, cache:
 
 def bench_turn_writes(conn: Any, writer: Any, timers: list[TimedEmbedder], turns: list[
         tuple[str, str]], scale: int) -> dict[str, Any]:
-    from agent.services.sessions import ensure_session, ensure_user
-    from agent.services.turns import TurnInput, fill_contextual_vectors
+    from agent.services.records.sessions import ensure_session, ensure_user
+    from agent.services.records.turns import TurnInput, fill_contextual_vectors
 
     with conn.transaction():
         user_id = ensure_user(conn, "bench")
@@ -530,7 +530,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                  first_texts: list[tuple[str, str]]) -> dict[str, Any]:
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
-    from agent.services.recall import _list
+    from agent.services.memory.recall import _list
 
     # the bare baseline embeds with its own session when given one (bare_embedder: the
     # local model on two threads left spinning, the fastest for an embedding alone)
@@ -729,7 +729,7 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
       top 10."""
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
-    from agent.services.recall import _RELAXED
+    from agent.services.memory.recall import _RELAXED
 
     uid = str(user_id)
     # the query vectors and their exact top 10s do not depend on the index: `exact_cache`
@@ -882,7 +882,7 @@ def recall_clients(settings: Any, url: str, app: str) -> tuple[Any, Any, TimedEm
     from agent.db.pool import side_pool
     from agent.providers import factory
     from agent.providers.local import LocalEmbedder
-    from agent.services.recall import build_recaller
+    from agent.services.memory.recall import build_recaller
 
     recaller = build_recaller(settings)
     side = side_pool(settings, url, app, role=False)
@@ -930,8 +930,8 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
     from agent.db.connect import connect
     from agent.providers import factory
     from agent.providers.rerank import reranker_status
-    from agent.services.sessions import ensure_user
-    from agent.services.turns import TurnWriter
+    from agent.services.records.sessions import ensure_user
+    from agent.services.records.turns import TurnWriter
 
     scales = tuple(scales or (SCALES_QUICK if quick else SCALES_FULL))
     n_turns = 100 if quick else 200

@@ -45,9 +45,9 @@ def corpus(turns: int, days: int, now: dt.datetime) -> str:
 def run(turns: int, days: int, llm: str) -> dict[str, Any]:
     import psycopg
 
-    from agent.services.importer import Importer, ImportReport, read_lines
-    from agent.services.sessions import ensure_user
-    from agent.services.turns import TurnWriter
+    from agent.services.access.importer import Importer, ImportReport, read_lines
+    from agent.services.records.sessions import ensure_user
+    from agent.services.records.turns import TurnWriter
     from night_cycle.runner import NightCycle
 
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)

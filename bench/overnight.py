@@ -9,7 +9,7 @@ contradicting memory pairs, two user-submitted problems, and three off-corpus qu
 asked as turns and recalled (their recall_log verdict decides whether they are open
 questions). One `night-cycle` run with the night_cycle role on `--llm` (heuristic by
 default: every item is the named heuristic's, confidence 0.2). Then the user's next
-session start (agent/services/handoff.py's Continuity.turn, as the loop calls it).
+session start (agent/services/reach/handoff.py's Continuity.turn, as the loop calls it).
 
 "Later cited or confirmed": a thought id among recall_log items, in memory_citations, or
 among the handoff's shown items (thoughts.injected_at). No model reply is generated here,
@@ -61,12 +61,12 @@ def run(turns: int, days: int, llm: str) -> dict[str, Any]:
 
     from agent.providers import factory
     from agent.providers.text import default_counter
-    from agent.services import problems
-    from agent.services.handoff import Continuity
-    from agent.services.importer import Importer, ImportReport, read_lines
-    from agent.services.recall import build_recaller
-    from agent.services.sessions import ensure_user
-    from agent.services.turns import TurnWriter
+    from agent.services.access.importer import Importer, ImportReport, read_lines
+    from agent.services.memory.recall import build_recaller
+    from agent.services.reach.handoff import Continuity
+    from agent.services.records.sessions import ensure_user
+    from agent.services.records.turns import TurnWriter
+    from agent.services.thinking import problems
     from night_cycle.runner import NightCycle
 
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)

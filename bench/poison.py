@@ -44,11 +44,13 @@ WORDS = ("the", "garden", "was", "quiet", "after", "rain", "and", "we", "talked"
          "moving", "to", "porto", "next", "spring", "my", "sister", "said", "she", "would")
 # the turn's steps whose cumulative time the profile reports (function name, file suffix)
 STEPS = (
-    ("write_user_turn", "services/cognition.py"), ("update", "services/emotion.py"),
-    ("run", "services/rollover.py"), ("recall", "services/recall.py"),
-    ("query_context", "services/recall.py"), ("turn", "services/handoff.py"),
-    ("user_turn", "services/foresight.py"), ("respond", "services/cognition.py"),
-    ("commit", "services/cognition.py"), ("entry_gate", "domain/gates.py"),
+    ("write_user_turn", "services/conversation/cognition.py"),
+    ("update", "services/conversation/emotion.py"),
+    ("run", "services/conversation/rollover.py"), ("recall", "services/memory/recall.py"),
+    ("query_context", "services/memory/recall.py"), ("turn", "services/reach/handoff.py"),
+    ("user_turn", "services/thinking/foresight.py"),
+    ("respond", "services/conversation/cognition.py"),
+    ("commit", "services/conversation/cognition.py"), ("entry_gate", "domain/gates.py"),
     ("identity_rewrite_match", "domain/gates.py"), ("monitor", "domain/monitors.py"),
     ("lexicon_signal", "domain/emotion.py"), ("resolve", "domain/timeref.py"),
     ("count", "providers/text.py"), ("embed_texts", "providers/embedding.py"),
@@ -133,7 +135,7 @@ def through_the_loop(settings: Any, url: str, size: int, timeout_s: float,
                      work: Path) -> dict[str, Any]:
     from agent import inbox
     from agent.db.connect import connect
-    from agent.services.sessions import ensure_session, ensure_user
+    from agent.services.records.sessions import ensure_session, ensure_user
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("COGD_")}
     env.update(COGD_DATABASE_URL=url, COGD_DATA_DIR=str(settings.data_dir),
@@ -202,7 +204,7 @@ def steps(settings: Any, url: str, sizes: list[int]) -> dict[str, Any]:
     """cProfile of one turn per size (in this process), cumulative seconds per step."""
     from agent import inbox
     from agent.db.connect import connect
-    from agent.services.sessions import ensure_session, ensure_user
+    from agent.services.records.sessions import ensure_session, ensure_user
     from agent.workers.loop import LoopWorker
 
     for role in ("system1", "system2", "gate"):

@@ -66,7 +66,7 @@ def why_not(conn: Any, dmn: Any, sid: Any, entry: Any) -> dict[str, Any]:
 
     from agent.db.queries import query
     from agent.domain import dmn as rules
-    from agent.services.dmn import LIVE_TURNS_S
+    from agent.services.background.dmn import LIVE_TURNS_S
 
     row = conn.execute(query("dmn_user_turn"), (entry, dt.datetime.now(dt.UTC)
                                                 - dt.timedelta(seconds=LIVE_TURNS_S))
@@ -88,10 +88,10 @@ def why_not(conn: Any, dmn: Any, sid: Any, entry: Any) -> dict[str, Any]:
 def run(turns: int, seed: int) -> dict[str, Any]:
     from agent.bus import Channel, Kind, Listener
     from agent.db.connect import connect
-    from agent.services import introspect
-    from agent.services.cognition import Cognition
-    from agent.services.dmn import Dmn
-    from agent.services.sessions import ensure_session, ensure_user
+    from agent.services.access import introspect
+    from agent.services.background.dmn import Dmn
+    from agent.services.conversation.cognition import Cognition
+    from agent.services.records.sessions import ensure_session, ensure_user
     from agent.workers.idle import IdleWorker
     from bench.common import scratch_database
 

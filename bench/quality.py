@@ -203,7 +203,7 @@ def run_systems(
     from agent.domain import lexical
     from agent.domain.lexical import tsquery_text
     from agent.providers.rerank import reranker_status
-    from agent.services.recall import build_recaller
+    from agent.services.memory.recall import build_recaller
 
     recaller = build_recaller(settings)
     weak = float(recaller.cfg.weak_match_min_score)

@@ -94,7 +94,7 @@ def index_texts(turns: Sequence[Turn], settings: Any) -> list[str]:
     short reply the turn it answers): the `_idx` baselines get cogd's own index text, so
     what cogd gains over them is its retrieval, not its rendering."""
     from agent.domain.contextual import Said, turn_text
-    from agent.services.indexing import index_config
+    from agent.services.memory.indexing import index_config
 
     cfg = index_config(settings)
     last: dict[str, Said] = {}
@@ -142,7 +142,7 @@ def run_systems(settings: Any, url: str, corpus: ConvoCorpus,
     from agent.db.connect import connect
     from agent.providers.factory import build_universal_embedder
     from agent.providers.rerank import reranker_status
-    from agent.services.recall import build_recaller
+    from agent.services.memory.recall import build_recaller
 
     recaller = build_recaller(settings)
     ablations = ABLATIONS if ablations is None else ablations

@@ -113,7 +113,7 @@ def load_corpus(corpus: str, data_dir: str | None, split: str, seed: int) -> tup
 def dump(data_dir: str | None, split: str, db_dir: Path, out: Path,
          corpus_name: str = "realtalk", seed: int = 7) -> dict[str, Any]:
     from agent.db.connect import connect
-    from agent.services.recall import build_recaller
+    from agent.services.memory.recall import build_recaller
     from bench.quality import DEPTH
 
     started = time.perf_counter()

@@ -25,7 +25,7 @@ from bench.common import machine, write_results
 
 def run(llm: str, n: int | None) -> dict[str, Any]:
     from agent.db.connect import connect
-    from agent.services.self_test import SelfTest, pick
+    from agent.services.thinking.self_test import SelfTest, pick
     from bench.common import scratch_database
 
     started = time.perf_counter()

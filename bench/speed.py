@@ -163,7 +163,7 @@ def bench_recall(settings: Any, url: str, questions: list[str]) -> dict[str, Any
     from agent.db.queries import query, vector_text
     from agent.providers import factory
     from agent.providers.rerank import reranker_status
-    from agent.services.recall import build_recaller
+    from agent.services.memory.recall import build_recaller
 
     plain = build_recaller(settings)
     plain.reranker = None
@@ -264,7 +264,7 @@ def _one_worker(settings: Any, url: str, name: str, seconds: float, max_seconds:
                 grace_s: float, logdir: Path) -> dict[str, Any]:
     from agent.bus import Channel, Kind, notify
     from agent.db.connect import connect
-    from agent.services.sessions import ensure_session, ensure_user
+    from agent.services.records.sessions import ensure_session, ensure_user
 
     env = {**os.environ, "DATABASE_URL": url, "COGD_DATA_DIR": str(settings.data_dir)}
     with (logdir / f"{name}.log").open("wb") as log:

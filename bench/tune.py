@@ -67,7 +67,7 @@ def run(seed: int, quick: bool, grid: dict[str, tuple[Any, ...]] = GRID) -> dict
     import dataclasses
 
     from agent.db.connect import connect
-    from agent.services.recall import build_recaller
+    from agent.services.memory.recall import build_recaller
     from bench.calibrate import import_corpus
     from bench.common import scratch_database
     from bench.convo import generate

@@ -29,8 +29,8 @@ from bench.synth import generate
 
 def run(turns: int, questions: int, seed: int) -> dict[str, Any]:
     from agent.db.connect import connect
-    from agent.services.cognition import Cognition
-    from agent.services.sessions import ensure_session, ensure_user
+    from agent.services.conversation.cognition import Cognition
+    from agent.services.records.sessions import ensure_session, ensure_user
 
     corpus = generate(turns, seed)
     started = time.perf_counter()

@@ -5,7 +5,7 @@
 DATA_DIR is a database bench.loop kept (`python -m bench.loop ... --keep`; it prints no
 path: the kept dir is /tmp/cogd-bench-*). For each round, for each --searches value: stop
 the embedded server, start it again (shared_buffers empty; the OS page cache keeps what it
-holds), run agent/services/recall.py's `warm` with that many searches (0: none), then
+holds), run agent/services/memory/recall.py's `warm` with that many searches (0: none), then
 bench.loop's recall phase: its first pass over other questions than the measured ones
 (what a user's first recalls after a restart meet), then the measured pass. The loop
 worker runs the same warm-up when it starts ([recall] warm_queries).
@@ -44,7 +44,7 @@ def condition(data_dir: Path, searches: int, seed: int, settle_s: float,
     from agent.db.connect import connect, resolve
     from agent.db.embedded import stop_server
     from agent.db.queries import query
-    from agent.services.recall import warm
+    from agent.services.memory.recall import warm
 
     stop_server(data_dir)
     settings = load_settings(data_dir=data_dir)

@@ -18,7 +18,7 @@ from typing import Any
 
 from agent.cortex.lance import CLUSTERS
 from agent.db.queries import query
-from agent.services import problems
+from agent.services.thinking import problems
 from night_cycle.artifacts import RunDir
 from night_cycle.context import RunContext
 

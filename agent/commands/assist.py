@@ -48,8 +48,8 @@ def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
     """
     from agent.commands.context import ready_url
     from agent.db.connect import connect
-    from agent.services.transcripts import TranscriptWatcher, WatchReport, default_claude_dir
-    from agent.services.turns import TurnWriter
+    from agent.services.access.transcripts import TranscriptWatcher, WatchReport, default_claude_dir
+    from agent.services.records.turns import TurnWriter
 
     targets = list(paths) or [default_claude_dir()]
     missing = [str(p) for p in targets if not p.exists()]
@@ -149,7 +149,7 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
         click.echo(json.dumps({"items": items, "ms": round((time.monotonic() - started)
                                                            * 1000, 1)}))
     else:
-        from agent.services.hook import render
+        from agent.services.access.hook import render
 
         text = render(items)
         if text:
@@ -160,8 +160,8 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
 def _hook_items(settings: Any, user: str, prompt: str | None, session: str | None,
                 deadline: float) -> list[dict[str, Any]]:
     from agent.db.connect import connect, preflight, resolve
-    from agent.services.dmn import Dmn
-    from agent.services.hook import hook_input, prompt_recall
+    from agent.services.access.hook import hook_input, prompt_recall
+    from agent.services.background.dmn import Dmn
 
     if prompt is None:
         prompt, given = hook_input(sys.stdin.read())

@@ -40,7 +40,7 @@ class ChatClient:
     reply; the slash commands' helpers."""
 
     def __init__(self, settings: Settings, url: str, user: str, session: str | None) -> None:
-        from agent.services.sessions import ensure_session, ensure_user
+        from agent.services.records.sessions import ensure_session, ensure_user
 
         self.settings = settings
         self.url, self.user = url, user
@@ -60,7 +60,7 @@ class ChatClient:
     @property
     def recaller(self) -> Any:
         if self._recaller is None:
-            from agent.services.recall import build_recaller
+            from agent.services.memory.recall import build_recaller
 
             self._recaller = build_recaller(self.settings)
         return self._recaller
@@ -71,7 +71,7 @@ class ChatClient:
         if self._writer is None:
             from types import SimpleNamespace
 
-            from agent.services.turns import TurnWriter
+            from agent.services.records.turns import TurnWriter
 
             self._writer = SimpleNamespace(writer=TurnWriter.from_settings(self.settings))
         return self._writer
@@ -80,7 +80,7 @@ class ChatClient:
         """This session's handoff as the loop computes it (no turn written)."""
         if self._continuity is None:
             from agent.providers import factory
-            from agent.services.handoff import Continuity
+            from agent.services.reach.handoff import Continuity
 
             universal = factory.build_universal_embedder(self.settings)
             counter = factory.build_llm(self.settings, "system1").count_tokens
@@ -138,7 +138,7 @@ def model_line(settings: Settings) -> str:
 
 def _slash(client: ChatClient, line: str, echo: Any) -> bool:
     """Handle a slash command; False means quit."""
-    from agent.services import introspect
+    from agent.services.access import introspect
 
     cmd, _, arg = line[1:].partition(" ")
     arg = arg.strip()
@@ -177,12 +177,12 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
         echo(client.handoff_text())
     elif cmd == "mood":
         from agent.domain.emotion import EmotionConfig
-        from agent.services.emotion import mood_text
+        from agent.services.conversation.emotion import mood_text
 
         echo(mood_text(client.conn, client.user_id, datetime.now(UTC),
                        EmotionConfig.from_table(client.settings.emotion)))
     elif cmd == "drop":
-        from agent.services.intentions import drop
+        from agent.services.reach.intentions import drop
 
         try:
             echo(drop(client.conn, client.user_id, arg, via="repl") if arg

@@ -17,7 +17,7 @@ USER_HELP = "Whose intentions (a user handle)."
 def _user_conn(handle: str | None, app: str, what: str = "intentions") -> tuple[Any, Any]:
     from agent.commands.context import ready_url
     from agent.db.connect import connect
-    from agent.services.sessions import user_by_handle
+    from agent.services.records.sessions import user_by_handle
 
     if not handle or not handle.strip():
         raise InputError(f"give --user HANDLE (whose {what})")
@@ -40,7 +40,7 @@ def intentions(ctx: click.Context, handle: str | None, show_all: bool, as_json: 
     and how each was resolved (the LLM, the completion heuristic, or the user)."""
     if ctx.invoked_subcommand is not None:
         return
-    from agent.services.intentions import IntentionTracker
+    from agent.services.reach.intentions import IntentionTracker
 
     conn, user_id = _user_conn(handle, "cogd-intentions")
     try:
@@ -67,7 +67,7 @@ def intentions(ctx: click.Context, handle: str | None, show_all: bool, as_json: 
 @click.pass_context
 def drop_intention(ctx: click.Context, intention_id: str, handle: str | None) -> int:
     """Drop one of the user's open intentions (it never surfaces again)."""
-    from agent.services.intentions import drop
+    from agent.services.reach.intentions import drop
 
     if handle is None and ctx.parent is not None:  # `cogd intentions --user U drop ID`
         handle = ctx.parent.params.get("handle")

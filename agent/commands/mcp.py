@@ -4,7 +4,7 @@ stdio by default (an assistant starts it as a subprocess): every tool works on o
 user's memories, --user (COGD_USER, default: your login name) or the tool's `user`
 argument. Streamable HTTP with --http (endpoint /mcp, on a loopback address): every
 request needs a bearer token of `cogd token create`, and the token's user is the user of
-every call. The tools call agent/services/memory_api.py.
+every call. The tools call agent/services/access/memory_api.py.
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def mcp(user: str, http: bool, host: str, port: int) -> int:
     Logs go to stderr; stdout carries the protocol only.
     """
     from agent.commands.context import ready_url
-    from agent.services.memory_api import MemoryAPI
+    from agent.services.access.memory_api import MemoryAPI
 
     if http and not _loopback(host):
         raise InputError(f"--host {host}: the MCP endpoint listens on a loopback address "

@@ -35,8 +35,8 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
     --stop-on-error, stops the import; lines before it stay imported).
     """
     from agent.db.connect import connect
-    from agent.services.importer import Importer, ImportReport, read_lines
-    from agent.services.turns import TurnWriter
+    from agent.services.access.importer import Importer, ImportReport, read_lines
+    from agent.services.records.turns import TurnWriter
 
     settings = settings_from()
     if str(file) != "-" and not file.exists():
@@ -105,9 +105,9 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
     --level N: the cortex's blocks (0) or cluster nodes (1-3) nearest the query.
     """
     from agent.db.connect import connect
-    from agent.services.introspect import format_recall, recall_payload
-    from agent.services.recall import build_recaller
-    from agent.services.sessions import user_by_handle
+    from agent.services.access.introspect import format_recall, recall_payload
+    from agent.services.memory.recall import build_recaller
+    from agent.services.records.sessions import user_by_handle
 
     if (query is None) == (queries is None):
         raise InputError("give a query, or --queries FILE (one query per line), not both")
@@ -176,7 +176,7 @@ def reindex(everything: bool, batch_size: int, as_json: bool) -> int:
     or the next loop turn). Content is never changed. Safe to interrupt and run again.
     """
     from agent.db.connect import connect
-    from agent.services.indexing import build_indexer
+    from agent.services.memory.indexing import build_indexer
 
     settings = settings_from()
     url = ready_url(settings)
@@ -261,10 +261,10 @@ def why(target: str, handle: str | None, as_json: bool) -> int:
     user's memories unless --user names one. --json: {user, memory_id, chain, trails}.
     """
     from agent.db.connect import connect
-    from agent.services.introspect import why as explain
-    from agent.services.introspect import why_lines
-    from agent.services.recall import build_recaller
-    from agent.services.sessions import user_by_handle
+    from agent.services.access.introspect import why as explain
+    from agent.services.access.introspect import why_lines
+    from agent.services.memory.recall import build_recaller
+    from agent.services.records.sessions import user_by_handle
 
     if not target.strip():
         raise InputError("give a memory id or some text")
@@ -288,7 +288,7 @@ def why(target: str, handle: str | None, as_json: bool) -> int:
 def proposals(show_all: bool, as_json: bool) -> int:
     """Layer 0 (identity) proposals from consolidation, waiting for approval."""
     from agent.db.connect import connect
-    from agent.services.identity import list_proposals
+    from agent.services.records.identity import list_proposals
 
     url = ready_url(settings_from())
     with connect(url, app="cogd-proposals", autocommit=True) as conn:
@@ -309,7 +309,7 @@ def _decide(proposal_id: str, approve: bool) -> str:
     import uuid
 
     from agent.db.connect import connect
-    from agent.services.identity import decide_proposal
+    from agent.services.records.identity import decide_proposal
 
     try:
         pid = uuid.UUID(proposal_id)
@@ -343,7 +343,7 @@ def goals(ctx: click.Context) -> None:
     """Layer 1 goals and their weights; `cogd goals reset` undoes runaway weights."""
     if ctx.invoked_subcommand is None:
         from agent.db.connect import connect
-        from agent.services.introspect import goals_text
+        from agent.services.access.introspect import goals_text
 
         url = ready_url(settings_from())
         with connect(url, app="cogd-goals", autocommit=True) as conn:
@@ -362,7 +362,7 @@ def goals_reset(name: str | None) -> int:
     settings = settings_from()
     weight = float(need(settings.goals, "promoted_initial_weight"))
     url = ready_url(settings)
-    from agent.services.identity import reset_goals
+    from agent.services.records.identity import reset_goals
 
     with connect(url, app="cogd-goals", autocommit=True) as conn:
         count = reset_goals(conn, name, weight, getpass.getuser())
@@ -403,7 +403,7 @@ def export(handle: str, output: Path, as_json: bool) -> int:
     import os
 
     from agent.db.connect import connect
-    from agent.services.exporter import ExportReport, atomic_file, exporting
+    from agent.services.access.exporter import ExportReport, atomic_file, exporting
 
     settings = settings_from()
     to_stdout = str(output) == "-"
@@ -464,8 +464,8 @@ def forget(memory_id: str | None, handle: str | None, yes: bool, as_json: bool) 
     import getpass
 
     from agent.db.connect import connect
-    from agent.services.forget import build_forgetter
-    from agent.services.sessions import user_by_handle
+    from agent.services.memory.forget import build_forgetter
+    from agent.services.records.sessions import user_by_handle
 
     if (memory_id is None) == (handle is None):
         raise InputError("give a memory id, or --user HANDLE (not both)")

@@ -22,7 +22,7 @@ def predictions(handle: str | None, limit: int, as_json: bool) -> int:
     """A user's predictions (the user's and the agent's), pending first, with how each
     was settled (the LLM, the outcome-cue heuristic, or its deadline passing), and the
     calibration per domain and confidence bucket."""
-    from agent.services.predictions import PredictionTracker
+    from agent.services.thinking.predictions import PredictionTracker
 
     conn, user_id = _user_conn(handle, "cogd-predictions")
     try:

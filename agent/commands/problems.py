@@ -26,7 +26,7 @@ def problems(ctx: click.Context, handle: str | None, show_all: bool, as_json: bo
     confidence: low and heuristic when no real model worked on it)."""
     if ctx.invoked_subcommand is not None:
         return
-    from agent.services import problems as service
+    from agent.services.thinking import problems as service
 
     settings_from()
     conn, user_id = _user_conn(handle, "cogd-problems", what="problems")
@@ -55,7 +55,7 @@ def problems(ctx: click.Context, handle: str | None, show_all: bool, as_json: bo
 @click.pass_context
 def add_problem(ctx: click.Context, text: str, handle: str | None, as_json: bool) -> int:
     """Queue a problem for the next night's overnight thinking."""
-    from agent.services import problems as service
+    from agent.services.thinking import problems as service
 
     if ctx.parent is not None:  # `cogd problems --user U [--json] add TEXT`
         handle = handle or ctx.parent.params.get("handle")

@@ -107,13 +107,13 @@ class BodyLimit:
 
 
 def build_app(settings: Any, url: str, api: Any) -> Any:
-    """The FastAPI app over a MemoryAPI (agent/services/memory_api.py)."""
+    """The FastAPI app over a MemoryAPI (agent/services/access/memory_api.py)."""
     from fastapi import Depends, FastAPI, Header, Query, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, StreamingResponse
     from pydantic import BaseModel, Field
 
-    from agent.services.tokens import Caller
+    from agent.services.access.tokens import Caller
 
     local_loop: dict[str, Any] = {}
 
@@ -426,7 +426,7 @@ def _send(url: str, who: Any, session_key: str, text: str, stream: bool, deadlin
     id of the message it queued in the caller's session; its waits end when the server
     stops or the request is over."""
     from agent import inbox
-    from agent.services.sessions import ensure_session
+    from agent.services.records.sessions import ensure_session
 
     client = inbox.Client(url, "cogd-serve-chat", poll_s=POLL_S,
                           stopped=lambda: STOPPING.is_set() or gone.is_set())
@@ -459,8 +459,8 @@ def _import(settings: Any, url: str, handle: str, body: bytes) -> dict[str, Any]
     from dataclasses import replace
 
     from agent.db.connect import connect
-    from agent.services.importer import Importer, ImportReport, read_lines
-    from agent.services.turns import TurnWriter
+    from agent.services.access.importer import Importer, ImportReport, read_lines
+    from agent.services.records.turns import TurnWriter
 
     report = ImportReport()
     stream = io.StringIO(body.decode("utf-8", errors="replace"))
@@ -486,7 +486,7 @@ def _export(url: str, handle: str) -> Iterator[str]:
     import io
 
     from agent.db.connect import connect
-    from agent.services.exporter import ExportReport, exporting
+    from agent.services.access.exporter import ExportReport, exporting
 
     with connect(url, app="cogd-serve-export", autocommit=True) as conn, \
             exporting(conn, handle) as exporter:
@@ -510,7 +510,7 @@ def serve(host: str, port: int) -> int:
     import uvicorn
 
     from agent.commands.context import ready_url
-    from agent.services.memory_api import MemoryAPI
+    from agent.services.access.memory_api import MemoryAPI
 
     settings = settings_from()
     url = ready_url(settings)
@@ -553,8 +553,8 @@ def token_create(handle: str, name: str, create_user: bool, operator: bool,
     """Make a token and print it once (it cannot be shown again)."""
     from agent.commands.context import ready_url
     from agent.db.connect import connect
-    from agent.services.sessions import ensure_user, user_by_handle
-    from agent.services.tokens import create
+    from agent.services.access.tokens import create
+    from agent.services.records.sessions import ensure_user, user_by_handle
 
     url = ready_url(settings_from())
     with connect(url, app="cogd-token", autocommit=True) as conn:
@@ -576,7 +576,7 @@ def token_list(handle: str | None, as_json: bool) -> int:
     """Tokens (their first characters, never the token), live and revoked."""
     from agent.commands.context import ready_url
     from agent.db.connect import connect
-    from agent.services.tokens import listing
+    from agent.services.access.tokens import listing
 
     url = ready_url(settings_from())
     with connect(url, app="cogd-token", autocommit=True) as conn:
@@ -601,7 +601,7 @@ def token_revoke(ref: str, as_json: bool) -> int:
     """Revoke a token: REF is its id or its first 12 characters."""
     from agent.commands.context import ready_url
     from agent.db.connect import connect
-    from agent.services.tokens import revoke
+    from agent.services.access.tokens import revoke
 
     url = ready_url(settings_from())
     with connect(url, app="cogd-token", autocommit=True) as conn:

@@ -19,7 +19,7 @@ from agent.commands.intentions import _user_conn
 def cognitive_models(handle: str | None, as_json: bool) -> None:
     """A user's cognitive models: statement, domain, confidence, status, evidence count,
     and what made each (the LLM, or the pattern-heuristic)."""
-    from agent.services.models_principles import list_models
+    from agent.services.thinking.models_principles import list_models
 
     conn, _ = _user_conn(handle, "cogd-models", "cognitive models")
     try:
@@ -44,7 +44,7 @@ def cognitive_models(handle: str | None, as_json: bool) -> None:
 def principles(handle: str | None, as_json: bool) -> None:
     """A user's principles: statement, confidence, status (a proposed one waits for its
     Layer 0 proposal), and the memories and models it crystallised from."""
-    from agent.services.models_principles import list_principles
+    from agent.services.thinking.models_principles import list_principles
 
     conn, _ = _user_conn(handle, "cogd-principles", "principles")
     try:

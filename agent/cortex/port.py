@@ -1,4 +1,4 @@
-"""The port recall searches the cortex through (agent/services/recall.py), and its
+"""The port recall searches the cortex through (agent/services/memory/recall.py), and its
 empty stand-in before the first night cycle; LanceDB implements it (agent/cortex/store.py)."""
 
 from __future__ import annotations

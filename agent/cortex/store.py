@@ -11,7 +11,7 @@ record the delta in vector_history, heal the stored native vector (in the cortex
 the hippocampus row), promote an archived block back to the cortex, and log an epiphany
 turn (day_table, message_type = 'epiphany') when the delta passes the threshold, with a
 thought of kind 'epiphany' that the next relevant turn shows once as a double take
-(seed 001 §9.8.2; agent/services/double_takes.py).
+(seed 001 §9.8.2; agent/services/reach/double_takes.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A process keeps one connection of its own for its main work (the worker's loop, 
 supervisor's lock) and one for LISTEN; everything beside it (the heartbeat, the inbox
 lease, streamed partial replies, the llm_calls record) borrows a connection from the
 process's pool for one statement and gives it back; the loop's recall borrows one for its
-memories' dense list, which runs beside the other lists (agent/services/recall.py). The
+memories' dense list, which runs beside the other lists (agent/services/memory/recall.py). The
 pool opens connections on demand (none while idle), checks one before lending it (a
 connection a Postgres restart broke is replaced, not handed out) and gives up after
 [database] connect_timeout_s with PoolTimeout, an OperationalError like a failed connect.

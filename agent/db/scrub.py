@@ -1,4 +1,4 @@
-"""Table-driven SQL for forgetting (agent/services/forget.py): the rows of a table that
+"""Table-driven SQL for forgetting (agent/services/memory/forget.py): the rows of a table that
 hold some text, deleted or rewritten by key, and the erase of a whole user, whose tables
 come from the schema (pg_catalog), not from a list. Tables and columns are quoted as
 identifiers (psycopg.sql), never as text."""

@@ -4,7 +4,7 @@ facts, retired/disputed claims").
 A memory that says where its speaker lives, what their job is, who their partner is or
 what their plan is, is a claim on that slot. A newer claim on the same slot of the same
 subject retires the older one: the old claim is kept, marked retired and linked to the
-memory that replaced it (agent/services/claims.py, table `claims`, revision 0022).
+memory that replaced it (agent/services/memory/claims.py, table `claims`, revision 0022).
 
 `detect` is the SLOT_HEURISTIC: a small set of first-person English patterns, named as a
 heuristic, not a model. It skips questions ("Do I live in Berlin?"), negated and

@@ -4,7 +4,7 @@ Pure functions: which memories merge into an insight, how importance decays and 
 strengthened, when evidence promotes a goal or proposes a value, how goal weights
 are kept safe from compulsion, how intentions are found and age, how corrections
 are parsed, and how gate weights move with evidence. The adapter
-(agent/services/consolidation.py) reads rows, calls these, writes the results and
+(agent/services/background/consolidation.py) reads rows, calls these, writes the results and
 logs every operation in consolidation_log.
 
 Heuristics, named as such where their output is stored: intention detection and

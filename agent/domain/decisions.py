@@ -1,6 +1,6 @@
 """Reasoning trails (seed 000 §8.2-8.3): a decision with the alternatives considered and
 why not, its rationale, and later its outcome (win / loss / partial) and lesson. Plain
-rules over text; the service (agent/services/decisions.py) asks the consolidation role's
+rules over text; the service (agent/services/thinking/decisions.py) asks the consolidation role's
 LLM instead when that role routes to a real provider.
 
 - "decision-cue-heuristic": a sentence with a decision verb by the speaker ("I decided

@@ -1,5 +1,5 @@
 """Predictions (seed 000 §10.3): explicit, dated expectations in a turn, and the turn that
-later settles one. Plain rules over text; the service (agent/services/predictions.py)
+later settles one. Plain rules over text; the service (agent/services/thinking/predictions.py)
 asks the consolidation role's LLM instead when that role routes to a real provider.
 
 - "prediction-cue-heuristic": a sentence is a prediction when it carries an expectation

@@ -176,10 +176,11 @@ class PromptParts:
     reflection: str | None = None
     # what the memory knows, at the moment it matters (issue "What the memory knows must
     # reach the conversation"); each is rendered text, made by its service
-    handoff: str | None = None  # session start: agent/services/handoff.py
+    handoff: str | None = None  # session start: agent/services/reach/handoff.py
     corrections: Sequence[str] = field(default_factory=list)  # fails_when matched, fine_when
     intentions: Sequence[str] = field(default_factory=list)  # open ones on this topic
-    mood: str | None = None  # the emotional state as a tendency: agent/services/emotion.py
+    # the emotional state as a tendency: agent/services/conversation/emotion.py
+    mood: str | None = None
     double_takes: Sequence[str] = field(default_factory=list)  # epiphanies, shown once
     # the thinking layer (issue "The thinking layer"): rendered by their services
     principles: Sequence[str] = field(default_factory=list)  # relevant principles

@@ -23,7 +23,7 @@ The line then starts with "(flagged: <kinds>)". Newlines are folded (an item is 
 line), format characters (zero-width, bidi overrides) are dropped, and fullwidth ASCII
 (U+FF01-FF5E: a fullwidth "SYSTEM:") is read as ASCII when looking for the markers.
 
-The entry gate flags a turn with any of these kinds at write time (agent/services/turns.py,
+The entry gate flags a turn with any of these kinds at write time (agent/services/records/turns.py,
 "instruction_lookalike"). This is a mitigation, not a guarantee: a model may still follow
 a polite instruction inside quoted data, and lookalikes these rules do not know (other
 scripts' homoglyphs, mathematical letters, a marker spelt out in words) pass. The

@@ -28,7 +28,7 @@ class ConsolidationWorker(Worker):
 
     def setup(self) -> None:
         from agent.db.llm_calls import PgCallRecorder
-        from agent.services.consolidation import Consolidator
+        from agent.services.background.consolidation import Consolidator
 
         self.recorder = PgCallRecorder(self.pool.connection)
         self.consolidator = Consolidator(self.settings, self.recorder)

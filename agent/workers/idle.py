@@ -30,7 +30,7 @@ class IdleWorker(Worker):
 
     def setup(self) -> None:
         from agent.domain.dmn import DmnConfig
-        from agent.services.dmn import Dmn
+        from agent.services.background.dmn import Dmn
 
         self.dmn = Dmn(self.settings)
         self.cfg = DmnConfig.from_table(self.settings.idle)

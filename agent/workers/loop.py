@@ -1,4 +1,4 @@
-"""The cognitive loop worker: inbox → one turn of agent/services/cognition.py → outbox.
+"""The cognitive loop worker: inbox → one turn of agent/services/conversation/cognition.py → outbox.
 
 The protocol (claim under a lease, renewal, partial replies, the reply committed only
 while the claim is still ours, failures answered with a clear error) is agent/inbox.py;
@@ -34,7 +34,7 @@ class LoopWorker(Worker):
 
     def setup(self) -> None:
         from agent.db.llm_calls import PgCallRecorder
-        from agent.services.cognition import Cognition
+        from agent.services.conversation.cognition import Cognition
 
         self.recorder = PgCallRecorder(self.pool.connection)
         self.cognition = Cognition(self.settings, self.recorder)
@@ -73,11 +73,11 @@ class LoopWorker(Worker):
 
     def warm(self) -> None:
         """Read memories' HNSW index into shared_buffers once, on a connection of its own
-        (agent/services/recall.py's warm): turns are answered meanwhile. A failure only
+        (agent/services/memory/recall.py's warm): turns are answered meanwhile. A failure only
         costs the warm-up."""
         from agent.db.connect import app_role, application_name, connect
         from agent.domain.recall import RecallConfig
-        from agent.services.recall import warm
+        from agent.services.memory.recall import warm
 
         cfg = RecallConfig.from_table(self.settings.recall)
         if cfg.warm_queries <= 0:

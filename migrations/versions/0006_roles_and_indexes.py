@@ -17,7 +17,7 @@ new tables for cogd_app, but a new v_* view needs it to reach cogd_readonly).
 Layer 0 guard: a statement trigger refuses INSERT/UPDATE/DELETE/TRUNCATE on identity
 unless the transaction set cogd.layer0_writer to 'bootstrap' (INSERT only: the
 configured hard boundaries) or 'approve:<proposal id>' of an approved Layer 0 proposal
-(agent/services/identity.py). A guard against application code paths, for every role,
+(agent/services/records/identity.py). A guard against application code paths, for every role,
 the owner included; the owner can still drop the trigger, as with audit_log.
 
 Indexes: entry_id on the tables that reference day_table with ON DELETE SET NULL, so the

@@ -2,7 +2,7 @@
 crashes, and a locked-down embedded server").
 
 The exit gate judges each turn once (an advisory lock per turn and a check of
-gate_decisions, in agent/services/rollover.py); this revision makes the result hold even if
+gate_decisions, in agent/services/conversation/rollover.py); this revision makes the result hold even if
 that code is bypassed: a unique index on memories (source_entry_id, memory_type) where
 source_entry_id is set. Before it is built, duplicates already present are reported:
 each is logged, recorded in audit_log (`action = 'duplicate_detached'`), and every copy

@@ -22,7 +22,7 @@ from agent.db.queries import query, vector_text
 from agent.domain.contextual import RECIPE_VERSION, block_text
 from agent.domain.lexical import tokens, tsvector_literal
 from agent.domain.tags import parse_memory_tags
-from agent.services.indexing import index_config
+from agent.services.memory.indexing import index_config
 from night_cycle.context import RunContext
 from night_cycle.hooks import fault_hook
 from night_cycle.prose import full_text

@@ -1,6 +1,6 @@
 """Stage 10, overnight thinking (seed 000 §9.4-9.6), after RAPTOR clustering and cleanup.
 
-1. The problem queue is filled (agent/services/problems.py: open questions, unresolved
+1. The problem queue is filled (agent/services/thinking/problems.py: open questions, unresolved
    contradictions, failed predictions; user-submitted ones are queued by `cogd problems
    add`), keyed so a re-run adds nothing twice.
 2. At most [night_cycle] thinking_max_problems open problems are worked, one call each to
@@ -32,8 +32,8 @@ from agent.domain import overnight as rules
 from agent.domain.llm_json import parse_llm_json
 from agent.domain.tables import need
 from agent.errors import CogdError
-from agent.services import problems
-from agent.services.intentions import REAL_PROVIDERS
+from agent.services.reach.intentions import REAL_PROVIDERS
+from agent.services.thinking import problems
 from night_cycle.context import RunContext
 from night_cycle.hooks import fault_hook
 from night_cycle.stages import StageOutput
@@ -97,7 +97,7 @@ def _work_problems(ctx: RunContext, model: _Model, theme: str) -> dict[str, Any]
     batch = problems.open_batch(ctx.conn, limit - done_before)
     recaller = None
     if batch and k > 0:
-        from agent.services.recall import build_recaller
+        from agent.services.memory.recall import build_recaller
 
         recaller = build_recaller(ctx.settings)
     detectors: dict[str, int] = {}

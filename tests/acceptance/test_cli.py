@@ -139,8 +139,8 @@ def _seed_mergeable_memories(db_url: str) -> None:
 
     from agent.config import load_settings
     from agent.providers.local import LocalEmbedder
-    from agent.services import introspect
-    from agent.services.turns import TurnWriter
+    from agent.services.access import introspect
+    from agent.services.records.turns import TurnWriter
     from tests.conftest import make_session
 
     emb = LocalEmbedder()

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from agent.config import load_settings
-from agent.services.memory_api import MemoryAPI
+from agent.services.access.memory_api import MemoryAPI
 from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env, create_db, drop_db
 from tests.integration.test_night_cycle import HANDLES, NOW, corpus_jsonl
@@ -57,7 +57,7 @@ def night(pg_admin_url: str, template_db: str,
             conn.execute("UPDATE users SET tier = %s WHERE handle = %s", (tier, handle))
     # the sessions' continuation notes (the handoff's), which quote what was said; written
     # before the night cycle clears the day table
-    from agent.services.handoff import NoteWriter
+    from agent.services.reach.handoff import NoteWriter
 
     with psycopg.connect(url, autocommit=True) as conn:
         assert NoteWriter(load_settings(data_dir=data, database_url=url)).refresh_quiet(
@@ -317,8 +317,9 @@ def touch_everything(url: str, data: Path, handle: str) -> None:
     token, each through the statement cogd writes it with; the night cycle of the fixture
     gave them blocks."""
     from agent.db.queries import query
-    from agent.services import problems, tokens
-    from agent.services.sessions import user_by_handle
+    from agent.services.access import tokens
+    from agent.services.records.sessions import user_by_handle
+    from agent.services.thinking import problems
     from agent.workers.loop import LoopWorker
 
     settings = load_settings(data_dir=data, database_url=url)

@@ -14,8 +14,8 @@ import pytest
 from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.errors import InputError
-from agent.services.consolidation import Consolidator
-from agent.services.intentions import IntentionTracker, drop
+from agent.services.background.consolidation import Consolidator
+from agent.services.reach.intentions import IntentionTracker, drop
 from agent.workers.loop import LoopWorker
 from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env, make_session

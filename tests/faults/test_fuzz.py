@@ -33,8 +33,8 @@ from agent.domain.gates import EntryGateConfig, entry_gate
 from agent.domain.text import clean_content
 from agent.errors import CogdError, ConfigError, InputError
 from agent.providers.text import clean_text
-from agent.services.importer import MAX_KEY_CHARS, ImportLine, parse_line
-from agent.services.turns import ROLES as TURN_ROLES
+from agent.services.access.importer import MAX_KEY_CHARS, ImportLine, parse_line
+from agent.services.records.turns import ROLES as TURN_ROLES
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env, make_session
 from tests.faults.conftest import FUZZ_EXAMPLES, Reliability
@@ -224,7 +224,7 @@ def test_fuzz_input_cleaning_and_entry_gate(reliability: Reliability) -> None:
 def test_fuzz_user_turns_are_stored_or_refused(
     settings: Settings, conn: Any, reliability: Reliability
 ) -> None:
-    from agent.services.cognition import Cognition
+    from agent.services.conversation.cognition import Cognition
 
     settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
     cog = Cognition(settings, rng=random.Random(7))
@@ -722,7 +722,7 @@ SEED_KEYS = _seed_keys()
 def domain_configs(settings: Settings) -> None:
     """Build every config the workers build from the seed tables."""
     from agent.domain import consolidation, dmn, night_blocks, night_flux, night_salience
-    from agent.services.cognition import CognitionConfig
+    from agent.services.conversation.cognition import CognitionConfig
 
     CognitionConfig.from_settings(settings)
     consolidation.ConsolidationConfig.from_table(settings.consolidation)

@@ -22,9 +22,9 @@ from agent.inbox import complete
 from agent.providers.factory import build_llm
 from agent.providers.ports import ListRecorder
 from agent.providers.retry import ProviderCallError
-from agent.services import introspect
-from agent.services.cognition import Cognition
-from agent.services.consolidation import CONTRADICTION_SYSTEM, Consolidator
+from agent.services.access import introspect
+from agent.services.background.consolidation import CONTRADICTION_SYSTEM, Consolidator
+from agent.services.conversation.cognition import Cognition
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env, make_session
 from tests.faults.conftest import Reliability

@@ -26,7 +26,7 @@ def test_bench_warm_restarts_warms_and_measures(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     from agent.db.connect import connect
     from agent.providers import factory
-    from agent.services.sessions import ensure_user
+    from agent.services.records.sessions import ensure_user
 
     monkeypatch.setattr(common, "RESULTS", tmp_path / "results")
     with common.scratch_database(keep=True) as (settings, url):

@@ -24,8 +24,8 @@ from agent.cortex.lance import BLOCKS, CLUSTERS, LanceCortex
 from agent.domain.prompt import build_messages
 from agent.domain.tags import parse_memory_tags, tag_for
 from agent.providers import factory
-from agent.services.introspect import format_recall, recall_payload
-from agent.services.recall import build_recaller
+from agent.services.access.introspect import format_recall, recall_payload
+from agent.services.memory.recall import build_recaller
 from agent.workers.loop import LoopWorker
 from night_cycle import runs
 from night_cycle.context import RunContext

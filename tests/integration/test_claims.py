@@ -14,9 +14,9 @@ import psycopg
 import pytest
 
 from agent.config import Settings
-from agent.services import claims
-from agent.services.introspect import why_lines
-from agent.services.memory_api import MemoryAPI
+from agent.services.access.introspect import why_lines
+from agent.services.access.memory_api import MemoryAPI
+from agent.services.memory import claims
 from tests.acceptance.test_cli import run
 from tests.conftest import cogd_env
 

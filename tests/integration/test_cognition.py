@@ -10,8 +10,8 @@ import pytest
 
 from agent.config import Settings
 from agent.inbox import complete
-from agent.services import introspect
-from agent.services.cognition import Cognition
+from agent.services.access import introspect
+from agent.services.conversation.cognition import Cognition
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
@@ -223,7 +223,7 @@ def test_goal_boost_lifts_items_near_an_active_goal(loop: LoopWorker, conn: Any)
 
 
 def cog_goals(conn: Any) -> list[Any]:
-    from agent.services.identity import load_goals
+    from agent.services.records.identity import load_goals
 
     return load_goals(conn)
 
@@ -307,7 +307,7 @@ def test_two_rollovers_of_one_session_judge_each_turn_once(
 
     import psycopg
 
-    from agent.services.rollover import EXIT_GATE_LOCK
+    from agent.services.conversation.rollover import EXIT_GATE_LOCK
 
     # nothing rolls out while the script is said
     loop.cognition.cfg = dataclasses.replace(loop.cognition.cfg, window_tokens=10**6)

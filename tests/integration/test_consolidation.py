@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.services import introspect
-from agent.services.cognition import Cognition
-from agent.services.consolidation import Consolidator, why
+from agent.services.access import introspect
+from agent.services.background.consolidation import Consolidator, why
+from agent.services.conversation.cognition import Cognition
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 

@@ -17,10 +17,10 @@ from agent.config import Settings
 from agent.domain import lexical
 from agent.domain.contextual import RECIPE_VERSION
 from agent.providers import factory
-from agent.services.importer import Importer, ImportReport, read_lines
-from agent.services.indexing import Indexer, index_config
-from agent.services.recall import build_recaller
-from agent.services.turns import TurnWriter
+from agent.services.access.importer import Importer, ImportReport, read_lines
+from agent.services.memory.indexing import Indexer, index_config
+from agent.services.memory.recall import build_recaller
+from agent.services.records.turns import TurnWriter
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 LINES = [
@@ -292,7 +292,7 @@ def test_a_turn_only_bm25_finds_comes_with_its_judged_and_goal_similarities(
 def test_a_block_hit_leads_back_to_the_turns_it_was_formed_from(settings: Settings,
                                                               imported: Any) -> None:
     from agent.db.queries import vector_text
-    from agent.services.indexing import Indexer
+    from agent.services.memory.indexing import Indexer
 
     turns = imported.execute("SELECT entry_id, session_id, user_id FROM day_table WHERE "
                              "external_id IN ('s2-5', 's2-6') ORDER BY external_id").fetchall()
@@ -364,7 +364,7 @@ def test_a_failed_rewrite_keeps_the_first_pass(
 
 
 def test_the_bundled_models_do_not_rewrite(settings: Settings) -> None:
-    from agent.services.recall import build_rewriter
+    from agent.services.memory.recall import build_rewriter
 
     for profile in ("local", "heuristic"):
         settings.llm.roles["rewrite"] = profile

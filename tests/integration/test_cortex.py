@@ -17,7 +17,7 @@ from agent.config import Settings
 from agent.cortex.lance import ANTECHAMBER, ARCHIVE, BLOCKS, CLUSTERS, LanceCortex
 from agent.cortex.store import CortexWhenPresent
 from agent.providers import factory
-from agent.services.recall import build_recaller
+from agent.services.memory.recall import build_recaller
 from night_cycle import centroids, runs
 from night_cycle.context import RunContext
 from night_cycle.progress import NullProgress

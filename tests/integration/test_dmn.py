@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.services import introspect
-from agent.services.cognition import Cognition
-from agent.services.dmn import Dmn
+from agent.services.access import introspect
+from agent.services.background.dmn import Dmn
+from agent.services.conversation.cognition import Cognition
 from agent.workers.idle import IdleWorker
 from tests.conftest import make_session
 

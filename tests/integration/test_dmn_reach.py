@@ -23,10 +23,11 @@ from agent.cortex.lance import BLOCKS, LanceCortex
 from agent.cortex.store import LanceCortexStore
 from agent.errors import ProviderError
 from agent.providers.ports import ChatResult
-from agent.services import double_takes, introspect
-from agent.services.cognition import Cognition
-from agent.services.consolidation import Consolidator
-from agent.services.dmn import Dmn
+from agent.services.access import introspect
+from agent.services.background.consolidation import Consolidator
+from agent.services.background.dmn import Dmn
+from agent.services.conversation.cognition import Cognition
+from agent.services.reach import double_takes
 from agent.workers.idle import IdleWorker
 from tests.conftest import make_session
 

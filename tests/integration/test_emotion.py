@@ -14,8 +14,8 @@ from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.domain import emotion as rules
 from agent.domain.prompt import build_messages
-from agent.services import emotion
-from agent.services.recall import build_recaller
+from agent.services.conversation import emotion
+from agent.services.memory.recall import build_recaller
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 from tests.integration.test_cognition import loop, say  # noqa: F401

@@ -234,7 +234,7 @@ def test_a_turn_persisted_twice_keeps_one_memory(settings: Settings, conn: Any) 
     import random as _random
 
     from agent.domain.gates import EntryGateConfig, ExitDecision, ExitGateConfig
-    from agent.services.rollover import Rollover
+    from agent.services.conversation.rollover import Rollover
 
     sid = make_session(conn)
     text = "Remember: my passport number ends in 4471."
@@ -277,7 +277,7 @@ def test_a_user_turn_written_by_another_loop_meanwhile_is_continued_not_failed(
     took the message over wrote it: the insert does nothing and the turn goes on from
     the row the other loop wrote."""
     from agent.db import day_table
-    from agent.services import cognition
+    from agent.services.conversation import cognition
 
     first, second = worker_pair
     sid = make_session(conn)

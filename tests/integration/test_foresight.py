@@ -1,4 +1,4 @@
-"""Predictions and reasoning trails on a real database (agent/services/foresight.py, the
+"""Predictions and reasoning trails on a real database (agent/services/thinking/foresight.py, the
 per-turn call the loop makes): a prediction made in one turn and settled by a later one
 counts in v_calibration; one past its deadline expires in consolidation; a replayed turn
 adds nothing; a decision's outcome is linked by a later turn and `cogd why` shows the
@@ -15,7 +15,7 @@ from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.errors import InputError
 from agent.providers import factory
-from agent.services.foresight import Foresight
+from agent.services.thinking.foresight import Foresight
 from tests.conftest import make_session
 
 
@@ -36,7 +36,7 @@ def _said(conn: Any, foresight: Foresight, embedder: Any, session: Any, text: st
 
 def test_predictions_are_made_settled_counted_and_expired(settings: Settings,
                                                           conn: Any) -> None:
-    from agent.services.consolidation import Consolidator
+    from agent.services.background.consolidation import Consolidator
 
     settings.llm.roles["consolidation"] = "heuristic"
     embedder = factory.build_universal_embedder(settings)
@@ -91,7 +91,7 @@ def test_predictions_are_made_settled_counted_and_expired(settings: Settings,
 
 def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
                                                         conn: Any) -> None:
-    from agent.services.introspect import trail_lines
+    from agent.services.access.introspect import trail_lines
 
     settings.llm.roles["consolidation"] = "heuristic"
     embedder = factory.build_universal_embedder(settings)
@@ -121,7 +121,7 @@ def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
         "Lesson: test the JSON queries early"]
     # the exit gate's decision memory of that turn, made later: consolidation links it,
     # and `cogd why` of that memory (its id among the chain's) finds the trail
-    from agent.services.consolidation import Consolidator
+    from agent.services.background.consolidation import Consolidator
 
     entry = conn.execute("SELECT entry_id FROM decisions").fetchone()[0]
     memory = conn.execute(
@@ -135,8 +135,8 @@ def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
     assert [t["decision_id"] for t in foresight.decisions.trails(conn, memories=[str(memory)])
             ] == [made["id"].split(":", 1)[1]]
     # another user's conversation (the REPL's /why) never sees alice's trail
-    from agent.services.introspect import why, why_lines
-    from agent.services.recall import build_recaller
+    from agent.services.access.introspect import why, why_lines
+    from agent.services.memory.recall import build_recaller
 
     bob = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
                        (make_session(conn, "bob"),)).fetchone()[0]
@@ -155,8 +155,8 @@ def test_forgetting_a_prediction_turn_takes_its_problem_and_overnight_thought(
     """A wrong prediction becomes a failed_prediction problem and then an overnight thought
     that quote its sentence (not the whole turn): forgetting the turn removes them too."""
     from agent.domain import overnight
-    from agent.services import problems
-    from agent.services.forget import build_forgetter
+    from agent.services.memory.forget import build_forgetter
+    from agent.services.thinking import problems
 
     settings.llm.roles["consolidation"] = "heuristic"
     embedder = factory.build_universal_embedder(settings)

@@ -10,7 +10,7 @@ import pytest
 
 from agent.config import Settings
 from agent.domain.grounded import DONT_KNOW
-from agent.services.cognition import Cognition
+from agent.services.conversation.cognition import Cognition
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 

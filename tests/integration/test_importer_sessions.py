@@ -1,5 +1,5 @@
 """An import keeps a session's owner across runs; a line naming another owner is a bad
-line, not an import stopped (the session ownership of agent/services/sessions.py)."""
+line, not an import stopped (the session ownership of agent/services/records/sessions.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from agent.config import Settings
-from agent.services.importer import Importer, ImportReport, read_lines
-from agent.services.turns import TurnWriter
+from agent.services.access.importer import Importer, ImportReport, read_lines
+from agent.services.records.turns import TurnWriter
 
 
 def load(conn: Any, settings: Settings, *lines: dict[str, Any]) -> ImportReport:

@@ -17,7 +17,7 @@ import pytest
 from agent import inbox
 from agent.config import Settings
 from agent.db import day_table
-from agent.services.cognition import Cognition
+from agent.services.conversation.cognition import Cognition
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 
@@ -63,8 +63,8 @@ def test_chat_and_serve_both_send_through_the_one_inbox_client(
 
     from agent.commands.chat import ChatClient
     from agent.commands.serve import build_app
-    from agent.services.memory_api import MemoryAPI
-    from agent.services.tokens import create
+    from agent.services.access.memory_api import MemoryAPI
+    from agent.services.access.tokens import create
 
     settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
     made: list[str] = []

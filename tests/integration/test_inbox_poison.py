@@ -14,7 +14,7 @@ import pytest
 
 from agent import inbox
 from agent.config import Settings
-from agent.services.recall import Recaller, build_recaller
+from agent.services.memory.recall import Recaller, build_recaller
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 from tests.integration.test_loop_worker import loop  # noqa: F401  (the loop worker)

@@ -1,4 +1,4 @@
-"""The intentions' fulfilment check on a real database (agent/services/intentions.py):
+"""The intentions' fulfilment check on a real database (agent/services/reach/intentions.py):
 the completion heuristic closes only the intention the turn is about, never another
 user's; a real model is asked about a bounded number of intentions per turn."""
 
@@ -12,7 +12,7 @@ import pytest
 from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.providers import factory
-from agent.services.intentions import IntentionTracker
+from agent.services.reach.intentions import IntentionTracker
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
@@ -97,7 +97,7 @@ def test_continuation_notes_read_only_the_turns_since_the_last_pass(settings: Se
     """Consolidation's `continuation` operation keeps a watermark: a pass reads the turns
     written since the previous one (not the whole day table), so a session whose turns are
     all older than the watermark is left to the handoff's on-demand note."""
-    from agent.services.consolidation import Consolidator, get_state
+    from agent.services.background.consolidation import Consolidator, get_state
 
     settings.llm.roles["consolidation"] = "heuristic"
     embedder = factory.build_universal_embedder(settings)
@@ -141,7 +141,7 @@ def test_a_real_model_writes_the_note_and_settles_an_intention(
     """With the consolidation role on a real (stub) openai model: the continuation note is
     the model's answer (detector llm:...), the conversation reaches it as a listed quote,
     never as instructions; a 'yes' fulfils the intention, with the model as its detector."""
-    from agent.services.handoff import NoteWriter
+    from agent.services.reach.handoff import NoteWriter
 
     embedder = factory.build_universal_embedder(settings)
     stub_server.route(settings, monkeypatch, "consolidation")
@@ -177,7 +177,7 @@ def test_a_session_starts_again_after_a_quiet_gap_inside_it(settings: Settings,
     """Session start (the handoff's trigger): a session's first user turn, or its first
     turn after [context] session_quiet_minutes of quiet; not a turn minutes after the
     last one."""
-    from agent.services.handoff import Continuity
+    from agent.services.reach.handoff import Continuity
 
     embedder = factory.build_universal_embedder(settings)
     cont = Continuity(settings, embedder.embed_query, len)

@@ -17,11 +17,11 @@ from agent.cli import cli
 from agent.config import Settings
 from agent.domain.gates import detects_identity_rewrite
 from agent.errors import ConfigError
-from agent.services import introspect
-from agent.services.cognition import Cognition
-from agent.services.consolidation import Consolidator
-from agent.services.dmn import Dmn
-from agent.services.identity import bootstrap_boundaries
+from agent.services.access import introspect
+from agent.services.background.consolidation import Consolidator
+from agent.services.background.dmn import Dmn
+from agent.services.conversation.cognition import Cognition
+from agent.services.records.identity import bootstrap_boundaries
 from tests.conftest import make_session
 from tests.integration.test_security import DENIED, NoFloor, connect_as, scalar
 

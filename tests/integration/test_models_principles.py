@@ -11,8 +11,8 @@ import pytest
 
 from agent.config import Settings
 from agent.db.queries import vector_text
-from agent.services.consolidation import Consolidator
-from agent.services.models_principles import list_models, list_principles
+from agent.services.background.consolidation import Consolidator
+from agent.services.thinking.models_principles import list_models, list_principles
 from agent.workers.loop import LoopWorker
 from tests.acceptance.test_handoff import _spy
 from tests.conftest import make_session
@@ -183,7 +183,7 @@ def test_forgetting_a_memory_a_model_was_built_from_removes_the_model(
     """A model carries what its memories said (the pattern-heuristic's statement is one of
     them, cleaned): forgetting any memory it was built from removes it, even when the
     statement is another member's words (no verbatim copy for forget to find)."""
-    from agent.services.forget import build_forgetter
+    from agent.services.memory.forget import build_forgetter
 
     settings.llm.roles["consolidation"] = "heuristic"
     make_session(conn, "alice")
@@ -278,7 +278,7 @@ def test_memories_that_share_an_instant_past_the_scan_limit_all_challenge_a_prin
     """An import writes its memories in one transaction: they share a created_at. A pass
     that reads only the first of them (the scan limit) leaves the others to the next pass,
     which reads each once: the watermark is the last memory read, not its instant."""
-    from agent.services import models_principles
+    from agent.services.thinking import models_principles
 
     settings.llm.roles["consolidation"] = "heuristic"
     make_session(conn, "alice")

@@ -19,9 +19,9 @@ from agent.config import Settings, load_settings
 from agent.cortex.lance import BLOCKS, CLUSTERS, LanceCortex
 from agent.db.locks import advisory_key
 from agent.errors import AlreadyRunning, InputError
-from agent.services.importer import Importer, ImportReport, read_lines
-from agent.services.sessions import ensure_user
-from agent.services.turns import TurnWriter
+from agent.services.access.importer import Importer, ImportReport, read_lines
+from agent.services.records.sessions import ensure_user
+from agent.services.records.turns import TurnWriter
 from bench.synth import generate
 from night_cycle.progress import NullProgress
 from night_cycle.runner import NightCycle, NightCycleStopped

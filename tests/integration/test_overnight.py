@@ -17,8 +17,8 @@ from agent.config import Settings
 from agent.domain import overnight
 from agent.providers import factory
 from agent.providers.text import default_counter
-from agent.services import problems
-from agent.services.handoff import Continuity
+from agent.services.reach.handoff import Continuity
+from agent.services.thinking import problems
 from night_cycle.runner import NightCycle
 from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env, make_session

@@ -11,8 +11,8 @@ import pytest
 
 from agent.config import Settings
 from agent.domain.quoting import DATA_CLOSE, DATA_OPEN, GATE_FLAG
-from agent.services import introspect
-from agent.services.cognition import Cognition
+from agent.services.access import introspect
+from agent.services.conversation.cognition import Cognition
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.services.recall import build_recaller
+from agent.services.memory.recall import build_recaller
 from tests.integration.test_contextual_recall import LINES, import_lines
 
 NOW = datetime(2023, 6, 1, tzinfo=UTC)

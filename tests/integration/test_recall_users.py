@@ -13,7 +13,7 @@ import pytest
 from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import lexical
-from agent.services.recall import _hnsw_settings
+from agent.services.memory.recall import _hnsw_settings
 
 USERS, PER_USER, DIM_SEED = 40, 30, 3
 
@@ -136,7 +136,7 @@ def test_the_memories_dense_list_on_a_side_connection_changes_nothing_but_where_
     from contextlib import contextmanager
 
     from agent.db.pool import side_pool
-    from agent.services.recall import build_recaller
+    from agent.services.memory.recall import build_recaller
 
     recaller = build_recaller(settings)
     user = conn.execute("INSERT INTO users (handle) VALUES ('ana') RETURNING user_id"
@@ -205,7 +205,7 @@ def test_recall_widens_the_hnsw_search_as_memories_grow(
     from dataclasses import replace
 
     from agent.db.pool import side_pool
-    from agent.services import recall as service
+    from agent.services.memory import recall as service
 
     recaller = service.build_recaller(settings)
     recaller.cfg = replace(recaller.cfg, hnsw_ef_search=(41, 42, 43),
@@ -267,11 +267,11 @@ def test_similarity_by_ids_gives_the_memories_bm25_found_their_cosines(
 
 def test_the_memories_dense_list_is_planned_for_each_recall(
         settings: Settings, conn: psycopg.Connection[Any]) -> None:
-    """recall_dense_memories goes unprepared (agent/services/recall.py _list): Postgres plans
+    """recall_dense_memories goes unprepared (agent/services/memory/recall.py _list): Postgres plans
     it for each recall's user and k, never with a generic plan kept from average estimates
     (an exact search through the user index, where a user has most rows). The other lists
     become prepared statements as before (psycopg prepares a query run 5 times)."""
-    from agent.services.recall import build_recaller
+    from agent.services.memory.recall import build_recaller
     from bench.loop import _as_sent
 
     users, _, _ = _load(conn, int(settings.embedding.universal_dim))

@@ -15,7 +15,7 @@ import pytest
 from agent.config import Settings, load_settings
 from agent.domain.recall import RecallConfig
 from agent.errors import ConfigError
-from agent.services.recall import warm
+from agent.services.memory.recall import warm
 from agent.workers.loop import LoopWorker
 from tests.integration.test_recall_users import PER_USER, USERS, _load
 

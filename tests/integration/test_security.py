@@ -19,8 +19,8 @@ from agent.commands.ops import readonly_url
 from agent.config import Settings, load_settings
 from agent.db import migrate as mig
 from agent.errors import DatabaseError
-from agent.services.cognition import Cognition
-from agent.services.consolidation import Consolidator
+from agent.services.background.consolidation import Consolidator
+from agent.services.conversation.cognition import Cognition
 from tests.conftest import _with_db, allow_login, cogd_env, create_db, drop_db, make_session
 
 DENIED = psycopg.errors.InsufficientPrivilege

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.config import Settings
-from agent.services.self_test import SelfTest, builtin_scenarios, pick
+from agent.services.thinking.self_test import SelfTest, builtin_scenarios, pick
 from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env
 

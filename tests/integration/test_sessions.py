@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent.errors import InputError
-from agent.services.sessions import ensure_session, ensure_user
+from agent.services.records.sessions import ensure_session, ensure_user
 
 
 def test_a_session_id_of_another_user_is_refused_and_keys_are_per_user(conn: Any) -> None:

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.services import introspect
-from agent.services.cognition import Cognition
-from agent.services.consolidation import Consolidator
-from agent.services.memory_api import MemoryAPI
+from agent.services.access import introspect
+from agent.services.access.memory_api import MemoryAPI
+from agent.services.background.consolidation import Consolidator
+from agent.services.conversation.cognition import Cognition
 from tests.conftest import make_session
 from tests.integration.test_consolidation import NoFloor
 from tests.integration.test_importer_sessions import load

@@ -11,9 +11,9 @@ import numpy as np
 
 from agent.config import Settings
 from agent.providers import factory
-from agent.services.cognition import Cognition
-from agent.services.indexing import Indexer, index_config
-from agent.services.turns import TurnInput, TurnWriter, fill_contextual_vectors
+from agent.services.conversation.cognition import Cognition
+from agent.services.memory.indexing import Indexer, index_config
+from agent.services.records.turns import TurnInput, TurnWriter, fill_contextual_vectors
 from tests.conftest import make_session
 
 

@@ -1,4 +1,4 @@
-"""Issue 41 item 4: one `why` (agent/services/introspect.py) behind the CLI, the REPL,
+"""Issue 41 item 4: one `why` (agent/services/access/introspect.py) behind the CLI, the REPL,
 the HTTP API and the MCP server: the same provenance for one memory from each, scoped
 to the caller's user (another user's memory is refused); only `cogd why` without
 --user sees every user's memories."""
@@ -13,14 +13,14 @@ import anyio
 import pytest
 
 from agent.config import Settings
-from agent.services import introspect
+from agent.services.access import introspect
 from tests.acceptance.test_cli import run
 from tests.conftest import cogd_env
 
 
 @pytest.fixture
 def api(settings: Settings, db_url: str) -> Any:
-    from agent.services.memory_api import MemoryAPI
+    from agent.services.access.memory_api import MemoryAPI
 
     made = MemoryAPI(settings, db_url, "alice", channel="api", app="cogd-test-why")
     yield made
@@ -35,7 +35,7 @@ def test_why_is_the_same_from_cli_repl_http_and_mcp_and_refuses_another_user(
     from agent.commands.mcp import build_server
     from agent.commands.serve import build_app
     from agent.db.connect import connect
-    from agent.services.tokens import create
+    from agent.services.access.tokens import create
 
     settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
     mine = api.remember("Alice keeps her kayak in the boathouse by the lake.")["memory_id"]

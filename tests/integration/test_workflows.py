@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.services.consolidation import Consolidator
+from agent.services.background.consolidation import Consolidator
 from agent.workers.loop import LoopWorker
 from tests.acceptance.test_handoff import _spy
 from tests.conftest import make_session
@@ -99,7 +99,7 @@ def test_a_repeated_three_step_procedure_becomes_a_workflow_offered_when_it_star
 
     # forgetting a turn a step was cut from takes the workflow with it (the steps keep
     # their turn's id: the step "Push the tag" is a fragment, not a copy, of the turn)
-    from agent.services.forget import build_forgetter
+    from agent.services.memory.forget import build_forgetter
 
     entry = conn.execute("SELECT entry_id FROM day_table WHERE session_id = %s "
                          "AND content = 'Push the tag.'", (s1,)).fetchone()[0]
@@ -121,7 +121,7 @@ def test_a_replayed_turn_gets_the_same_offer_and_is_counted_once(
 
     from agent.db.queries import vector_text
     from agent.providers import factory
-    from agent.services.workflows import Workflows
+    from agent.services.reach.workflows import Workflows
 
     universal = factory.build_universal_embedder(settings)
     flows = Workflows(settings, lambda t: universal.embed_documents(list(t)),

@@ -5,7 +5,7 @@ Checked files: README.md, docs/**/*.md and bench/**/*.md. Checked references:
 - relative Markdown links `[text](target)` and `[text](target#anchor)`: the target exists,
   lies inside the repository, and a `#anchor` into a Markdown file names one of its
   headings (GitHub's slug rule); `http(s)://` and `mailto:` links are not followed;
-- repository paths named in the text (`agent/services/recall.py`, `bench/results/x.md`,
+- repository paths named in the text (`agent/services/memory/recall.py`, `bench/results/x.md`,
   `tests/faults`, a glob such as `bench/results/poison-*.md`): they exist (a glob matches
   something). A path followed by a placeholder (`bench/results/loop-<date>.md`) is a
   pattern, not a reference, and is not checked;

@@ -220,8 +220,8 @@ def test_the_settling_model_is_not_asked_about_a_question() -> None:
     from types import SimpleNamespace
 
     from agent.config import load_settings
-    from agent.services.decisions import DecisionTracker
-    from agent.services.predictions import PredictionTracker
+    from agent.services.thinking.decisions import DecisionTracker
+    from agent.services.thinking.predictions import PredictionTracker
 
     asked: list[str] = []
 

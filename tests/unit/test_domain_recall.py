@@ -349,7 +349,7 @@ def test_a_reply_without_words_of_its_own_gets_no_said_by_boost() -> None:
 def test_a_turn_two_lists_return_is_one_candidate_with_both_ranks() -> None:
     """Recall's rows into the pool: the BM25 row (no similarities: NULL) first, then the
     dense list's row of the same turn, whose similarities fill the candidate's."""
-    from agent.services.recall import Recaller
+    from agent.services.memory.recall import Recaller
 
     when = datetime(2026, 5, 1, tzinfo=UTC)
     bm25 = [("t2", "s", "user", "the kiln", when, "x-2", 3, 7.5, "ana", None, None),

@@ -167,7 +167,7 @@ def test_the_config_names_the_fusion_and_refuses_others(monkeypatch: pytest.Monk
 
 
 def test_the_shipped_model_loads_and_says_how_it_was_trained() -> None:
-    from agent.services.recall import load_fusion
+    from agent.services.memory.recall import load_fusion
 
     path = load_settings().recall["fusion_model"]
     model = load_fusion(path)
@@ -177,7 +177,7 @@ def test_the_shipped_model_loads_and_says_how_it_was_trained() -> None:
 
 
 def test_a_missing_model_file_is_a_config_error(tmp_path: Path) -> None:
-    from agent.services.recall import load_fusion
+    from agent.services.memory.recall import load_fusion
 
     with pytest.raises(ConfigError, match="unreadable"):
         load_fusion(str(tmp_path / "none.json"))

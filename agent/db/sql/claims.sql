@@ -1,4 +1,4 @@
--- Claim slots (agent/services/claims.py, revision 0022): a memory's claim on a slot of
+-- Claim slots (agent/services/memory/claims.py, revision 0022): a memory's claim on a slot of
 -- its subject; a newer claim retires the older one, which is kept and linked.
 
 -- name: claims_memory

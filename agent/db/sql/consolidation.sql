@@ -1,4 +1,4 @@
--- Consolidation passes (agent/services/consolidation.py).
+-- Consolidation passes (agent/services/background/consolidation.py).
 
 -- name: consolidation_state_save
 INSERT INTO worker_state (key, value) VALUES (%s, %s::jsonb) ON CONFLICT (key) DO UPDATE
@@ -114,7 +114,7 @@ WHERE key = 'consolidation.intentions'), '-infinity') ORDER BY d.created_at LIMI
 
 -- name: consolidation_intention_insert
 -- with its source turn's vector, so it surfaces when its topic comes up and a later turn
--- can be matched against it (agent/services/intentions.py)
+-- can be matched against it (agent/services/reach/intentions.py)
 INSERT INTO intentions (user_id, session_id, source_entry_id, kind, content, created_at,
                         universal_embedding)
 VALUES (%(user)s, %(session)s, %(entry)s, %(kind)s, %(content)s, %(at)s,

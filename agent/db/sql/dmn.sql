@@ -1,4 +1,4 @@
--- The idle default-mode network (agent/services/dmn.py).
+-- The idle default-mode network (agent/services/background/dmn.py).
 
 -- name: dmn_gut_signal
 INSERT INTO gut_signals (delta_norm, delta, layers, action)

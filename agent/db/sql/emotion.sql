@@ -1,4 +1,4 @@
--- The emotional state (seed 000 §3; agent/services/emotion.py).
+-- The emotional state (seed 000 §3; agent/services/conversation/emotion.py).
 
 -- name: emotion_latest
 -- A user's latest state row (the decay toward the temperament is applied on read, in code).

@@ -1,4 +1,4 @@
--- Exports (agent/services/exporter.py): one user's turns in `cogd import`'s JSONL format.
+-- Exports (agent/services/access/exporter.py): one user's turns in `cogd import`'s JSONL format.
 
 -- name: export_snapshot
 -- the count and the rows come from one snapshot, and an export never writes

@@ -1,5 +1,5 @@
 -- Predictions (seed 000 §10.3) and reasoning trails (seed 000 §8.2-8.3):
--- agent/services/predictions.py, agent/services/decisions.py.
+-- agent/services/thinking/predictions.py, agent/services/thinking/decisions.py.
 
 -- name: foresight_turn
 SELECT created_at, user_id FROM day_table WHERE entry_id = %s;

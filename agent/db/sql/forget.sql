@@ -1,4 +1,4 @@
--- Forgetting (agent/services/forget.py): the one place cogd destroys content, on request.
+-- Forgetting (agent/services/memory/forget.py): the one place cogd destroys content, on request.
 -- %(uid)s: the owner (NULL: rows of no user).
 
 -- name: forget_memory_row
@@ -166,7 +166,7 @@ ORDER BY 1, 2;
 
 -- name: forget_term_df
 -- how many turns hold each term (a span of a forgotten text is distinctive when one of its
--- terms is rare: agent/services/forget.py, SPAN_WORDS)
+-- terms is rare: agent/services/memory/forget.py, SPAN_WORDS)
 SELECT term, df FROM lexical_terms WHERE kind = 'day_table' AND term = ANY(%s::text[]);
 
 -- name: forget_day_table_reembed

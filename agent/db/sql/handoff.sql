@@ -1,5 +1,5 @@
 -- Session handoff, continuation notes, corrections in the prompt and the intentions'
--- lifecycle (agent/services/handoff.py, corrections.py, intentions.py).
+-- lifecycle (agent/services/reach/handoff.py, corrections.py, intentions.py).
 
 -- name: handoff_turn_at
 SELECT created_at FROM day_table WHERE entry_id = %s;

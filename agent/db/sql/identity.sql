@@ -1,5 +1,5 @@
 -- Layer 0 proposals and Layer 1 goals as the operator's commands change them
--- (agent/services/identity.py); every change also goes to audit_log.
+-- (agent/services/records/identity.py); every change also goes to audit_log.
 
 -- name: proposals_list
 SELECT proposal_id, target_layer, kind, payload, evidence, status, created_at

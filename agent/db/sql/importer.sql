@@ -1,4 +1,4 @@
--- Imports (agent/services/importer.py).
+-- Imports (agent/services/access/importer.py).
 
 -- name: importer_user_tier
 SELECT tier FROM users WHERE user_id = %s;

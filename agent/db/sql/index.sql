@@ -1,4 +1,4 @@
--- The contextual index (revision 0007; agent/services/indexing.py): rows whose index entry
+-- The contextual index (revision 0007; agent/services/memory/indexing.py): rows whose index entry
 -- is missing or was built by an older recipe, and the updates that rebuild it. The
 -- lexicon trigger on each table turns index_tsv into lexical_postings.
 

@@ -1,4 +1,4 @@
--- What the REPL and the CLI show about memory (agent/services/introspect.py).
+-- What the REPL and the CLI show about memory (agent/services/access/introspect.py).
 
 -- name: introspect_processes
 SELECT name, pid, state, alive FROM v_processes ORDER BY name;

@@ -1,5 +1,5 @@
 -- Cognitive models and principles (seed 000 §10.2, §10.4, §10.7):
--- agent/services/models_principles.py, run by consolidation; the prompt's principles.
+-- agent/services/thinking/models_principles.py, run by consolidation; the prompt's principles.
 
 -- name: models_build_candidates
 -- the newest active memories (oldest first after the caller reverses them) that are no

@@ -1,5 +1,5 @@
 -- The problem queue and the night's thinking phase (seed 000 §9.5, §9.6; issue 18):
--- agent/services/problems.py and night_cycle/stages/thinking.py. Every fill is keyed by
+-- agent/services/thinking/problems.py and night_cycle/stages/thinking.py. Every fill is keyed by
 -- source_key (unique): a re-run of the same night adds nothing twice.
 
 -- name: problems_fill_open_questions

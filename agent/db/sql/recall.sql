@@ -327,7 +327,7 @@ SELECT set_config('enable_seqscan', 'off', true),
        set_config('hnsw.ef_search', %(ef_search)s::text, true);
 
 -- name: recall_warm
--- memories' HNSW graph read into shared_buffers (agent/services/recall.py warm): from each of up to
+-- memories' HNSW graph read into shared_buffers (agent/services/memory/recall.py warm): from each of up to
 -- %(n)s stored vectors, drawn from a few random heap pages (SYSTEM sampling reads only
 -- those), one search as recall's memories' list runs it (no user filter: the same graph).
 -- Returns how many searches ran.

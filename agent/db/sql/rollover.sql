@@ -1,4 +1,4 @@
--- The rolling window and the exit gate (agent/services/rollover.py).
+-- The rolling window and the exit gate (agent/services/conversation/rollover.py).
 
 -- name: rollover_rolled_out
 SELECT entry_id, role, content, token_count, session_id, user_id

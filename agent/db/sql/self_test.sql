@@ -1,4 +1,4 @@
--- The self-model prediction test (agent/services/self_test.py; seed 003's measurable proxy).
+-- The self-model prediction test (agent/services/thinking/self_test.py; seed 003's measurable proxy).
 
 -- name: self_test_run_insert
 INSERT INTO self_test_runs (scenarios, agreed, agreement, model, detector, details)

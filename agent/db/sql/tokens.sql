@@ -1,4 +1,4 @@
--- Bearer tokens of the HTTP API (agent/services/tokens.py, revision 0013).
+-- Bearer tokens of the HTTP API (agent/services/access/tokens.py, revision 0013).
 
 -- name: tokens_insert
 INSERT INTO api_tokens (user_id, name, prefix, token_hash, operator)

@@ -1,5 +1,5 @@
 -- What one turn of the cognitive loop reads and writes beside day_table and the inbox
--- (agent/services/cognition.py).
+-- (agent/services/conversation/cognition.py).
 
 -- name: turn_session_user
 SELECT s.user_id, u.tier FROM sessions s JOIN users u USING (user_id)

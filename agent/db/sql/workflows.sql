@@ -1,5 +1,5 @@
 -- Workflow patterns (seed 000 §10.5): detection in consolidation, the offer in a turn, and
--- the completion or skip of an offer (agent/services/workflows.py).
+-- the completion or skip of an offer (agent/services/reach/workflows.py).
 
 -- name: workflows_users_since
 -- users with a user turn written in (%(since)s, %(now)s], oldest activity first: a

@@ -15,7 +15,7 @@ operations and the prompt's principles.
   model's rewrite screen when it is a remote one) is stored as 'proposed' with a Layer 0
   proposal, and reaches prompts only once that proposal is approved.
 - `PrincipleMatcher.match`: the principles whose vector is close to a turn's compound
-  query (agent/services/cognition.py puts them in the prompt).
+  query (agent/services/conversation/cognition.py puts them in the prompt).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from agent.errors import ProviderError
 
 logger = logging.getLogger(__name__)
 
-REAL_PROVIDERS = ("openai", "gemini")  # as agent/services/intentions.py: not the heuristic
+REAL_PROVIDERS = ("openai", "gemini")  # as agent/services/reach/intentions.py: not the heuristic
 MAX_BUILD_MEMORIES = 2000  # cogd choice: as consolidation's MAX_MEMORIES
 # cogd choice: memories a principles pass reads for challenges; the rest, the next pass
 MAX_CHALLENGE_SCAN = 2000

@@ -25,8 +25,8 @@ import psycopg
 
 from agent.db.queries import query
 from agent.errors import InputError
-from agent.services.importer import parse_line
-from agent.services.sessions import user_by_handle
+from agent.services.access.importer import parse_line
+from agent.services.records.sessions import user_by_handle
 
 # dialogue, and explicit /remember turns ('system': the user's own words). Left out:
 # 'internal_monologue' and 'epiphany', the agent's own notes, which the import format

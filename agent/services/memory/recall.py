@@ -47,7 +47,7 @@ from agent.domain.emotion import EmotionState, MoodCue
 from agent.domain.fusion import FusionModel
 from agent.errors import ConfigError, ProviderError
 from agent.providers.ports import LLM, Embedder, Reranker
-from agent.services import claims
+from agent.services.memory import claims
 
 logger = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 64
@@ -337,7 +337,7 @@ class Recaller:
     @staticmethod
     def _fill_claims(conn: psycopg.Connection[Any], found: domain.CandidatePool) -> None:
         """The claim state of every memory candidate that claims a slot, and of every turn
-        a claiming memory was made from (issue 39 item 5, agent/services/claims.py)."""
+        a claiming memory was made from (issue 39 item 5, agent/services/memory/claims.py)."""
         for key, state in claims.states(conn, found.ids("memory"),
                                         found.ids("day_table")).items():
             found.set(key, claim=state)
@@ -564,7 +564,7 @@ class Recaller:
 
 # the directory holding the agent package (the repository, or site-packages): a relative
 # [recall] fusion_model is read from it
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @functools.cache

@@ -1,7 +1,7 @@
 """Predictions with calibration (seed 000 §10.3): explicit, dated expectations of the user
 or the agent, settled by a later turn or expired when their deadline passes.
 
-Per turn (agent/services/cognition.py, through agent/services/foresight.py):
+Per turn (agent/services/conversation/cognition.py, through agent/services/thinking/foresight.py):
 - detection: the consolidation role's LLM when it routes to a real provider (openai,
   gemini), asked only about a turn the cue rules would consider (a future marker or an
   expectation frame, so most turns cost no call); otherwise, or when the model fails, the
@@ -32,7 +32,7 @@ from agent.domain import predictions as rules
 from agent.domain.deadlines import deadline_or_default
 from agent.domain.llm_json import parse_llm_json
 from agent.domain.tables import need
-from agent.services.intentions import ConsolidationModel, first_word
+from agent.services.reach.intentions import ConsolidationModel, first_word
 
 logger = logging.getLogger(__name__)
 

@@ -53,9 +53,9 @@ from agent.domain.llm_json import parse_llm_json, parse_yes_no
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
-from agent.services import claims
-from agent.services.indexing import Indexer, index_config, index_pending
-from agent.services.models_principles import ModelsOp, PrinciplesOp
+from agent.services.memory import claims
+from agent.services.memory.indexing import Indexer, index_config, index_pending
+from agent.services.thinking.models_principles import ModelsOp, PrinciplesOp
 from agent.testhooks import fault_hook
 
 logger = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ class Consolidator:
     def __init__(self, settings: Settings, recorder: Any = None, rng: random.Random | None = None
                  ) -> None:
         from agent.providers import factory
-        from agent.services.rollover import RelevanceScorer, Rollover
+        from agent.services.conversation.rollover import RelevanceScorer, Rollover
 
         self.settings = settings
         self.cfg = rules.ConsolidationConfig.from_table(settings.consolidation)
@@ -204,7 +204,7 @@ class Consolidator:
 
     def drain_scratch(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Pending scratch rows through the exit gate; consolidation's verdict is final."""
-        from agent.services.identity import load_goals, load_traits
+        from agent.services.records.identity import load_goals, load_traits
 
         rows = conn.execute(
             query("consolidation_scratch_pending")
@@ -235,7 +235,7 @@ class Consolidator:
 
     def index(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """The contextual index entries (lexicon) of memories and blocks written since
-        (agent/services/indexing.py); their writers' own transactions stay short."""
+        (agent/services/memory/indexing.py); their writers' own transactions stay short."""
         done = index_pending(conn, self.indexer).indexed
         if not any(done.values()):
             return None
@@ -576,8 +576,8 @@ class Consolidator:
     def continuation(self, conn: psycopg.Connection[Any], now: datetime
                      ) -> dict[str, Any] | None:
         """Continuation notes for the sessions quiet for [context] session_quiet_minutes
-        whose note is missing or older than their last turn (agent/services/handoff.py)."""
-        from agent.services.handoff import NoteWriter
+        whose note is missing or older than their last turn (agent/services/reach/handoff.py)."""
+        from agent.services.reach.handoff import NoteWriter
 
         if self._notes is None:
             self._notes = NoteWriter(self.settings)
@@ -590,9 +590,9 @@ class Consolidator:
 
     def workflows(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Recurring multi-step procedures in the sessions with new user turns (the named
-        sequence-heuristic; agent/services/workflows.py), and the open offers whose
+        sequence-heuristic; agent/services/reach/workflows.py), and the open offers whose
         session completed or skipped them (seed 000 §10.5)."""
-        from agent.services.workflows import STATE_KEY, Workflows
+        from agent.services.reach.workflows import STATE_KEY, Workflows
 
         if self._workflows is None:
             self._workflows = Workflows(
@@ -611,16 +611,16 @@ class Consolidator:
     def predictions(self, conn: psycopg.Connection[Any], now: datetime
                     ) -> dict[str, Any] | None:
         """Pending predictions past their deadline with no settlement → 'expired'
-        (seed 000 §10.3; agent/services/predictions.py)."""
-        from agent.services.predictions import PredictionTracker
+        (seed 000 §10.3; agent/services/thinking/predictions.py)."""
+        from agent.services.thinking.predictions import PredictionTracker
 
         expired = PredictionTracker.expire(conn, now)
         return {"outputs": {"expired": expired}} if expired else None
 
     def decisions(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         """Reasoning trails from the exit gate's decision memories, and trails linked to
-        the decision memory of their turn (seed 000 §8.2; agent/services/decisions.py)."""
-        from agent.services.decisions import DecisionTracker
+        the decision memory of their turn (seed 000 §8.2; agent/services/thinking/decisions.py)."""
+        from agent.services.thinking.decisions import DecisionTracker
 
         return DecisionTracker(self.settings).from_memories(conn)
 

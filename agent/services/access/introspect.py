@@ -2,7 +2,7 @@
 
 /identity /goals /status /recall /why /remember /forget (agent/commands/chat.py)
 and `cogd recall` share these, so both read the same tables the same way; `why` is also
-the HTTP API's and the MCP server's (agent/services/memory_api.py).
+the HTTP API's and the MCP server's (agent/services/access/memory_api.py).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from agent.db import audit, catalog
 from agent.db.queries import query
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
-from agent.services import claims
-from agent.services.identity import load_traits
+from agent.services.memory import claims
+from agent.services.records.identity import load_traits
 
 
 def identity_text(conn: psycopg.Connection[Any], settings: Settings) -> str:
@@ -115,9 +115,9 @@ def why(conn: psycopg.Connection[Any], settings: Settings, recaller: Any, target
     that user's and no user's. None: every user's, the operator's view (`cogd why`
     without --user only)."""
     from agent.domain.text import storable_text
-    from agent.services.consolidation import held_by
-    from agent.services.consolidation import why as chain
-    from agent.services.decisions import DecisionTracker
+    from agent.services.background.consolidation import held_by
+    from agent.services.background.consolidation import why as chain
+    from agent.services.thinking.decisions import DecisionTracker
 
     target = storable_text(target)[0].strip()  # Postgres text holds no NUL
     if not target:
@@ -226,7 +226,7 @@ def remember(
     conn: psycopg.Connection[Any], loop: Any, session_id: Any, user_id: Any, text: str
 ) -> Any:
     """An explicit memory: written as a day_table turn first, then persisted."""
-    from agent.services.turns import TurnInput
+    from agent.services.records.turns import TurnInput
 
     with conn.transaction():
         written = loop.writer.write(

@@ -1,7 +1,7 @@
 """`cogd hook`: proactive recall for a prompt another assistant is about to answer
 (seed 002: Claude Code's `UserPromptSubmit` hook prints what the memory holds).
 
-The same rules as the idle DMN's proactive recall (agent/services/dmn.py `_recall_for`):
+The same rules as the idle DMN's proactive recall (agent/services/background/dmn.py `_recall_for`):
 strong matches only, not from the prompt's own session (its turns and memories made
 from them), not surfaced in it within `[idle] topic_cooldown_minutes`, at most `[idle]
 max_injected_thoughts`; each surfaced item is stored as a `proactive_recall` thought
@@ -22,9 +22,9 @@ import psycopg
 
 from agent.domain.quoting import neutralise, quoted_line
 from agent.errors import InputError
-from agent.services.dmn import Dmn
-from agent.services.sessions import ensure_session, ensure_user
-from agent.services.transcripts import claude_session
+from agent.services.access.transcripts import claude_session
+from agent.services.background.dmn import Dmn
+from agent.services.records.sessions import ensure_session, ensure_user
 
 MAX_PROMPT_CHARS = 20_000  # cogd choice: recall reads the start of a longer prompt
 # the block's delimiters; what is between them is quoted data, neutralised and flagged

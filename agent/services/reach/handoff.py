@@ -14,8 +14,8 @@ prompt at a session start, and what reaches it on every turn (corrections, inten
   (when that run is newer than the user's last turn; the metadata names the run, never
   a file), and the user's overnight thoughts written since that turn (night cycle
   stage 10; marked injected once shown).
-- Every turn: the intentions check (agent/services/intentions.py), corrections that
-  match the compound query (agent/services/corrections.py), intentions on the topic.
+- Every turn: the intentions check (agent/services/reach/intentions.py), corrections that
+  match the compound query (agent/services/reach/corrections.py), intentions on the topic.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from agent.domain.quoting import quoted_line
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
-from agent.services.corrections import CorrectionMatch, CorrectionMatcher
-from agent.services.intentions import ConsolidationModel, IntentionTracker
+from agent.services.reach.corrections import CorrectionMatch, CorrectionMatcher
+from agent.services.reach.intentions import ConsolidationModel, IntentionTracker
 
 logger = logging.getLogger(__name__)
 

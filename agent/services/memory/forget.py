@@ -542,7 +542,7 @@ def build_forgetter(settings: Any, conn: psycopg.Connection[Any]) -> Forgetter:
     cortex when there is one."""
     from agent.cortex.lance import LanceCortex, cortex_uri
     from agent.providers import factory
-    from agent.services.indexing import build_indexer
+    from agent.services.memory.indexing import build_indexer
 
     universal = factory.build_universal_embedder(settings)
     native = factory.build_native_embedder(settings)

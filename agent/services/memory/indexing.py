@@ -1,6 +1,6 @@
 """The contextual index of stored rows: built, and rebuilt when the recipe changes.
 
-New turns are indexed by the write path (agent/services/turns.py). Everything else (turns
+New turns are indexed by the write path (agent/services/records/turns.py). Everything else (turns
 from before revision 0007 or an older RECIPE_VERSION, memories, holographic blocks) is
 indexed here, in batches: `cogd reindex` for all of it, and `index_pending` after the
 writers of memories and blocks. Each row gets its index_text (agent/domain/contextual.py)
@@ -31,7 +31,7 @@ from agent.domain.contextual import (
 )
 from agent.domain.lexical import tokens, tsvector_literal
 from agent.providers.ports import Embedder
-from agent.services.turns import fill_contextual_vectors
+from agent.services.records.turns import fill_contextual_vectors
 
 KINDS = ("day_table", "memory", "block")
 

@@ -52,18 +52,18 @@ from agent.domain.text import storable_text
 from agent.errors import ProviderError
 from agent.inbox import Delivery, LostClaim
 from agent.providers.embedding import BaseEmbedder
-from agent.services import emotion
-from agent.services.double_takes import take as take_double_takes
-from agent.services.foresight import Foresight
-from agent.services.grounded import from_memory
-from agent.services.handoff import Continuity
-from agent.services.identity import bootstrap_boundaries, load_goals, load_traits
-from agent.services.indexing import Indexer, index_config, index_pending
-from agent.services.models_principles import PrincipleMatcher
-from agent.services.recall import Recaller, RecallOutcome, build_cortex
-from agent.services.rollover import RelevanceScorer, Rollover
-from agent.services.turns import TurnInput, TurnWriter, fill_contextual_vectors
-from agent.services.workflows import Workflows
+from agent.services.conversation import emotion
+from agent.services.conversation.grounded import from_memory
+from agent.services.conversation.rollover import RelevanceScorer, Rollover
+from agent.services.memory.indexing import Indexer, index_config, index_pending
+from agent.services.memory.recall import Recaller, RecallOutcome, build_cortex
+from agent.services.reach.double_takes import take as take_double_takes
+from agent.services.reach.handoff import Continuity
+from agent.services.reach.workflows import Workflows
+from agent.services.records.identity import bootstrap_boundaries, load_goals, load_traits
+from agent.services.records.turns import TurnInput, TurnWriter, fill_contextual_vectors
+from agent.services.thinking.foresight import Foresight
+from agent.services.thinking.models_principles import PrincipleMatcher
 
 logger = logging.getLogger(__name__)
 

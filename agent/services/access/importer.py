@@ -26,8 +26,8 @@ import psycopg
 
 from agent.db.queries import query
 from agent.errors import InputError
-from agent.services.sessions import ensure_session, ensure_user
-from agent.services.turns import ROLES, TurnInput, TurnWriter
+from agent.services.records.sessions import ensure_session, ensure_user
+from agent.services.records.turns import ROLES, TurnInput, TurnWriter
 
 # cogd choice: session, speaker and external_id are unique-index keys; 500 characters stay
 # under Postgres's B-tree row limit (2704 bytes) even at 4 bytes per character

@@ -30,11 +30,11 @@ from agent.db.queries import query
 from agent.db.schema import MEMORY_STATUSES
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
-from agent.services import introspect
-from agent.services.identity import load_goals, load_traits
-from agent.services.recall import build_recaller
-from agent.services.sessions import ensure_session, ensure_user
-from agent.services.turns import TurnWriter
+from agent.services.access import introspect
+from agent.services.memory.recall import build_recaller
+from agent.services.records.identity import load_goals, load_traits
+from agent.services.records.sessions import ensure_session, ensure_user
+from agent.services.records.turns import TurnWriter
 
 MAX_TEXT_CHARS = 20_000
 MAX_OFFSET = 10_000_000  # one remember: a note, not a document (import a document's turns)
@@ -170,8 +170,8 @@ class MemoryAPI:
     def forget(self, memory_id: str, user: str | None = None,
                actor: str = "api") -> dict[str, Any]:
         """Erase one of the user's memories and every verbatim copy of its text
-        (agent/services/forget.py); the audit row names the caller."""
-        from agent.services.forget import build_forgetter
+        (agent/services/memory/forget.py); the audit row names the caller."""
+        from agent.services.memory.forget import build_forgetter
 
         with self._db():
             handle, uid = self._user(user)
@@ -181,9 +181,9 @@ class MemoryAPI:
         return {"user": handle, **report.as_dict()}
 
     def authenticate(self, token: str) -> Any:
-        """The caller of a bearer token (agent/services/tokens.py), or None; on a
+        """The caller of a bearer token (agent/services/access/tokens.py), or None; on a
         connection of its own, so a long call (a forget) does not hold up every request."""
-        from agent.services.tokens import authenticate
+        from agent.services.access.tokens import authenticate
 
         with self._auth_db() as conn:
             return authenticate(conn, token)

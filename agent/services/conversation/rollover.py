@@ -33,7 +33,7 @@ from agent.domain.gates import (
     rule_signals,
 )
 from agent.providers.heuristic import FALLBACK_PREFIX
-from agent.services import claims
+from agent.services.memory import claims
 
 logger = logging.getLogger(__name__)
 

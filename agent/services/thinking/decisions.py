@@ -12,7 +12,7 @@ considered and why not, its rationale, and its outcome once a later turn says ho
   vectors): the LLM's win/loss/partial/no when real, else the "outcome-cue-heuristic" for
   those at least [decisions] outcome_min_similarity close.
 - `cogd why` shows the trails linked to the memories and turns it explains
-  (agent/services/introspect.py: trail_lines).
+  (agent/services/access/introspect.py: trail_lines).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from agent.domain import decisions as rules
 from agent.domain.llm_json import parse_llm_json
 from agent.domain.predictions import lesson_of, may_report_outcome
 from agent.domain.tables import need
-from agent.services.intentions import ConsolidationModel, first_word
+from agent.services.reach.intentions import ConsolidationModel, first_word
 
 logger = logging.getLogger(__name__)
 

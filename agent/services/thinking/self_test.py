@@ -36,7 +36,7 @@ from agent.domain import self_test as rules
 from agent.domain.prompt import IdentityConfig, PromptParts, build_messages, identity_hash
 from agent.domain.tables import need
 from agent.errors import InputError, ProviderError
-from agent.services.identity import load_goals, load_traits
+from agent.services.records.identity import load_goals, load_traits
 
 logger = logging.getLogger(__name__)
 

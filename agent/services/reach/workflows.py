@@ -38,7 +38,7 @@ from agent.domain.handoff import one_line
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
-from agent.services.intentions import ConsolidationModel
+from agent.services.reach.intentions import ConsolidationModel
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ session JSONL of Claude Code and remembers every exchange).
 
 `cogd watch PATH` polls transcript files (a file, or every *.jsonl under a directory),
 reads the lines added since the last poll and imports each user or assistant message
-through the live write path (agent/services/importer.py: TurnWriter, entry gate,
+through the live write path (agent/services/access/importer.py: TurnWriter, entry gate,
 scratch_buffer, NOTIFY). Each file's read offset is kept in worker_state; a turn is
 keyed by its transcript id (`claude:<uuid>`, day_table's unique external_id), so
 reading a line twice (a crash between an import and the offset save, a file copied
@@ -33,9 +33,9 @@ from typing import Any
 import psycopg
 
 from agent.errors import InputError
-from agent.services.consolidation import get_state, set_state
-from agent.services.importer import Importer, ImportLine, ImportReport, parse_line
-from agent.services.turns import TurnWriter
+from agent.services.access.importer import Importer, ImportLine, ImportReport, parse_line
+from agent.services.background.consolidation import get_state, set_state
+from agent.services.records.turns import TurnWriter
 
 PREFIX = "claude:"
 STATE_KEY = "watch:"  # + the file's absolute path

@@ -32,7 +32,7 @@ from agent.db.queries import query, vector_text
 from agent.domain import dmn as rules
 from agent.domain.tables import need
 from agent.errors import ProviderError
-from agent.services.consolidation import get_state, set_state
+from agent.services.background.consolidation import get_state, set_state
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class Dmn:
     def __init__(self, settings: Settings, recorder: Any = None,
                  rng: random.Random | None = None) -> None:
         from agent.providers import factory
-        from agent.services.recall import build_recaller
+        from agent.services.memory.recall import build_recaller
 
         self.cfg = rules.DmnConfig.from_table(settings.idle)
         self.intent_cfg = settings.intentions

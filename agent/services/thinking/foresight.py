@@ -1,8 +1,8 @@
-"""Per turn: predictions (agent/services/predictions.py) and reasoning trails
-(agent/services/decisions.py), called by the loop (agent/services/cognition.py) for the
-user turn in `context` and for the agent's reply in `commit`. What it returns goes into
-the turn's metadata (`cogd chat --json`): predictions made and settled, decisions stored
-and outcomes linked."""
+"""Per turn: predictions (agent/services/thinking/predictions.py) and reasoning trails
+(agent/services/thinking/decisions.py), called by the loop
+(agent/services/conversation/cognition.py) for the user turn in `context` and for the
+agent's reply in `commit`. What it returns goes into the turn's metadata (`cogd chat
+--json`): predictions made and settled, decisions stored and outcomes linked."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import psycopg
 
 from agent.config import Settings
 from agent.db.queries import query
-from agent.services.decisions import DecisionTracker
-from agent.services.predictions import PredictionTracker
+from agent.services.thinking.decisions import DecisionTracker
+from agent.services.thinking.predictions import PredictionTracker
 
 
 class Foresight:

@@ -1,0 +1,2 @@
+"""Work done behind the conversation: consolidation and the idle default-mode network.
+"""

@@ -1,0 +1,3 @@
+"""One turn of the cognitive loop: cognition (context, reply, commit), rollover, emotion
+and grounded replies.
+"""

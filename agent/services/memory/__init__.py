@@ -1,0 +1,2 @@
+"""Memory itself: recall, indexing (embeddings and the lexicon), forgetting and claims.
+"""

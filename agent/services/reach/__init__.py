@@ -1,0 +1,3 @@
+"""What reaches the next conversation: the handoff, corrections, intentions, workflows and
+double takes.
+"""

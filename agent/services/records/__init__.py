@@ -1,0 +1,2 @@
+"""The rows every concern shares: turns, sessions and users, identity and goals.
+"""

@@ -1,0 +1,3 @@
+"""The thinking layer: foresight, predictions, decisions, cognitive models and principles,
+open problems and the self-model test.
+"""
