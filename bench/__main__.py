@@ -1,19 +1,22 @@
-"""Run cogd's benchmarks: `python -m bench all [--quick]` or `python -m bench <part> [args]`.
+"""Run cogd's benchmarks: `python -m bench all [--quick]` or `python -m bench <suite> [args]`.
 
     python -m bench all            # quality, speed, then loop and night when present
     python -m bench all --quick    # the same, smaller (a few minutes)
     python -m bench quality --turns 600
-    python -m bench <part> ...     # any bench/<part>.py with a main(): calibrate, providers...
+    python -m bench <suite> ...    # any suite of bench/suites: calibrate, providers...
+    python -m bench <suite> --help # its options
+    python -m bench synth|convo --out DIR ...   # write a generated corpus (bench/data)
 
-`all` runs each part in turn; a part whose module is missing or fails is recorded as such in
-the summary instead of stopping the run. It writes bench/results/summary-<date>.md and .json
-(summary-quick-<date> with --quick): the machine, each part's status and wall time, its
-headline numbers and its result files.
+`all` runs each suite in turn; a suite whose module is missing or fails is recorded as such
+in the summary instead of stopping the run. It writes bench/results/summary-<date>.md and
+.json (summary-quick-<date> with --quick): the machine, each suite's status and wall time,
+its headline numbers and its result files.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as dt
 import importlib
 import inspect
@@ -27,15 +30,26 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import RESULTS, machine, write_results
+from bench.data import GENERATORS
+from bench.suites import SUITES
 
 ALL = ("quality", "speed", "loop", "night")
+
+
+def module_name(part: str) -> str | None:
+    """The module that runs `python -m bench <part>`: a suite, or a corpus generator."""
+    if part in SUITES:
+        return f"bench.suites.{part}"
+    if part in GENERATORS:
+        return f"bench.data.{part}"
+    return None
 
 
 def call_main(module: Any, part: str, argv: list[str]) -> Any:
     """module.main(argv), or main() with sys.argv set when it takes no arguments."""
     main = module.main
     saved = sys.argv
-    sys.argv = [f"bench.{part}", *argv]
+    sys.argv = [f"python -m bench {part}", *argv]
     try:
         if inspect.signature(main).parameters:
             return main(argv)
@@ -48,18 +62,20 @@ def run_part(part: str, argv: list[str]) -> dict[str, Any]:
     """Run one part; never raises: {"status": ok | missing | failed, ...}."""
     started = time.time()
     out: dict[str, Any] = {"part": part, "argv": argv}
+    name = module_name(part) or f"bench.suites.{part}"
+    path = name.replace(".", "/") + ".py"
     try:
-        module = importlib.import_module(f"bench.{part}")
+        module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name != f"bench.{part}":
+        if exc.name != name:
             return {**out, "status": "failed", "error": f"import: {exc}", "wall_s": 0.0}
-        return {**out, "status": "missing", "error": f"no module bench/{part}.py",
+        return {**out, "status": "missing", "error": f"no module {path}",
                 "wall_s": 0.0}
     except Exception as exc:
         return {**out, "status": "failed", "error": f"import: {type(exc).__name__}: {exc}",
                 "wall_s": 0.0}
     if not hasattr(module, "main"):
-        return {**out, "status": "failed", "error": f"bench/{part}.py has no main()",
+        return {**out, "status": "failed", "error": f"{path} has no main()",
                 "wall_s": 0.0}
     quick = "--quick" in argv
     kept = _full_results(part) if quick else {}
@@ -137,7 +153,7 @@ def _headline(module: Any, part: str, data: Any) -> Any:
 
 
 def loop_headline(data: dict[str, Any]) -> dict[str, Any]:
-    """bench/loop.py: per scale, turn write and recall p50/p95 and the pipeline/bare ratio."""
+    """bench/suites/loop.py: per scale, turn write and recall p50/p95, the pipeline/bare ratio."""
     out = {}
     for s in data["scales"]:
         w, r = s["turn_write"], s["recall"]
@@ -150,7 +166,7 @@ def loop_headline(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def night_headline(data: dict[str, Any]) -> dict[str, Any]:
-    """bench/night.py: turns/min through every stage (its known keys, else generic)."""
+    """bench/suites/night.py: turns/min through every stage (its known keys, else generic)."""
     keys = ("turns_per_min", "night_seconds", "turns", "llm", "import_turns_per_min")
     out = {k: data[k] for k in keys if k in data}
     return out or generic_headline(data) or {}
@@ -256,10 +272,22 @@ def run_all(quick: bool, parts: tuple[str, ...] = ALL) -> dict[str, Any]:
     return data
 
 
+def listing() -> str:
+    """Each suite and corpus generator with its docstring's first line (read, not imported)."""
+    lines = []
+    for title, package, names in (("suites", "suites", SUITES), ("corpora", "data", GENERATORS)):
+        lines += ["", f"{title}:"]
+        for part in names:
+            source = (Path(__file__).parent / package / f"{part}.py").read_text()
+            doc = ast.get_docstring(ast.parse(source)) or ""
+            lines.append(f"    {part:<18} {doc.splitlines()[0] if doc else ''}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
-        print(__doc__)
+        print(__doc__ + listing())
         return 0
     part, rest = args[0], args[1:]
     if part == "all":
@@ -268,13 +296,12 @@ def main(argv: list[str] | None = None) -> int:
         ns = parser.parse_args(rest)
         data = run_all(ns.quick)
         return 0 if all(p["status"] != "failed" for p in data["parts"]) else 1
-    if not (Path(__file__).parent / f"{part}.py").is_file():
-        print(f"no benchmark named {part!r}; parts: all, "
-              + ", ".join(sorted(p.stem for p in Path(__file__).parent.glob("*.py")
-                                 if not p.stem.startswith("_") and p.stem != "common")),
-              file=sys.stderr)
+    name = module_name(part)
+    if name is None:
+        print(f"no benchmark named {part!r}; suites: all, {', '.join(sorted(SUITES))}; "
+              f"corpora: {', '.join(GENERATORS)}", file=sys.stderr)
         return 2
-    call_main(importlib.import_module(f"bench.{part}"), part, rest)
+    call_main(importlib.import_module(name), part, rest)
     return 0
 
 

@@ -18,7 +18,7 @@ from mcp.types import TextResourceContents
 from agent.commands.serve import MAX_BODY_BYTES
 from agent.config import Settings
 from agent.services.access.memory_api import MemoryAPI
-from bench.body_limit import MIB, chunked_upload
+from bench.suites.body_limit import MIB, chunked_upload
 from night_cycle.progress import NullProgress
 from night_cycle.runner import NightCycle
 from tests.acceptance.test_cli import COGD, assert_clean_error, run

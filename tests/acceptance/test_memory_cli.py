@@ -151,7 +151,7 @@ def test_recall_needs_a_query(db_url: str, tmp_path: Path) -> None:
 def test_recall_finds_old_facts_and_says_no_match_for_the_never_said(
     db_url: str, tmp_path: Path
 ) -> None:
-    from bench.synth import generate
+    from bench.data.synth import generate
 
     corpus = generate(n_turns=600, seed=7)
     src = tmp_path / "turns.jsonl"

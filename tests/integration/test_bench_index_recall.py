@@ -13,8 +13,8 @@ import pytest
 
 from agent.db.queries import vector_text
 from agent.providers.local import LocalEmbedder, minilm_onnx_path
-from bench import index_recall_real as ir
-from bench import loop
+from bench.suites import index_recall_real as ir
+from bench.suites import loop
 
 
 def test_its_model_is_the_local_embedder() -> None:

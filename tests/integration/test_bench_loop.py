@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench import common
-from bench import loop as L
+from bench.suites import loop as L
 
 
 def assert_measured(stat: dict[str, float], n: int, report: str) -> None:

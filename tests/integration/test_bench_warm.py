@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench import common
-from bench import loop as L
-from bench import warm as W
+from bench.suites import loop as L
+from bench.suites import warm as W
 
 
 def assert_numbers(stat: dict[str, float], n: int) -> None:

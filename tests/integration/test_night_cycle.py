@@ -22,7 +22,7 @@ from agent.errors import AlreadyRunning, InputError
 from agent.services.access.importer import Importer, ImportReport, read_lines
 from agent.services.records.sessions import ensure_user
 from agent.services.records.turns import TurnWriter
-from bench.synth import generate
+from bench.data.synth import generate
 from night_cycle.progress import NullProgress
 from night_cycle.runner import NightCycle, NightCycleStopped
 from tests.conftest import _with_db, create_db, drop_db

@@ -272,7 +272,7 @@ def test_the_memories_dense_list_is_planned_for_each_recall(
     (an exact search through the user index, where a user has most rows). The other lists
     become prepared statements as before (psycopg prepares a query run 5 times)."""
     from agent.services.memory.recall import build_recaller
-    from bench.loop import _as_sent
+    from bench.suites.loop import _as_sent
 
     users, _, _ = _load(conn, int(settings.embedding.universal_dim))
     recaller = build_recaller(settings)

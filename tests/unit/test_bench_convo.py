@@ -18,8 +18,8 @@ import pytest
 
 from agent.config import load_settings
 from agent.domain.recall import RecallConfig
-from bench import quality_convo
-from bench.convo import CATEGORIES, ConvoCorpus, Turn, generate, main, relative_phrase
+from bench.data.convo import CATEGORIES, ConvoCorpus, Turn, generate, main, relative_phrase
+from bench.suites import quality_convo
 
 TURN_KEYS = ["user", "session", "speaker", "role", "content", "timestamp", "external_id"]
 ANSWERABLE = [c for c in CATEGORIES if c != "never_said"]

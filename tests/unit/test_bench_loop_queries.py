@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import loop as L
+from bench.suites import loop as L
 
 
 def test_the_first_pass_asks_none_of_the_measured_questions() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench import loop
+from bench.suites import loop
 
 
 class ScriptedWatch(loop.CpuWatch):

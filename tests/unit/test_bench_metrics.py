@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from agent.domain import lexical
-from bench import quality, speed
 from bench.__main__ import generic_headline, loop_headline, run_part
-from bench.quality import (
+from bench.suites import quality, speed
+from bench.suites.quality import (
     BM25,
     all_rank,
     first_rank,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import realtalk
-from bench.quality_realtalk import _strip, aggregate, markdown
+from bench.data import realtalk
+from bench.suites.quality_realtalk import _strip, aggregate, markdown
 
 
 def _msg(speaker: str, text: str, when: str, dia: str) -> dict[str, object]:

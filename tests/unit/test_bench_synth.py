@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.synth import CATEGORIES, Corpus, Turn, generate, main
+from bench.data.synth import CATEGORIES, Corpus, Turn, generate, main
 
 ANSWERABLE = ("planted", "paraphrase", "updated", "temporal", "multi_hop")
 TURN_KEYS = ["session", "speaker", "role", "content", "timestamp", "external_id"]

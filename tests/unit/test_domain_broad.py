@@ -9,7 +9,7 @@ import pytest
 from agent.config import load_settings
 from agent.domain import broad, timeref
 from agent.domain.night_raptor import node_id
-from bench import convo, synth
+from bench.data import convo, synth
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 

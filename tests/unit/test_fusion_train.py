@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from agent.domain import fusion
-from bench.fusion_train import fit, weigh
+from bench.suites.fusion_train import fit, weigh
 
 
 def _question(corpus: str, n: int, marks: int, decoy: int) -> dict[str, object]:

@@ -1,6 +1,6 @@
 """Retrieval quality on REALTALK's real conversations: cogd vs the same baselines as convo.
 
-    python -m bench.quality --corpus realtalk --data DIR [--split heldout|dev|all]
+    python -m bench quality --corpus realtalk --data DIR [--split heldout|dev|all]
 
 DIR holds REALTALK's Chat_*.json files (or set COGD_REALTALK_DIR; bench/realtalk.py says
 where to get them: they are evaluation data only and never copied into this repository).
@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import machine, write_results
-from bench.quality import _pct, summarise
-from bench.quality_convo import (
+from bench.data.realtalk import CATEGORIES, DEV, HELD_OUT, SLICES, describe, load
+from bench.suites.quality import _pct, summarise
+from bench.suites.quality_convo import (
     BASELINES,
     _Lines,
     compare,
@@ -42,7 +43,6 @@ from bench.quality_convo import (
     label,
     run_systems,
 )
-from bench.realtalk import CATEGORIES, DEV, HELD_OUT, SLICES, describe, load
 
 SPLITS = {"heldout": HELD_OUT, "dev": DEV, "all": DEV + HELD_OUT}
 ROLE = {"heldout": "held out: never tuned on", "dev": "dev: parameters are chosen here",
@@ -94,7 +94,7 @@ def markdown(data: dict[str, Any]) -> str:
     split = data["split"]
     lines = [
         f"# Retrieval quality on REALTALK's real conversations ({split}), {data['date']}", "",
-        f"`python -m bench.quality --corpus realtalk --data DIR --split {split}` on "
+        f"`python -m bench quality --corpus realtalk --data DIR --split {split}` on "
         f"{m['cpus']} CPUs ({m['processor']}), Python {m['python']}; wall time "
         f"{data['wall_s']} s. Data: REALTALK (Lee, Maharana, Pujara, Ren, Barbieri, "
         "\"REALTALK: A 21-Day Real-World Dataset for Long-Term Conversation\", arXiv "
@@ -142,9 +142,9 @@ def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def run(data_dir: str | None, split: str, db_dir: str | None = None) -> dict[str, Any]:
-    from bench.calibrate import import_corpus
     from bench.common import scratch_database
-    from bench.recall_pools import kept_database
+    from bench.suites.calibrate import import_corpus
+    from bench.suites.recall_pools import kept_database
 
     started = time.perf_counter()
     corpus = load(data_dir, SPLITS[split])

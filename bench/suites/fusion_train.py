@@ -1,8 +1,8 @@
 """Fit recall's learned fusion (issue 39 item 2) on REALTALK's dev pools, offline, in seconds.
 
-    python -m bench.recall_pools --data DIR --split dev          # once: the pools file
-    python -m bench.fusion_train --pools /tmp/cogd-realtalk-dev-pools.jsonl --cv   # choose
-    python -m bench.fusion_train --pools /tmp/cogd-realtalk-dev-pools.jsonl \\
+    python -m bench recall_pools --data DIR --split dev          # once: the pools file
+    python -m bench fusion_train --pools /tmp/cogd-realtalk-dev-pools.jsonl --cv   # choose
+    python -m bench fusion_train --pools /tmp/cogd-realtalk-dev-pools.jsonl \\
         --loss listwise --l2 1.0 --write agent/models/recall_fusion.json             # ship
 
 Reads the candidate pools bench/recall_pools.py dumped (every question's candidates as
@@ -357,12 +357,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.write:
         w, b = fit(questions, args.loss, args.l2, mask)
         corpora = sorted({q["corpus"] for q in questions})
-        pools_doc = {"realtalk": "python -m bench.recall_pools --data DIR --split dev "
+        pools_doc = {"realtalk": "python -m bench recall_pools --data DIR --split dev "
                                  "(REALTALK Chat_1-5)",
-                     "synth": "python -m bench.recall_pools --corpus synth --seed 7",
-                     "convo": "python -m bench.recall_pools --corpus convo --seed 7"}
+                     "synth": "python -m bench recall_pools --corpus synth --seed 7",
+                     "convo": "python -m bench recall_pools --corpus convo --seed 7"}
         meta = {"trained": {
-            "command": "python -m bench.fusion_train --pools " + " ".join(args.pools)
+            "command": "python -m bench fusion_train --pools " + " ".join(args.pools)
                        + f" --weighting {args.weighting} --loss {args.loss} --l2 {args.l2}"
                        + (f" --drop {args.drop}" if drop else "") + f" --write {args.write}",
             "pools": "; ".join(pools_doc.get(c, c) for c in corpora),

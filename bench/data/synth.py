@@ -1,6 +1,6 @@
 """Synthetic long-conversation benchmark: planted facts in filler, with graded questions.
 
-    python -m bench.synth --turns 2000 --seed 7 --out DIR
+    python -m bench synth --turns 2000 --seed 7 --out DIR
 
 Writes DIR/turns.jsonl (one `cogd import` line per turn) and DIR/questions.jsonl. Pure stdlib
 and deterministic: the same arguments give byte-identical files.
@@ -855,7 +855,7 @@ def generate(n_turns: int = 2000, seed: int = 7, start: str = "2026-09-01T09:00:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.synth",
+    ap = argparse.ArgumentParser(prog="python -m bench synth",
                                  description="Synthetic long-conversation memory benchmark.")
     ap.add_argument("--turns", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=7)

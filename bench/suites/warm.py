@@ -1,8 +1,8 @@
 """Recall right after a server restart, with and without cogd's recall warm-up.
 
-    python -m bench.warm DATA_DIR [--searches 0,200] [--rounds 2] [--seed 11]
+    python -m bench warm DATA_DIR [--searches 0,200] [--rounds 2] [--seed 11]
 
-DATA_DIR is a database bench.loop kept (`python -m bench.loop ... --keep`; it prints no
+DATA_DIR is a database bench.loop kept (`python -m bench loop ... --keep`; it prints no
 path: the kept dir is /tmp/cogd-bench-*). For each round, for each --searches value: stop
 the embedded server, start it again (shared_buffers empty; the OS page cache keeps what it
 holds), run agent/services/memory/recall.py's `warm` with that many searches (0: none), then
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import machine, write_results
-from bench.loop import (
+from bench.suites.loop import (
     BUSY_CORES,
     FIRST_PASS_SEED,
     STEAL_CORES,
@@ -96,7 +96,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [
         f"# Recall after a restart, with and without the warm-up, {data['date']}",
         "",
-        f"`python -m bench.warm` (seed {data['seed']}) on {m['cpus']} CPUs "
+        f"`python -m bench warm` (seed {data['seed']}) on {m['cpus']} CPUs "
         f"({m['processor']}), Python {m['python']}; a database bench.loop kept "
         f"(about {data['runs'][0]['memories']:,} memories, the planner's count; recall at "
         f"hnsw.ef_search "

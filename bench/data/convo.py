@@ -1,6 +1,6 @@
 """Multi-speaker dated conversations with graded questions (a LoCoMo-shaped dev benchmark).
 
-    python -m bench.convo --seed 7 --out DIR   # seed 7: dev / tuning; seed 11: held out
+    python -m bench convo --seed 7 --out DIR   # seed 7: dev / tuning; seed 11: held out
 
 Writes DIR/turns.jsonl (one `cogd import` line per turn) and DIR/questions.jsonl. Stdlib only
 and deterministic: the same arguments give byte-identical files.
@@ -38,7 +38,7 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from bench import convo_pools as pools
+from bench.data import convo_pools as pools
 
 CATEGORIES = ("single_hop", "multi_hop", "temporal", "inference", "adversarial", "updated",
               "never_said")

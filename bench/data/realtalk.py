@@ -41,7 +41,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.convo import Conversation, ConvoCorpus, Question, Turn
+from bench.data.convo import Conversation, ConvoCorpus, Question, Turn
 
 ENV = "COGD_REALTALK_DIR"
 CATEGORY_NAMES = {1: "fact", 2: "date", 3: "inference"}

@@ -1,6 +1,6 @@
 """Local provider figures: embedder throughput and latency, local LLM load time and tokens/s.
 
-    python -m bench.providers [--quick]
+    python -m bench providers [--quick]
 
 Writes bench/results/providers-<date>.md and .json and prints a summary.
 """

@@ -1,9 +1,9 @@
 """Choose the recall pipeline's fusion weights on the dev seed of bench/convo.py.
 
-    python -m bench.tune [--seed 7] [--quick]
+    python -m bench tune [--seed 7] [--quick]
 
 Never run it on the held-out seed (11) or on a public benchmark: the report's seed is
-chosen here and checked there (`python -m bench.quality --corpus convo --seed 11`).
+chosen here and checked there (`python -m bench quality --corpus convo --seed 11`).
 
 Imports the conversations once, then coordinate descent: for each field of GRID in turn,
 every value is tried with the others held at the best so far; a value is kept when it
@@ -41,7 +41,7 @@ MAX_CATEGORY_DROP = 0.02
 
 def evaluate(recaller: Any, conn: Any, corpus: Any, users: dict[str, Any]) -> dict[str, Any]:
     """cogd alone over every question: answerable R@10, MRR, R@10 per category."""
-    from bench.quality import first_rank, mrr, recall_at
+    from bench.suites.quality import first_rank, mrr, recall_at
 
     per_cat: dict[str, list[int | None]] = {}
     for q in corpus.questions:
@@ -68,10 +68,10 @@ def run(seed: int, quick: bool, grid: dict[str, tuple[Any, ...]] = GRID) -> dict
 
     from agent.db.connect import connect
     from agent.services.memory.recall import build_recaller
-    from bench.calibrate import import_corpus
     from bench.common import scratch_database
-    from bench.convo import generate
-    from bench.quality_convo import _Lines
+    from bench.data.convo import generate
+    from bench.suites.calibrate import import_corpus
+    from bench.suites.quality_convo import _Lines
 
     started = time.perf_counter()
     corpus = generate(3 if quick else 10, seed=seed)
@@ -111,7 +111,7 @@ def run(seed: int, quick: bool, grid: dict[str, tuple[Any, ...]] = GRID) -> dict
 
 def markdown(data: dict[str, Any]) -> str:
     lines = [f"# Recall weights chosen on the dev seed, {data['date']}", "",
-             f"`python -m bench.tune --seed {data['seed']}{' --quick' if data['quick'] else ''}`"
+             f"`python -m bench tune --seed {data['seed']}{' --quick' if data['quick'] else ''}`"
              f" on {data['machine']['cpus']} CPUs; {data['turns']} turns; wall "
              f"{data['wall_s']} s. Coordinate descent over GRID (bench/tune.py); a value is "
              f"kept when answerable R@10 rises (ties: MRR) and no category's R@10 drops by "

@@ -1,10 +1,10 @@
 """Index recall of memories' HNSW index at up to 1M memories, every vector a real embedding.
 
-    python -m bench.index_recall_real prepare DIR [--seeds 7,11]
-    python bench/index_recall_real.py measure DIR --seed 11 [--stages 100000,1000000]
+    python -m bench index_recall_real prepare DIR [--seeds 7,11]
+    python bench/suites/index_recall_real.py measure DIR --seed 11 [--stages 100000,1000000]
         [--ef 40,100,200,400,800] [--build 16:256] [--variants 24:128,16:256:halfvec]
         [--backend torch|numpy|onnx] [--out OUT]
-    python -m bench.index_recall_real report OUT_A/result.json OUT_B/result.json
+    python -m bench index_recall_real report OUT_A/result.json OUT_B/result.json
 
 bench.loop measures recall latency at 1M memories, but embeds only the first 10,000 (or
 100,000 with --real) with the local model: 1M embeddings take ~70 minutes on 2 cores. Past
@@ -69,10 +69,10 @@ from typing import Any
 import numpy as np
 
 if __package__ in (None, ""):  # run as a file on a machine without cogd installed
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench import loop as L  # stdlib and numpy only at import
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.suites import loop as L  # stdlib and numpy only at import
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOKENIZER = ROOT / "agent" / "models" / "minilm-tokenizer.json"
 DIM, HEADS, LAYERS = 384, 12, 6
 PART = 20_000  # memories embedded per kept part (measure)
@@ -581,7 +581,7 @@ def report(paths: list[Path]) -> None:
 
     runs = [json.loads(p.read_text()) for p in paths]
     lines = ["# HNSW index recall on real embeddings, up to 1M memories", "",
-             "`python -m bench.index_recall_real` (see its docstring): bench.loop's memories "
+             "`python -m bench index_recall_real` (see its docstring): bench.loop's memories "
              "for the seed, every one embedded with the local model's weights (checked "
              "against the local embedder), bench.loop's 100 index-recall queries and its "
              "user mix; the index each row names (a full-precision `vector` index unless it "

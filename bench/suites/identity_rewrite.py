@@ -1,6 +1,6 @@
 """Hit rate of the identity-rewrite detector (issue 19): the old English regex vs the lexicon.
 
-    python -m bench.identity_rewrite
+    python -m bench identity_rewrite
 
 Reads tests/data/prompt_injection.txt (36 injection lines, all positives), the dev set the
 lexicon was tuned on (tests/data/identity_rewrite_dev.txt) and the held-out set written and
@@ -13,6 +13,7 @@ Writes bench/results/identity-rewrite-<date>.md and .json.
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import re
 from collections import Counter
@@ -23,7 +24,7 @@ from typing import Any
 from agent.domain.gates import detects_identity_rewrite, identity_rewrite_match
 from bench.common import machine, write_results
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 CORPUS = DATA / "prompt_injection.txt"
 DEV = DATA / "identity_rewrite_dev.txt"
 HELDOUT = DATA / "identity_rewrite_heldout.txt"
@@ -115,7 +116,7 @@ def _frac(a: int, b: int) -> str:
 def markdown(data: dict[str, Any]) -> str:
     lines = [
         f"# Identity-rewrite detector, {data['date']}", "",
-        "`python -m bench.identity_rewrite`, Python "
+        "`python -m bench identity_rewrite`, Python "
         f"{data['machine']['python']}. Old: the English regex before issue 19. New: "
         "`agent.domain.gates.detects_identity_rewrite` (lexicon rules in en, de, fr, es, it, "
         "pt, nl, ru, zh, ja, plus ko and ar lines; folded text; SQL/JSON/tool-call rules; "
@@ -162,7 +163,10 @@ def markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(prog="python -m bench identity_rewrite", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter
+                            ).parse_args(argv)
     data = run()
     write_results("identity-rewrite", data, markdown(data))
 

@@ -1,6 +1,6 @@
 """Recall through the HTTP API next to recall in-process, in one run (issue 16).
 
-    python -m bench.api [--memories 10000] [--queries 200] [--cache DIR] [--quick]
+    python -m bench api [--memories 10000] [--queries 200] [--cache DIR] [--quick]
 
 Offline, in a throwaway embedded Postgres (bench/common.py): `memories` holds N
 synthetic sentences with real embeddings (bench/loop.py's load: every 10th row another
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import machine, scratch_database, write_results
-from bench.loop import stats
+from bench.suites.loop import stats
 
 WARMUP = 5
 
@@ -50,7 +50,7 @@ def run(n_memories: int, n_queries: int, cache: Path | None, seed: int = 7) -> d
     from agent.services.access.tokens import create
     from agent.services.memory.recall import build_recaller
     from agent.services.records.sessions import ensure_user
-    from bench import loop
+    from bench.suites import loop
 
     started = time.perf_counter()
     texts = loop.memory_sentences(n_memories, seed)
@@ -153,7 +153,7 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.api", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bench api", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)

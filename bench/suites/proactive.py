@@ -1,6 +1,6 @@
 """Proactive recall latency: from a user turn's commit to its proactive_recall thought.
 
-    python -m bench.proactive [--turns 40] [--seed 7]
+    python -m bench proactive [--turns 40] [--seed 7]
 
 In a throwaway embedded database: one "old" session remembers --turns facts ("I keep my
 <thing> in the <place>.", through `introspect.remember`, the /remember path). An idle worker
@@ -166,7 +166,7 @@ def markdown(data: dict[str, Any]) -> str:
     m, lat, w = data["machine"], data["commit_to_thought_ms"], data["write_turn_ms"]
     return "\n".join([
         f"# Proactive recall latency, {data['date']}", "",
-        f"`python -m bench.proactive --turns {data['turns']} --seed {data['seed']}` on "
+        f"`python -m bench proactive --turns {data['turns']} --seed {data['seed']}` on "
         f"{m['cpus']} CPUs ({m['processor']}), Python {m['python']}, {m['platform']}; wall "
         f"time {data['wall_s']} s. Embedded Postgres; the idle worker in a thread of the same "
         "process (real LISTEN loop; heuristic LLM roles, local embedder).", "",

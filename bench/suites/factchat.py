@@ -1,6 +1,6 @@
 """The fact-recall chat check (issue 40): does the default model answer from memory?
 
-    python -m bench.factchat [--set dev|heldout|heldout2] [--hog]
+    python -m bench factchat [--set dev|heldout|heldout2] [--hog]
                              [--model PATH.gguf | --profile NAME]
                              [--no-grounded] [--label TEXT] [--note TEXT]
 
@@ -374,7 +374,7 @@ def report(data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.factchat", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bench factchat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", choices=sorted(SETS), default="dev",
                         help="the questions: dev (the grounded-reply thresholds were chosen "
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         base = args.model.stem if args.model else (args.profile or "bundled")
         args.label = base + ("-model-only" if args.no_grounded else "") + (
             "" if args.set == "dev" else f"-{args.set}") + ("-hog" if args.hog else "")
-    args.command = " ".join(["python -m bench.factchat", *(
+    args.command = " ".join(["python -m bench factchat", *(
         sys.argv[1:] if argv is None else argv)])
     data = run(args)
     write_results(f"factchat-{args.label}", data, report(data))

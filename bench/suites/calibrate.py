@@ -1,6 +1,6 @@
 """Calibrate the recall verdict (strong_match / weak_match / no_match) on cogd's own benchmark.
 
-    python -m bench.calibrate [--turns 2000] [--seed 7] [--quick]
+    python -m bench calibrate [--turns 2000] [--seed 7] [--quick]
 
 Generates the synthetic long conversation of bench/synth.py, imports it through
 the live write path into a throwaway embedded database, runs every question
@@ -152,7 +152,7 @@ def markdown(data: dict[str, Any]) -> str:
     c = data["chosen"]
     lines = [
         f"# Recall verdict calibration, {data['date']}", "",
-        f"`python -m bench.calibrate --turns {data['turns']} --seed {data['seed']}` on "
+        f"`python -m bench calibrate --turns {data['turns']} --seed {data['seed']}` on "
         f"{data['machine']['cpus']} CPUs, Python {data['machine']['python']}. Corpus: "
         f"{data['import']['inserted']} turns imported in {data['import']['seconds']} s "
         f"through the live write path; {data['questions']} questions; top {data['k']} items.",
@@ -186,7 +186,7 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from bench.synth import generate
+    from bench.data.synth import generate
 
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -2,7 +2,7 @@
 the prompt: handoff, corrections, intentions, emotion, double takes, workflows, principles,
 predictions and decisions) and the whole turn (context, then respond and commit).
 
-    python -m bench.turn [--turns 600] [--questions 40] [--seed 7]
+    python -m bench turn [--turns 600] [--questions 40] [--seed 7]
 
 A throwaway embedded database holding bench/synth.py's conversation (imported through
 the live write path), then the corpus's questions asked in one new session, one turn at a
@@ -22,9 +22,9 @@ import datetime as dt
 import time
 from typing import Any
 
-from bench.calibrate import import_corpus
 from bench.common import machine, percentile, scratch_database, write_results
-from bench.synth import generate
+from bench.data.synth import generate
+from bench.suites.calibrate import import_corpus
 
 
 def run(turns: int, questions: int, seed: int) -> dict[str, Any]:
@@ -63,7 +63,7 @@ def run(turns: int, questions: int, seed: int) -> dict[str, Any]:
 def report(d: dict[str, Any]) -> str:
     m = d["machine"]
     lines = [f"# One loop turn's cost, {d['date']}", "",
-             f"`python -m bench.turn --turns {d['turns']} --seed {d['seed']}` on {m['cpus']} "
+             f"`python -m bench turn --turns {d['turns']} --seed {d['seed']}` on {m['cpus']} "
              f"CPUs ({m['processor']}), Python {m['python']}; wall time {d['wall_s']} s. "
              f"{d['turns']} synthetic turns imported, then the questions asked in one new "
              "session with the heuristic System 1/2 (the first turn not counted).", "",

@@ -1,6 +1,6 @@
 """Speed: NOTIFY latency, recall latency with and without rerank, pipeline/bare ratio, RSS.
 
-    python -m bench.speed [--turns 2000] [--seed 7] [--quick] [--rss-seconds 20]
+    python -m bench speed [--turns 2000] [--seed 7] [--quick] [--rss-seconds 20]
 
 In a throwaway embedded database holding the synthetic conversation of bench/synth.py
 (imported through the live write path; 600 turns with --quick):
@@ -388,9 +388,9 @@ def _llm_calls(conn: Any) -> dict[str, Any]:
 
 def run(turns: int, seed: int, quick: bool, rss_seconds: float,
         rss_max_seconds: float) -> dict[str, Any]:
-    from bench.calibrate import import_corpus
     from bench.common import scratch_database
-    from bench.synth import generate
+    from bench.data.synth import generate
+    from bench.suites.calibrate import import_corpus
 
     started = time.perf_counter()
     corpus = generate(n_turns=turns, seed=seed)
@@ -441,7 +441,7 @@ def _pp(s: dict[str, Any]) -> str:
 def markdown(data: dict[str, Any]) -> str:
     m, r, nt, rss = data["machine"], data["recall"], data["notify"], data["rss"]
     st = data["storage"]
-    cmd = "python -m bench.speed" + (" --quick" if data["quick"] else
+    cmd = "python -m bench speed" + (" --quick" if data["quick"] else
                                     f" --turns {data['turns']}") + f" --seed {data['seed']}"
     rerank = (f"{_pp(r['pipeline_rerank'])} ms (ratio to bare {r['rerank_ratio_p50']} / "
               f"{r['rerank_ratio_p95']})" if r["rerank_available"]

@@ -1,6 +1,6 @@
 """Retrieval quality on bench/convo.py's dated two-speaker conversations: cogd vs baselines.
 
-    python -m bench.quality --corpus convo [--seed 7] [--quick]   # seed 11: held-out report
+    python -m bench quality --corpus convo [--seed 7] [--quick]   # seed 11: held-out report
 
 Generates the conversations of bench/convo.py (10, or 3 with --quick), imports their turns
 through the live write path into a throwaway embedded database
@@ -39,8 +39,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.common import machine, write_results
-from bench.convo import CATEGORIES, ConvoCorpus, Turn, generate
-from bench.quality import (
+from bench.data.convo import CATEGORIES, ConvoCorpus, Turn, generate
+from bench.suites.quality import (
     BM25,
     DEPTH,
     K_LIST,
@@ -291,7 +291,7 @@ def markdown(data: dict[str, Any]) -> str:
     answer_cats = [c for c in cats if c not in NEVER]
     head = "| category | n | " + " | ".join(label(x) for x in names) + " |"
     rule = "| --- | --- | " + " | ".join("---" for _ in names) + " |"
-    cmd = f"python -m bench.quality --corpus convo --seed {data['seed']}" + (
+    cmd = f"python -m bench quality --corpus convo --seed {data['seed']}" + (
         " --quick" if data["quick"] else "")
     lines = [
         f"# Retrieval quality on dated two-speaker conversations, {data['date']}", "",
@@ -376,8 +376,8 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def run(seed: int, quick: bool) -> dict[str, Any]:
-    from bench.calibrate import import_corpus
     from bench.common import scratch_database
+    from bench.suites.calibrate import import_corpus
 
     started = time.perf_counter()
     corpus = generate(QUICK_CONVERSATIONS if quick else 10, seed=seed)

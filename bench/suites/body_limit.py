@@ -1,7 +1,7 @@
 """A chunked upload over `cogd serve`'s body limit: how much the client got to send
 before it was refused, and how much the server's memory grew (issue 38, finding 4).
 
-    python -m bench.body_limit [--mib 300] [--route /v1/recall --route /v1/import]
+    python -m bench body_limit [--mib 300] [--route /v1/recall --route /v1/import]
 
 Offline, in a throwaway embedded Postgres (bench/common.py): `cogd serve` runs as its
 own process and one bearer token is made. For each route, a raw socket sends a POST with
@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.api import _wait, start_serve
 from bench.common import machine, scratch_database, write_results
+from bench.suites.api import _wait, start_serve
 
 MIB = 1 << 20
 
@@ -154,7 +154,7 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.body_limit", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m bench body_limit", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mib", type=int, default=300, help="the upload's size")
     parser.add_argument("--route", action="append", default=None,

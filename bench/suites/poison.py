@@ -1,6 +1,6 @@
 """One huge message through the real loop worker (issue 38, finding 3).
 
-    python -m bench.poison [--size-mb 1.0] [--timeout 600]
+    python -m bench poison [--size-mb 1.0] [--timeout 600]
 
 Offline, in a throwaway embedded Postgres (bench/common.py), with a real `cogd loop`
 process (every LLM role `heuristic`: the turn's own steps are measured, not a model):
@@ -276,7 +276,7 @@ def markdown(data: dict[str, Any]) -> str:
     loop = data["loop"]
     lines = [
         f"# One huge message through the real loop ({data['date']})", "",
-        f"`python -m bench.poison --size-mb {data['size_mb']}`; commit {data['commit']}; "
+        f"`python -m bench poison --size-mb {data['size_mb']}`; commit {data['commit']}; "
         f"{data['machine']['cpus']} CPUs. **The machine was shared**: other engineers ran "
         f"test suites on it meanwhile (1-minute load average {data['load_start']} at the "
         "start; each phase's load is in the JSON), so the times are upper bounds of "

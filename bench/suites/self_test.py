@@ -1,6 +1,6 @@
 """The self-model prediction test (seed 003's measurable proxy) on a throwaway database.
 
-    python -m bench.self_test [--llm local|heuristic] [--scenarios N]
+    python -m bench self_test [--llm local|heuristic] [--scenarios N]
 
 A fresh embedded database (identity: the bootstrap boundaries only, no goals), the
 built-in scenarios (agent/data/self_test_scenarios.json) through `SelfTest.run`, the same
@@ -45,7 +45,7 @@ def markdown(d: dict[str, Any]) -> str:
             f"{'yes' if i['agreed'] else 'no'} | {i['run_read_by']} |" for i in d["items"]]
     return "\n".join([
         f"# Self-model prediction test, {d['date']}", "",
-        f"`python -m bench.self_test --llm {d['llm']}` on {m['cpus']} CPUs ({m['processor']}), "
+        f"`python -m bench self_test --llm {d['llm']}` on {m['cpus']} CPUs ({m['processor']}), "
         f"Python {m['python']}; wall time {d['wall_s']} s. A fresh embedded database: the "
         "identity is the bootstrap boundaries only, no goals.", "",
         f"**Agreement: {d['agreed']} of {d['scenarios']} ({d['agreement']:.0%})**; "

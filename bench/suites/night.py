@@ -1,8 +1,8 @@
 """Night-cycle throughput: turns per minute through every stage (the nine of seed 001 and
 the overnight thinking), offline.
 
-    python -m bench.night            # 10,000 turns (the issue #6 figure)
-    python -m bench.night --quick    # 2,000 turns
+    python -m bench night            # 10,000 turns (the issue #6 figure)
+    python -m bench night --quick    # 2,000 turns
 
 A throwaway embedded Postgres and cortex; bench.synth's conversation (three users:
 normal, meso, elder), imported through the live write path (timed apart), then one
@@ -30,7 +30,7 @@ STAGE_NAMES = {"1": "flux detection", "2": "block formation", "3": "salience",
 
 
 def corpus(turns: int, days: int, now: dt.datetime) -> str:
-    from bench.synth import generate
+    from bench.data.synth import generate
 
     start = now - dt.timedelta(days=days) + dt.timedelta(hours=2)
     out = io.StringIO()
@@ -106,7 +106,7 @@ def markdown(d: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.night", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m bench night", description=__doc__)
     ap.add_argument("--quick", action="store_true", help="2,000 turns instead of 10,000")
     ap.add_argument("--turns", type=int, default=None)
     ap.add_argument("--days", type=int, default=None)

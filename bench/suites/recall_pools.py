@@ -1,9 +1,9 @@
 """Recall's candidate pools on REALTALK, dumped once per split, for fitting the learned fusion
 offline (issue 39 item 2; agent/domain/fusion.py, bench/fusion_train.py).
 
-    python -m bench.recall_pools --data DIR --split dev [--db DIR] [--out FILE]
-    python -m bench.recall_pools --corpus synth --seed 7    # bench.quality --quick's corpus
-    python -m bench.recall_pools --corpus convo --seed 7    # bench.quality --corpus convo --quick
+    python -m bench recall_pools --data DIR --split dev [--db DIR] [--out FILE]
+    python -m bench recall_pools --corpus synth --seed 7    # bench.quality --quick's corpus
+    python -m bench recall_pools --corpus convo --seed 7    # bench.quality --corpus convo --quick
 
 `--corpus synth|convo` dumps the synthetic corpora bench.quality generates (the quick sizes:
 600 synthetic turns; QUICK_CONVERSATIONS conversations), imported into a kept database
@@ -50,8 +50,8 @@ def kept_database(db_dir: Path, corpus: Any,
     from agent.db.connect import resolve
     from agent.db.embedded import stop_server
     from agent.db.migrate import upgrade
-    from bench.calibrate import import_corpus
-    from bench.quality_convo import _Lines
+    from bench.suites.calibrate import import_corpus
+    from bench.suites.quality_convo import _Lines
 
     db_dir.mkdir(parents=True, exist_ok=True)
     settings = load_settings(data_dir=db_dir)
@@ -95,17 +95,17 @@ def candidate_row(c: Any) -> dict[str, Any]:
 def load_corpus(corpus: str, data_dir: str | None, split: str, seed: int) -> tuple[Any, Any]:
     """(corpus, what import_corpus reads; None: its turns) for `--corpus`."""
     if corpus == "synth":
-        from bench.synth import generate as synth
+        from bench.data.synth import generate as synth
 
         c = synth(n_turns=600, seed=seed)  # bench.quality --quick's size
         return c, c
     if corpus == "convo":
-        from bench.convo import generate as convo
-        from bench.quality_convo import QUICK_CONVERSATIONS
+        from bench.data.convo import generate as convo
+        from bench.suites.quality_convo import QUICK_CONVERSATIONS
 
         return convo(QUICK_CONVERSATIONS, seed=seed), None
-    from bench.quality_realtalk import SPLITS
-    from bench.realtalk import load
+    from bench.data.realtalk import load
+    from bench.suites.quality_realtalk import SPLITS
 
     return load(data_dir, SPLITS[split]), None
 
@@ -114,7 +114,7 @@ def dump(data_dir: str | None, split: str, db_dir: Path, out: Path,
          corpus_name: str = "realtalk", seed: int = 7) -> dict[str, Any]:
     from agent.db.connect import connect
     from agent.services.memory.recall import build_recaller
-    from bench.quality import DEPTH
+    from bench.suites.quality import DEPTH
 
     started = time.perf_counter()
     corpus, lines = load_corpus(corpus_name, data_dir, split, seed)
