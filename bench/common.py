@@ -1,42 +1,16 @@
-"""What the benchmarks share: a throwaway embedded database, percentiles, machine info."""
+"""What the suites share that needs cogd: a throwaway embedded database, migrated to head,
+and a corpus's import into it (through cogd's own importer)."""
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import platform
+import dataclasses
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def write_results(name: str, data: dict[str, Any], report: str, *, quick: bool = False,
-                  indent: int = 1) -> Path:
-    """bench/results/<name>[-quick]-<date>.json and .md; prints the report. Returns the
-    path without suffix."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"{name}-{'quick-' if quick else ''}{data['date']}"
-    stem.with_suffix(".json").write_text(json.dumps(data, indent=indent, default=str) + "\n")
-    stem.with_suffix(".md").write_text(report)
-    print(report)
-    print(f"wrote {stem}.md and {stem}.json")
-    return stem
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
-    return ordered[k]
-
-
-def machine() -> dict[str, Any]:
-    return {"cpus": os.cpu_count(), "python": platform.python_version(),
-            "platform": platform.platform(), "processor": platform.machine()}
 
 
 @contextlib.contextmanager
@@ -57,3 +31,28 @@ def scratch_database(keep: bool = False) -> Iterator[tuple[Any, str]]:
         stop_server(data_dir)
         if not keep:
             shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@dataclasses.dataclass
+class Lines:
+    """What import_corpus reads: objects with as_json() (a corpus's turns)."""
+
+    turns: list[Any]
+
+
+def import_corpus(settings: Any, url: str, corpus: Any) -> dict[str, Any]:
+    import io
+
+    from agent.db.connect import connect
+    from agent.services.access.importer import Importer, ImportReport, read_lines
+    from agent.services.records.turns import TurnWriter
+
+    writer = TurnWriter.from_settings(settings)  # the configured index recipe too
+    report = ImportReport()
+    start = time.perf_counter()
+    with connect(url, app="cogd-bench", autocommit=True) as conn:
+        text = "\n".join(t.as_json() for t in corpus.turns) + "\n"
+        Importer(conn, writer, "user", 128).run(
+            read_lines(io.StringIO(text), "user", report, True), report)
+        conn.execute("ANALYZE")
+    return {**report.as_dict(), "seconds": round(time.perf_counter() - start, 1)}

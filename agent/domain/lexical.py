@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from agent.domain.cjk import cjk_ngrams
 
-_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
+WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 STEM_CHARS = 4
 _STOPWORD_TEXT = """
 a an the and or but if of to in on at by for with from as is are was were be been being
@@ -46,7 +46,7 @@ def tokens(text: str) -> list[str]:
     """The terms of a text in order, repeats kept (BM25 counts them): stemmed
     non-stopwords, then CJK bigrams. What the BM25 lexicon indexes (revision 0007)."""
     out: list[str] = []
-    for w in _WORD.findall(text.lower()):
+    for w in WORD.findall(text.lower()):
         if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
             continue
         if cjk_ngrams(w):

@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine, scratch_database, write_results
+from bench.common import scratch_database
+from bench.reports import machine, write_results
 from bench.suites.loop import stats
 
 WARMUP = 5
@@ -73,7 +74,7 @@ def run(n_memories: int, n_queries: int, cache: Path | None, seed: int = 7) -> d
         recaller = build_recaller(settings)
         api = MemoryAPI(settings, url, "bench", channel="bench", app="cogd-bench-api")
         try:
-            _wait(server, base)
+            wait_until_serving(server, base)
             times: dict[str, list[float]] = {"in_process": [], "memory_api": [], "http": []}
             with connect(url, app="cogd-bench", autocommit=True) as conn, httpx.Client(
                     base_url=base, timeout=60,
@@ -114,7 +115,7 @@ def start_serve(settings: Any, url: str) -> tuple[subprocess.Popen[bytes], int]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE), port
 
 
-def _wait(server: subprocess.Popen[bytes], base: str, timeout_s: float = 180) -> None:
+def wait_until_serving(server: subprocess.Popen[bytes], base: str, timeout_s: float = 180) -> None:
     import httpx
 
     deadline = time.monotonic() + timeout_s

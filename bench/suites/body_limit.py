@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine, scratch_database, write_results
-from bench.suites.api import _wait, start_serve
+from bench.common import scratch_database
+from bench.reports import machine, write_results
+from bench.suites.api import start_serve, wait_until_serving
 
 MIB = 1 << 20
 
@@ -101,7 +102,7 @@ def run(mib: int, routes: list[str]) -> dict[str, Any]:
                            "bench")["token"]
         server, port = start_serve(settings, url)
         try:
-            _wait(server, f"http://127.0.0.1:{port}")
+            wait_until_serving(server, f"http://127.0.0.1:{port}")
             for route in routes:
                 time.sleep(1.0)  # let the last upload's buffers go
                 idle = _rss_kib(server.pid)

@@ -27,32 +27,14 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import statistics
-import time
 from typing import Any
 
-from bench.common import machine, percentile, scratch_database, write_results
+from bench.common import import_corpus, scratch_database
+from bench.reports import machine, percentile, write_results
 
 ANSWERABLE = ("planted", "paraphrase", "updated")
 NEVER = ("never_said", "never_said_hard")
 WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6)
-
-
-def import_corpus(settings: Any, url: str, corpus: Any) -> dict[str, Any]:
-    import io
-
-    from agent.db.connect import connect
-    from agent.services.access.importer import Importer, ImportReport, read_lines
-    from agent.services.records.turns import TurnWriter
-
-    writer = TurnWriter.from_settings(settings)  # the configured index recipe too
-    report = ImportReport()
-    start = time.perf_counter()
-    with connect(url, app="cogd-bench", autocommit=True) as conn:
-        text = "\n".join(t.as_json() for t in corpus.turns) + "\n"
-        Importer(conn, writer, "user", 128).run(
-            read_lines(io.StringIO(text), "user", report, True), report)
-        conn.execute("ANALYZE")
-    return {**report.as_dict(), "seconds": round(time.perf_counter() - start, 1)}
 
 
 def collect(settings: Any, url: str, corpus: Any, k: int) -> list[dict[str, Any]]:

@@ -231,8 +231,8 @@ def _texts(corpus: Any) -> dict[str, Any]:
 def run(data_dir: str | None, split: str, pythons: dict[str, str]) -> dict[str, Any]:
     import datetime as dt
 
-    from bench.common import machine
     from bench.data.realtalk import describe, load
+    from bench.reports import machine
     from bench.suites.quality import summarise
     from bench.suites.quality_realtalk import SPLITS
 
@@ -300,7 +300,7 @@ def run(data_dir: str | None, split: str, pythons: dict[str, str]) -> dict[str, 
 
 def markdown(data: dict[str, Any]) -> str:
     from bench.data.realtalk import CATEGORIES, SLICES
-    from bench.suites.quality import _pct
+    from bench.reports import pct
 
     m, d, s = data["machine"], data["corpus"], data["summary"]
     systems = data["systems"]
@@ -327,7 +327,7 @@ def markdown(data: dict[str, Any]) -> str:
     for x in systems:
         cells = [s[x]["categories"][c] for c in cats] + [s[x]["answerable"]]
         lines.append(f"| {x} | " + " | ".join(
-            f"{_pct(c['R@1'])} / {_pct(c['R@5'])} / {_pct(c['R@10'])} / {c['MRR']:.3f}"
+            f"{pct(c['R@1'])} / {pct(c['R@5'])} / {pct(c['R@10'])} / {c['MRR']:.3f}"
             for c in cells) + " |")
     sl = data["slices"]
     scats = [c for c in SLICES if c in sl[systems[0]]["categories"]]
@@ -337,7 +337,7 @@ def markdown(data: dict[str, Any]) -> str:
               "| --- | " + " | ".join("---" for _ in scats) + " |"]
     for x in systems:
         lines.append(f"| {x} | " + " | ".join(
-            f"{_pct(sl[x]['categories'][c]['R@1'])} / {_pct(sl[x]['categories'][c]['R@10'])}"
+            f"{pct(sl[x]['categories'][c]['R@1'])} / {pct(sl[x]['categories'][c]['R@10'])}"
             for c in scats) + " |")
     lines += ["", "## Paired against MiniLM (same text variant), bootstrap 95 % interval", "",
               "| system | against | R@1 delta [lo, hi] (wins/losses) | R@10 delta [lo, hi] "
@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
             ap.error(f"--python {item!r}: expected NAME=PYTHON, NAME one of "
                      f"{', '.join(CANDIDATES)}")
         pythons[name] = path
-    from bench.common import write_results
+    from bench.reports import write_results
 
     data = run(args.data, args.split, pythons)
     write_results(f"embedders-realtalk-{args.split}", data, markdown(data))

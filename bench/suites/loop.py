@@ -54,7 +54,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.common import machine, percentile, scratch_database, write_results
+from bench.common import scratch_database
+from bench.reports import machine, percentile, write_results
 
 SCALES_FULL = (10_000, 100_000)
 REAL_MAX = 10_000  # memories with real embeddings; past them, derived vectors (DerivedVectors)
@@ -530,7 +531,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                  first_texts: list[tuple[str, str]]) -> dict[str, Any]:
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
-    from agent.services.memory.recall import _list
+    from agent.services.memory.recall import candidate_list
 
     # the bare baseline embeds with its own session when given one (bare_embedder: the
     # local model on two threads left spinning, the fastest for an embedding alone)
@@ -605,7 +606,7 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
                 params = {"query": qvec, "k": pool, "user_id": uid, "judge": qvec,
                           "goal": None}
             start = time.perf_counter()
-            got = _list(conn, name, params).fetchall()  # sent as the pipeline sends it
+            got = candidate_list(conn, name, params).fetchall()  # sent as the pipeline sends it
             per_query[name].append((time.perf_counter() - start) * 1000.0)
             rows_found[name].append(len(got))
     matches = []  # postings of the query's terms on memories (revision 0007 read them all)
@@ -729,7 +730,7 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
       top 10."""
     from agent.db.queries import query, vector_text
     from agent.domain import lexical
-    from agent.services.memory.recall import _RELAXED
+    from agent.services.memory.recall import forget_hnsw_settings
 
     uid = str(user_id)
     # the query vectors and their exact top 10s do not depend on the index: `exact_cache`
@@ -765,7 +766,7 @@ def index_recall(conn: Any, embedder: Any, queries: list[tuple[str, str]], user_
                              "distance_recall_at_10": round(statistics.mean(close), 4),
                              "ms": stats(ms)})
     conn.execute("RESET hnsw.ef_search")
-    _RELAXED.pop(conn, None)  # the recaller sets its configured value again
+    forget_hnsw_settings(conn)  # the recaller sets its configured value again
     if not bm25:
         return out
     top_pool: list[float] = []

@@ -21,7 +21,8 @@ import os
 import time
 from typing import Any
 
-from bench.common import machine, scratch_database, write_results
+from bench.common import scratch_database
+from bench.reports import machine, write_results
 
 HANDLES = {0: ("nora", "normal"), 1: ("mia", "meso"), 2: ("eli", "elder")}
 STAGE_NAMES = {"1": "flux detection", "2": "block formation", "3": "salience",

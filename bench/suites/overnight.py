@@ -26,7 +26,8 @@ import json
 import time
 from typing import Any
 
-from bench.common import machine, scratch_database, write_results
+from bench.common import scratch_database
+from bench.reports import machine, write_results
 
 QUESTIONS = ("What is the capital of Mongolia?", "How many moons does Neptune have?",
              "Who wrote the Tale of Genji?")

@@ -38,7 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine, scratch_database, write_results
+from bench.common import scratch_database
+from bench.reports import machine, write_results
 
 WORDS = ("the", "garden", "was", "quiet", "after", "rain", "and", "we", "talked", "about",
          "moving", "to", "porto", "next", "spring", "my", "sister", "said", "she", "would")
@@ -203,14 +204,15 @@ def through_the_loop(settings: Any, url: str, size: int, timeout_s: float,
 def steps(settings: Any, url: str, sizes: list[int]) -> dict[str, Any]:
     """cProfile of one turn per size (in this process), cumulative seconds per step."""
     from agent import inbox
-    from agent.db.connect import connect
+    from agent.db.connect import app_role, connect
     from agent.services.records.sessions import ensure_session, ensure_user
     from agent.workers.loop import LoopWorker
 
     for role in ("system1", "system2", "gate"):
         settings.llm.roles[role] = "heuristic"
     worker = LoopWorker(settings, url)
-    worker.conn = worker._connect()
+    worker.conn = connect(worker.url, app=worker.app, autocommit=True,
+                          role=app_role(settings))  # as the worker connects
     worker.setup()
     rows: dict[str, Any] = {}
     try:
@@ -255,11 +257,11 @@ def names_expression(words_n: list[int]) -> dict[str, Any]:
     for n in words_n:
         text = " ".join(WORDS[i % len(WORDS)] for i in range(n))
         t0 = time.perf_counter()
-        old = [w for w in lexical._WORD.findall(text) if len(w) > 1 and not w.isdigit()
+        old = [w for w in lexical.WORD.findall(text) if len(w) > 1 and not w.isdigit()
                and (w[0].isupper() or text.islower())]
         t1 = time.perf_counter()
         lower = text.islower()
-        new = [w for w in lexical._WORD.findall(text) if len(w) > 1 and not w.isdigit()
+        new = [w for w in lexical.WORD.findall(text) if len(w) > 1 and not w.isdigit()
                and (w[0].isupper() or lower)]
         t2 = time.perf_counter()
         assert old == new

@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Any
 
-from bench.common import machine, percentile, write_results
+from bench.reports import machine, percentile, write_results
 
 THINGS = (
     "bicycle", "passport", "guitar", "camera", "tent", "snowboard", "drill", "telescope",

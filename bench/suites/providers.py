@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.common import percentile, write_results
+from bench.reports import percentile, write_results
 
 SUBJECTS = ("the user", "my sister", "the new manager", "our neighbour", "the night cycle",
             "a colleague from Lyon", "the agent")

@@ -47,7 +47,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.common import machine, write_results
+from bench.reports import machine, pct, write_results
 
 # the pre-BM25 sparse list (ts_rank_cd over an OR of prefix terms): a baseline now
 TS_RANK_CD = """
@@ -132,7 +132,7 @@ def tokens(text: str) -> list[str]:
     from agent.domain.cjk import cjk_ngrams
 
     out: list[str] = []
-    for w in lexical._WORD.findall(text.lower()):
+    for w in lexical.WORD.findall(text.lower()):
         if w in lexical.STOPWORDS or (len(w) < 2 and not w.isdigit()) or cjk_ngrams(w):
             continue
         out.append(lexical.stem(w))
@@ -148,7 +148,7 @@ class BM25:
     k1: float = 1.2
     b: float = 0.75
     _tf: list[Counter[str]] = field(default_factory=list, init=False, repr=False)
-    _df: Counter[str] = field(default_factory=Counter, init=False, repr=False)
+    df: Counter[str] = field(default_factory=Counter, init=False, repr=False)
     _postings: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
     _avgdl: float = field(default=0.0, init=False, repr=False)
 
@@ -157,12 +157,12 @@ class BM25:
             tf = Counter(doc)
             self._tf.append(tf)
             for term in tf:
-                self._df[term] += 1
+                self.df[term] += 1
                 self._postings.setdefault(term, []).append(i)
         self._avgdl = sum(len(d) for d in self.docs) / max(1, len(self.docs))
 
     def idf(self, term: str) -> float:
-        n, df = len(self.docs), self._df.get(term, 0)
+        n, df = len(self.docs), self.df.get(term, 0)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
     def scores(self, query: Sequence[str]) -> dict[int, float]:
@@ -267,18 +267,19 @@ def run_systems(
                            default=None)
                 verdict[name] = "no_match" if best is None or best < weak else "match"
             verdict["bm25"] = verdict["ts_rank_cd"] = None
-            rows.append(_row(q, got, verdict))
+            rows.append(question_row(q, got, verdict))
     info = {"weak_match_min_score": weak,
             "strong_match_min_score": float(recaller.cfg.strong_match_min_score),
             "lexical_weight": float(recaller.cfg.lexical_weight),
             "rrf_k": int(recaller.cfg.rrf_k), "reranker": reranker_status(settings),
             "now_cogd": now_end.isoformat(), "now_recency_off": now_late.isoformat(),
-            "tables": tables, "bm25_vocabulary": len(bm25._df),
+            "tables": tables, "bm25_vocabulary": len(bm25.df),
             "seconds": {k: round(v, 2) for k, v in timing.items()}}
     return rows, info
 
 
-def _row(q: Any, got: Mapping[str, list[Hit]], verdict: Mapping[str, str | None]) -> dict[str, Any]:
+def question_row(q: Any, got: Mapping[str, list[Hit]],
+                 verdict: Mapping[str, str | None]) -> dict[str, Any]:
     per: dict[str, Any] = {}
     for name, hits in got.items():
         ranked = [h.external for h in hits]
@@ -360,9 +361,6 @@ def losses(rows: list[dict[str, Any]], k: int = 10) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------- report
 
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.0f} %"
-
 
 def markdown(data: dict[str, Any]) -> str:
     m, s, info = data["machine"], data["summary"], data["info"]
@@ -393,15 +391,15 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     for cat in answer_cats:
         n = s["cogd"]["categories"][cat]["n"]
-        cells = [f"{_pct(s[x]['categories'][cat]['R@5'])} / "
-                 f"{_pct(s[x]['categories'][cat]['R@10'])}" for x in SYSTEMS]
+        cells = [f"{pct(s[x]['categories'][cat]['R@5'])} / "
+                 f"{pct(s[x]['categories'][cat]['R@10'])}" for x in SYSTEMS]
         lines.append(f"| {cat} | {n} | " + " | ".join(cells) + " |")
         if cat == "multi_hop":
-            cells = [f"{_pct(s[x]['categories'][cat]['R@5_all'])} / "
-                     f"{_pct(s[x]['categories'][cat]['R@10_all'])}" for x in SYSTEMS]
+            cells = [f"{pct(s[x]['categories'][cat]['R@5_all'])} / "
+                     f"{pct(s[x]['categories'][cat]['R@10_all'])}" for x in SYSTEMS]
             lines.append(f"| multi_hop (all evidence) | {n} | " + " | ".join(cells) + " |")
     n_ans = s["cogd"]["answerable"]["n"]
-    cells = [f"{_pct(s[x]['answerable']['R@5'])} / {_pct(s[x]['answerable']['R@10'])}"
+    cells = [f"{pct(s[x]['answerable']['R@5'])} / {pct(s[x]['answerable']['R@10'])}"
              for x in SYSTEMS]
     lines.append(f"| **all answerable** | {n_ans} | " + " | ".join(cells) + " |")
     lines += ["", "## MRR per category", "",
@@ -417,7 +415,7 @@ def markdown(data: dict[str, Any]) -> str:
     for x in SYSTEMS:
         u = s[x]["categories"].get("updated")
         if u:
-            lines.append(f"| {LABELS[x]} | {_pct(u['new_above_stale'])} | "
+            lines.append(f"| {LABELS[x]} | {pct(u['new_above_stale'])} | "
                          f"{u['both_found']} of {u['n']} |")
     lines += ["", "## No match (positives: never_said + never_said_hard)", "",
               "cogd: its query verdict is no_match. dense / hybrid: best cosine in the top 20 < "
@@ -432,9 +430,9 @@ def markdown(data: dict[str, Any]) -> str:
             continue
         fp_n = sum(cs[c]["n"] for c in answer_cats)
         lines.append(
-            f"| {LABELS[x]} | {_pct(nm['precision'])} | {_pct(nm['recall'])} "
-            f"({nm['tp']}/{nm['tp'] + nm['fn']}) | {_pct(cs['never_said']['no_match_rate'])} | "
-            f"{_pct(cs['never_said_hard']['no_match_rate'])} | {nm['fp']} of {fp_n} |")
+            f"| {LABELS[x]} | {pct(nm['precision'])} | {pct(nm['recall'])} "
+            f"({nm['tp']}/{nm['tp'] + nm['fn']}) | {pct(cs['never_said']['no_match_rate'])} | "
+            f"{pct(cs['never_said_hard']['no_match_rate'])} | {nm['fp']} of {fp_n} |")
     lines += ["", "## Full table per system", ""]
     for x in SYSTEMS:
         lines += [f"### {LABELS[x]}", "",
@@ -444,11 +442,11 @@ def markdown(data: dict[str, Any]) -> str:
             c = s[x]["categories"][cat]
             if cat in NEVER:
                 lines.append(f"| {cat} | {c['n']} | - | - | - | - | - | "
-                             f"{_pct(c['no_match_rate'])} |")
+                             f"{pct(c['no_match_rate'])} |")
                 continue
             lines.append(f"| {cat} | {c['n']} | " + " | ".join(
-                _pct(c[f"R@{k}"]) for k in K_LIST) + f" | {c['MRR']:.3f} | "
-                f"{_pct(c['no_match_rate'])} |")
+                pct(c[f"R@{k}"]) for k in K_LIST) + f" | {c['MRR']:.3f} | "
+                f"{pct(c['no_match_rate'])} |")
         lines.append("")
     lost = data["losses"]
     lines += ["## Where cogd misses the evidence in its top 10 and a baseline finds it", "",

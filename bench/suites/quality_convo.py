@@ -38,16 +38,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench.common import machine, write_results
 from bench.data.convo import CATEGORIES, ConvoCorpus, Turn, generate
+from bench.reports import machine, pct, write_results
 from bench.suites.quality import (
     BM25,
     DEPTH,
     K_LIST,
     POOL,
     Hit,
-    _pct,
-    _row,
+    question_row,
     rrf_fuse,
     summarise,
     tokens,
@@ -122,12 +121,6 @@ def ablated(recaller: Any, overrides: dict[str, Any]) -> Any:
     out.cfg = dataclasses.replace(recaller.cfg, **overrides)
     return out
 
-
-@dataclasses.dataclass
-class _Lines:
-    """What import_corpus reads: objects with as_json()."""
-
-    turns: list[Any]
 
 
 # ---------------------------------------------------------------- retrieval runs
@@ -210,7 +203,7 @@ def run_systems(settings: Any, url: str, corpus: ConvoCorpus,
                         best = max((h.similarity or 0.0 for h in got[name]), default=0.0)
                         verdict[name] = "no_match" if best < weak else "match"
                     verdict["bm25" + s] = None
-                row = _row(q, got, verdict)
+                row = question_row(q, got, verdict)
                 row.update(conversation=q.conversation, about=q.about, answer=q.answer,
                            window=q.window, asked_at=q.asked_at)
                 rows.append(row)
@@ -267,7 +260,7 @@ def aggregate(rows: list[dict[str, Any]], names: Sequence[str]) -> dict[str, Any
 # ---------------------------------------------------------------- report
 
 def _cell(c: dict[str, Any], key: str) -> str:
-    return _pct(c.get(key)) if key in c else "-"
+    return pct(c.get(key)) if key in c else "-"
 
 
 def full_tables(s: dict[str, Any], names: Sequence[str], cats: Sequence[str]) -> list[str]:
@@ -279,7 +272,7 @@ def full_tables(s: dict[str, Any], names: Sequence[str], cats: Sequence[str]) ->
         for cat in cats:
             c = s[x]["categories"][cat]
             lines.append(f"| {cat} | {c['n']} | " + " | ".join(
-                _pct(c[f"R@{k}"]) for k in K_LIST) + f" | {c['MRR']:.3f} |")
+                pct(c[f"R@{k}"]) for k in K_LIST) + f" | {c['MRR']:.3f} |")
         lines.append("")
     return lines
 
@@ -323,7 +316,7 @@ def markdown(data: dict[str, Any]) -> str:
         if cat == "multi_hop":
             add_rows("R@5_all", "R@10_all", cat, "multi_hop (all evidence)")
     lines.append(f"| **all answerable** | {s['cogd']['answerable']['n']} | " + " | ".join(
-        f"{_pct(s[x]['answerable']['R@5'])} / {_pct(s[x]['answerable']['R@10'])}"
+        f"{pct(s[x]['answerable']['R@5'])} / {pct(s[x]['answerable']['R@10'])}"
         for x in names) + " |")
     lines += ["", "## MRR", "", head, rule]
     for cat in answer_cats:
@@ -335,8 +328,8 @@ def markdown(data: dict[str, Any]) -> str:
               "| category | cogd R@10 | best baseline | its R@10 | margin (points) | cogd MRR | "
               "its MRR |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for cat, c in cmp_.items():
-        lines.append(f"| {cat} | {_pct(c['cogd_R@10'])} | {label(c['best'])} | "
-                     f"{_pct(c['best_R@10'])} | {100 * c['margin_R']:+.0f} | "
+        lines.append(f"| {cat} | {pct(c['cogd_R@10'])} | {label(c['best'])} | "
+                     f"{pct(c['best_R@10'])} | {100 * c['margin_R']:+.0f} | "
                      f"{c['cogd_MRR']:.3f} | {c['best_MRR']:.3f} |")
     lines += ["", "## Evidence above the stale turn", "",
               "updated: the new statement above the old one; adversarial: the named "
@@ -345,7 +338,7 @@ def markdown(data: dict[str, Any]) -> str:
     for x in names:
         cs = s[x]["categories"]
         lines.append(f"| {label(x)} | " + " | ".join(
-            _pct(cs[c]["new_above_stale"]) if c in cs else "-" for c in STALE_CATS) + " |")
+            pct(cs[c]["new_above_stale"]) if c in cs else "-" for c in STALE_CATS) + " |")
     lines += ["", "## No match (positives: never_said)", "",
               f"cogd: its query verdict. dense / hybrid: best cosine < "
               f"{info['weak_match_min_score']}. BM25: n/a.", "",
@@ -354,7 +347,7 @@ def markdown(data: dict[str, Any]) -> str:
     for x in names:
         nm = s[x]["no_match"]
         lines.append(f"| {label(x)} | n/a | n/a | n/a |" if nm is None else
-                     f"| {label(x)} | {_pct(nm['precision'])} | {_pct(nm['recall'])} "
+                     f"| {label(x)} | {pct(nm['precision'])} | {pct(nm['recall'])} "
                      f"({nm['tp']}/{nm['tp'] + nm['fn']}) | {nm['fp']} of "
                      f"{s[x]['answerable']['n']} |")
     lines += ["", "## Ablations of cogd", "",
@@ -364,8 +357,8 @@ def markdown(data: dict[str, Any]) -> str:
     for x in [n for n in names if n.startswith("cogd")]:
         over = ABLATIONS.get(x.removeprefix("cogd, "), {}) if x != "cogd" else {}
         a = s[x]["answerable"]
-        lines.append(f"| {x} | {over or '-'} | {_pct(a['R@10'])} | {a['MRR']:.3f} | "
-                     + " | ".join(_pct(s[x]["categories"][c]["R@10"]) for c in answer_cats)
+        lines.append(f"| {x} | {over or '-'} | {pct(a['R@10'])} | {a['MRR']:.3f} | "
+                     + " | ".join(pct(s[x]["categories"][c]["R@10"]) for c in answer_cats)
                      + " |")
     lines += ["", "## Full tables", "", *full_tables(s, names, answer_cats)]
     lines += [f"Questions where cogd misses the evidence in its top 10 and a baseline has it, "
@@ -376,13 +369,12 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def run(seed: int, quick: bool) -> dict[str, Any]:
-    from bench.common import scratch_database
-    from bench.suites.calibrate import import_corpus
+    from bench.common import Lines, import_corpus, scratch_database
 
     started = time.perf_counter()
     corpus = generate(QUICK_CONVERSATIONS if quick else 10, seed=seed)
     with scratch_database() as (settings, url):
-        lines = _Lines(list(corpus.turns))
+        lines = Lines(list(corpus.turns))
         print(f"importing {len(corpus.turns)} turns", flush=True)
         imported = import_corpus(settings, url, lines)
         names = systems()

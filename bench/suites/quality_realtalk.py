@@ -32,12 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine, write_results
 from bench.data.realtalk import CATEGORIES, DEV, HELD_OUT, SLICES, describe, load
-from bench.suites.quality import _pct, summarise
+from bench.reports import machine, pct, write_results
+from bench.suites.quality import summarise
 from bench.suites.quality_convo import (
     BASELINES,
-    _Lines,
     compare,
     full_tables,
     label,
@@ -82,7 +81,7 @@ def _table(s: dict[str, Any], systems: list[str], cats: list[str]) -> list[str]:
     for x in systems:
         cells = [s[x]["categories"][c] for c in cats] + [s[x]["answerable"]]
         out.append(f"| {label(x)} | " + " | ".join(
-            f"{_pct(c['R@1'])} / {_pct(c['R@10'])} / {c['MRR']:.3f}" for c in cells) + " |")
+            f"{pct(c['R@1'])} / {pct(c['R@10'])} / {c['MRR']:.3f}" for c in cells) + " |")
     return out
 
 
@@ -118,9 +117,9 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     for cat in [*cats, "answerable"]:
         a, b = data["compare_r1"][cat], data["compare"][cat]
-        lines.append(f"| {cat} | {_pct(a['cogd_R@1'])} | {label(a['best'])} | "
-                     f"{_pct(a['best_R@1'])} | {100 * a['margin_R']:+.0f} | "
-                     f"{_pct(b['cogd_R@10'])} | {label(b['best'])} | {_pct(b['best_R@10'])} | "
+        lines.append(f"| {cat} | {pct(a['cogd_R@1'])} | {label(a['best'])} | "
+                     f"{pct(a['best_R@1'])} | {100 * a['margin_R']:+.0f} | "
+                     f"{pct(b['cogd_R@10'])} | {label(b['best'])} | {pct(b['best_R@10'])} | "
                      f"{100 * b['margin_R']:+.0f} |")
     lines += ["", "## By who the question names (R@1 / R@10 / MRR)", "",
               "named speaker: the question names one speaker, who said an evidence turn; "
@@ -142,8 +141,7 @@ def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def run(data_dir: str | None, split: str, db_dir: str | None = None) -> dict[str, Any]:
-    from bench.common import scratch_database
-    from bench.suites.calibrate import import_corpus
+    from bench.common import Lines, import_corpus, scratch_database
     from bench.suites.recall_pools import kept_database
 
     started = time.perf_counter()
@@ -153,7 +151,7 @@ def run(data_dir: str | None, split: str, db_dir: str | None = None) -> dict[str
         if db_dir is None:
             settings, url = stack.enter_context(scratch_database())
             print(f"importing {len(corpus.turns)} turns", flush=True)
-            imported = import_corpus(settings, url, _Lines(list(corpus.turns)))
+            imported = import_corpus(settings, url, Lines(list(corpus.turns)))
         else:  # imported once into db_dir, reused by later runs (bench/recall_pools.py)
             settings, url, imported = stack.enter_context(
                 kept_database(Path(db_dir), corpus))

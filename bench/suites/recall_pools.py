@@ -50,8 +50,7 @@ def kept_database(db_dir: Path, corpus: Any,
     from agent.db.connect import resolve
     from agent.db.embedded import stop_server
     from agent.db.migrate import upgrade
-    from bench.suites.calibrate import import_corpus
-    from bench.suites.quality_convo import _Lines
+    from bench.common import Lines, import_corpus
 
     db_dir.mkdir(parents=True, exist_ok=True)
     settings = load_settings(data_dir=db_dir)
@@ -67,7 +66,7 @@ def kept_database(db_dir: Path, corpus: Any,
                                    f"{handles}: give another --db")
         else:
             print(f"importing {len(corpus.turns)} turns into {db_dir}", flush=True)
-            source = _Lines(list(corpus.turns)) if lines is None else lines
+            source = Lines(list(corpus.turns)) if lines is None else lines
             report = {**import_corpus(settings, url, source),
                       "handles": handles}
             marker.write_text(json.dumps(report))

@@ -20,7 +20,7 @@ import importlib.util
 import time
 from typing import Any
 
-from bench.common import machine, write_results
+from bench.reports import machine, write_results
 
 
 def run(llm: str, n: int | None) -> dict[str, Any]:

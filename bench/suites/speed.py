@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine, percentile, write_results
+from bench.reports import machine, percentile, write_results
 
 N_NOTIFY = 200
 WORKERS = ("loop", "consolidate", "idle")
@@ -388,9 +388,8 @@ def _llm_calls(conn: Any) -> dict[str, Any]:
 
 def run(turns: int, seed: int, quick: bool, rss_seconds: float,
         rss_max_seconds: float) -> dict[str, Any]:
-    from bench.common import scratch_database
+    from bench.common import import_corpus, scratch_database
     from bench.data.synth import generate
-    from bench.suites.calibrate import import_corpus
 
     started = time.perf_counter()
     corpus = generate(n_turns=turns, seed=seed)

@@ -19,7 +19,7 @@ import datetime as dt
 import time
 from typing import Any
 
-from bench.common import machine, write_results
+from bench.reports import machine, write_results
 
 # the fields the dev seed chooses, in the order they are tried; config/default.toml cites
 # the resulting report
@@ -68,17 +68,15 @@ def run(seed: int, quick: bool, grid: dict[str, tuple[Any, ...]] = GRID) -> dict
 
     from agent.db.connect import connect
     from agent.services.memory.recall import build_recaller
-    from bench.common import scratch_database
+    from bench.common import Lines, import_corpus, scratch_database
     from bench.data.convo import generate
-    from bench.suites.calibrate import import_corpus
-    from bench.suites.quality_convo import _Lines
 
     started = time.perf_counter()
     corpus = generate(3 if quick else 10, seed=seed)
     trials: list[dict[str, Any]] = []
     with scratch_database() as (settings, url):
         print(f"importing {len(corpus.turns)} turns", flush=True)
-        imported = import_corpus(settings, url, _Lines(list(corpus.turns)))
+        imported = import_corpus(settings, url, Lines(list(corpus.turns)))
         recaller = build_recaller(settings)
         start_cfg = recaller.cfg
         with connect(url, app="cogd-bench", autocommit=True) as conn:

@@ -22,9 +22,9 @@ import datetime as dt
 import time
 from typing import Any
 
-from bench.common import machine, percentile, scratch_database, write_results
+from bench.common import import_corpus, scratch_database
 from bench.data.synth import generate
-from bench.suites.calibrate import import_corpus
+from bench.reports import machine, percentile, write_results
 
 
 def run(turns: int, questions: int, seed: int) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import machine, write_results
+from bench.reports import machine, write_results
 from bench.suites.loop import (
     BUSY_CORES,
     FIRST_PASS_SEED,

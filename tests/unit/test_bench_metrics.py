@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from agent.domain import lexical
-from bench.__main__ import generic_headline, loop_headline, run_part
+from bench.__main__ import run_part
+from bench.reports.summary import generic_headline, loop_headline
 from bench.suites import quality, speed
 from bench.suites.quality import (
     BM25,

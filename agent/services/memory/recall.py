@@ -131,7 +131,7 @@ class Recaller:
         # a name is written with a capital, unless the whole query is lower case (asked
         # once: per word, it made the step quadratic in the message's length, issue 38)
         all_lower = text.islower()
-        words = [w for w in lexical._WORD.findall(text) if len(w) > 1 and not w.isdigit()
+        words = [w for w in lexical.WORD.findall(text) if len(w) > 1 and not w.isdigit()
                  and (w[0].isupper() or all_lower)]
         names = sorted({v for w in words for v in (w, w.lower(), w.capitalize())})
         return domain.QueryContext(window=tq.window, asks_current=tq.asks_current,
@@ -533,7 +533,7 @@ class Recaller:
                     return variants, f"llm:{out.provider}/{out.model}"
         if not self.cfg.heuristic_fallback:
             return [], None
-        words = [w for w in lexical._WORD.findall(question)
+        words = [w for w in lexical.WORD.findall(question)
                  if w.lower() not in lexical.STOPWORDS]
         return domain.heuristic_variants(question, words, n), "heuristic"
 
@@ -716,3 +716,15 @@ def _hnsw_settings(conn: psycopg.Connection[Any], ef_search: int) -> None:
         return
     if conn.autocommit:
         _RELAXED[conn] = ef_search
+
+
+def candidate_list(conn: psycopg.Connection[Any], name: str, params: dict[str, Any]) -> Any:
+    """One of recall's candidate lists (a query of PIPELINE_QUERIES) sent as the pipeline
+    sends it (bench.suites.loop times each list this way)."""
+    return _list(conn, name, params)
+
+
+def forget_hnsw_settings(conn: psycopg.Connection[Any]) -> None:
+    """Forget the hnsw settings recall made on `conn`, so that its next recall sets them
+    again (after a caller changed hnsw.ef_search itself: bench.suites.loop)."""
+    _RELAXED.pop(conn, None)
