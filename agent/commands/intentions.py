@@ -40,12 +40,12 @@ def intentions(ctx: click.Context, handle: str | None, show_all: bool, as_json: 
     and how each was resolved (the LLM, the completion heuristic, or the user)."""
     if ctx.invoked_subcommand is not None:
         return
-    from agent.services.reach.intentions import IntentionTracker
+    from agent.runtime import Runtime
 
     conn, user_id = _user_conn(handle, "cogd-intentions")
     try:
-        items = IntentionTracker(settings_from()).list(conn, user_id,
-                                                       include_resolved=show_all)
+        items = Runtime(settings_from()).intention_tracker().list(
+            conn, user_id, include_resolved=show_all)
     finally:
         conn.close()
     if as_json:

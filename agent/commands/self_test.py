@@ -25,11 +25,12 @@ def self_test(n: int | None, scenarios_file: Path | None, as_json: bool) -> None
     real System 1 turns (nothing written to the day table); report the agreement rate."""
     from agent.commands.context import ready_url
     from agent.db.connect import connect
-    from agent.services.thinking.self_test import SelfTest, file_scenarios, pick
+    from agent.runtime import Runtime
+    from agent.services.thinking.self_test import file_scenarios, pick
 
     settings = settings_from()
     extra = file_scenarios(scenarios_file) if scenarios_file is not None else []
-    tester = SelfTest(settings)
+    tester = Runtime(settings).self_test()
     scenarios = pick(n, tester.default_n, extra)
     with connect(ready_url(settings), app="cogd-self-test", autocommit=True) as conn:
         out = tester.run(conn, scenarios)

@@ -25,13 +25,14 @@ from bench.reports import machine, write_results
 
 def run(llm: str, n: int | None) -> dict[str, Any]:
     from agent.db.connect import connect
-    from agent.services.thinking.self_test import SelfTest, pick
+    from agent.runtime import Runtime
+    from agent.services.thinking.self_test import pick
     from bench.common import scratch_database
 
     started = time.perf_counter()
     with scratch_database() as (settings, url):
         settings.llm.roles["system1"] = llm
-        tester = SelfTest(settings)
+        tester = Runtime(settings).self_test()
         scenarios = pick(n, len(pick(None, 1000, [])), [])
         with connect(url, app="cogd-bench", autocommit=True) as conn:
             out = tester.run(conn, scenarios)

@@ -57,10 +57,10 @@ def night(pg_admin_url: str, template_db: str,
             conn.execute("UPDATE users SET tier = %s WHERE handle = %s", (tier, handle))
     # the sessions' continuation notes (the handoff's), which quote what was said; written
     # before the night cycle clears the day table
-    from agent.services.reach.handoff import NoteWriter
+    from agent.runtime import Runtime
 
     with psycopg.connect(url, autocommit=True) as conn:
-        assert NoteWriter(load_settings(data_dir=data, database_url=url)).refresh_quiet(
+        assert Runtime(load_settings(data_dir=data, database_url=url)).note_writer().refresh_quiet(
             conn, NOW + timedelta(days=30), timedelta(minutes=30), limit=10_000)[0]
     cycle = run("night-cycle", "--json", env=env, timeout=900)
     assert cycle.returncode == 0, cycle.stderr

@@ -6,6 +6,7 @@ heuristic System 1/2 and the offline (heuristic) consolidation role."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,8 +15,8 @@ import pytest
 from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.errors import InputError
-from agent.services.background.consolidation import Consolidator
-from agent.services.reach.intentions import IntentionTracker, drop
+from agent.runtime import Runtime
+from agent.services.reach.intentions import drop
 from agent.workers.loop import LoopWorker
 from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env, make_session
@@ -87,7 +88,7 @@ def test_the_second_session_starts_with_the_handoff_and_an_intention_is_fulfille
                  "WHERE session_id = %s", (s1,))
     conn.execute("UPDATE sessions SET started_at = started_at - interval '26 hours' "
                  "WHERE session_id = %s", (s1,))
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
     now = datetime.now(UTC)
     assert cons.intentions(conn, now) and cons.corrections(conn, now)
     notes = cons.continuation(conn, now)
@@ -136,7 +137,8 @@ def test_the_second_session_starts_with_the_handoff_and_an_intention_is_fulfille
     # its topic (the handoff just showed it: its cooldown holds it back once)
     second = say(loop, conn, s2, "What should the invoice to Marta say?")
     assert "handoff" not in second["meta"] and "intentions" not in second["meta"]
-    loop.cognition.continuity.intentions.cooldown = timedelta(0)
+    intentions = loop.cognition.continuity.intentions
+    intentions.cfg = replace(intentions.cfg, cooldown=timedelta(0))
     third = say(loop, conn, s2, "What should the invoice to Marta say?")
     assert [i["id"] for i in third["meta"]["intentions"]] == [f"intention:{intention}"]
     assert "## Open intentions on this topic" in prompts[-1][0]["content"]
@@ -186,7 +188,7 @@ def test_an_intention_is_dropped_by_its_user_only(conn: Any, settings: Settings,
                                (alice, "7d3c1a52-0000-4000-8000-000000000000", "no intention")):
         with pytest.raises(InputError, match=error):
             drop(conn, who, target, via="test")
-    tracker = IntentionTracker(settings)
+    tracker = Runtime(settings).intention_tracker()
     assert [i["id"] for i in tracker.list(conn, alice)] == [iid]
     assert tracker.list(conn, bob) == []
     env = cogd_env(COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(settings.data_dir))

@@ -12,7 +12,7 @@ import pytest
 from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.providers import factory
-from agent.services.reach.intentions import IntentionTracker
+from agent.runtime import Runtime
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
@@ -54,7 +54,7 @@ def test_a_completion_closes_the_intention_it_is_about_only(settings: Settings,
     report = _intention(conn, embedder, sa, alice, "I need to email Bob the quarterly report.")
     invoice = _intention(conn, embedder, sa, alice, "I need to email Bob the invoice for March.")
     bobs = _intention(conn, embedder, sb, bob, "I need to email Bob the quarterly report.")
-    tracker = IntentionTracker(settings)
+    tracker = Runtime(settings).intention_tracker()
     # a turn about neither, with an -ed verb that reports no completion
     missed = _turn(conn, embedder, sa, alice, "I missed the deadline for the quarterly "
                    "report to Bob.", datetime.now(UTC) - timedelta(minutes=5))
@@ -80,7 +80,7 @@ def test_a_real_model_is_asked_about_a_bounded_number_of_intentions_per_turn(
     for thing in ("report", "invoice", "budget", "slides", "contract", "roadmap"):
         _intention(conn, embedder, sa, alice, f"I need to send Marta the {thing} this week.")
     stub_server.set_reply("no")
-    tracker = IntentionTracker(settings)
+    tracker = Runtime(settings).intention_tracker()
     text = "I talked to Marta about the week's work."
     entry = _turn(conn, embedder, sa, alice, text, datetime.now(UTC))
     before = stub_server.count()
@@ -97,7 +97,7 @@ def test_continuation_notes_read_only_the_turns_since_the_last_pass(settings: Se
     """Consolidation's `continuation` operation keeps a watermark: a pass reads the turns
     written since the previous one (not the whole day table), so a session whose turns are
     all older than the watermark is left to the handoff's on-demand note."""
-    from agent.services.background.consolidation import Consolidator, get_state
+    from agent.services.background.consolidation import get_state
 
     settings.llm.roles["consolidation"] = "heuristic"
     embedder = factory.build_universal_embedder(settings)
@@ -106,7 +106,7 @@ def test_continuation_notes_read_only_the_turns_since_the_last_pass(settings: Se
     alice = _user_of(conn, s1)
     _turn(conn, embedder, s1, alice, "We planned the kitchen tiles and the grout colour.",
           now - timedelta(hours=3))
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
 
     def noted() -> set[str]:
         return {str(r[0]) for r in conn.execute("SELECT session_id FROM continuation_notes")}
@@ -141,16 +141,15 @@ def test_a_real_model_writes_the_note_and_settles_an_intention(
     """With the consolidation role on a real (stub) openai model: the continuation note is
     the model's answer (detector llm:...), the conversation reaches it as a listed quote,
     never as instructions; a 'yes' fulfils the intention, with the model as its detector."""
-    from agent.services.reach.handoff import NoteWriter
-
     embedder = factory.build_universal_embedder(settings)
     stub_server.route(settings, monkeypatch, "consolidation")
     sa = make_session(conn, "alice")
     alice = _user_of(conn, sa)
     plan = _intention(conn, embedder, sa, alice, "I need to send Marta the roadmap.")
     stub_server.set_reply("Alice was planning to send Marta the roadmap.")
-    writer = NoteWriter(settings)
-    tracker = IntentionTracker(settings)
+    runtime = Runtime(settings)
+    writer = runtime.note_writer()
+    tracker = runtime.intention_tracker()
     try:
         note = writer.write(conn, sa)
         assert note is not None and note["detector"] == "llm:stub-chat"
@@ -177,10 +176,9 @@ def test_a_session_starts_again_after_a_quiet_gap_inside_it(settings: Settings,
     """Session start (the handoff's trigger): a session's first user turn, or its first
     turn after [context] session_quiet_minutes of quiet; not a turn minutes after the
     last one."""
-    from agent.services.reach.handoff import Continuity
-
-    embedder = factory.build_universal_embedder(settings)
-    cont = Continuity(settings, embedder.embed_query, len)
+    runtime = Runtime(settings)
+    embedder = runtime.universal
+    cont = runtime.continuity(len)
     quiet = float(settings.context["session_quiet_minutes"])
     now = datetime.now(UTC)
     s1 = make_session(conn, "alice")

@@ -15,9 +15,8 @@ import pytest
 
 from agent.config import Settings
 from agent.domain import overnight
-from agent.providers import factory
 from agent.providers.text import default_counter
-from agent.services.reach.handoff import Continuity
+from agent.runtime import Runtime
 from agent.services.thinking import problems
 from night_cycle.runner import NightCycle
 from tests.acceptance.test_cli import assert_clean_error, run
@@ -117,8 +116,9 @@ def test_a_night_works_an_open_contradiction_once_and_the_next_handoff_carries_i
         assert len(pairs) == len(set(pairs)) >= len(drift)
 
     # the next session's handoff: nora's carries the overnight thought; bob's does not
-    embedder = factory.build_universal_embedder(settings)
-    cont = Continuity(settings, embedder.embed_query, default_counter().count)
+    runtime = Runtime(settings)
+    embedder = runtime.universal
+    cont = runtime.continuity(default_counter().count)
     now = datetime.now(UTC)
     with psycopg.connect(db_url, autocommit=True) as conn:
         reaches = {}

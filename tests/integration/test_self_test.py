@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.config import Settings
-from agent.services.thinking.self_test import SelfTest, builtin_scenarios, pick
+from agent.runtime import Runtime
+from agent.services.thinking.self_test import builtin_scenarios, pick
 from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env
 
@@ -18,7 +19,7 @@ from tests.conftest import cogd_env
 def test_a_self_test_run_is_stored_with_its_agreement_and_the_cli_reports_it(
         conn: Any, settings: Settings, db_url: str, tmp_path: Path) -> None:
     settings.llm.roles["system1"] = "heuristic"
-    tester = SelfTest(settings)
+    tester = Runtime(settings).self_test()
     assert tester.predict_llm is None  # offline: the identity-similarity heuristic predicts
     before = conn.execute("SELECT count(*) FROM day_table").fetchone()[0]
     out = tester.run(conn, pick(4, tester.default_n, []))

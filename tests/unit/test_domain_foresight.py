@@ -220,8 +220,8 @@ def test_the_settling_model_is_not_asked_about_a_question() -> None:
     from types import SimpleNamespace
 
     from agent.config import load_settings
-    from agent.services.thinking.decisions import DecisionTracker
-    from agent.services.thinking.predictions import PredictionTracker
+    from agent.services.thinking.decisions import DecisionsConfig, DecisionTracker
+    from agent.services.thinking.predictions import PredictionsConfig, PredictionTracker
 
     asked: list[str] = []
 
@@ -233,8 +233,11 @@ def test_the_settling_model_is_not_asked_about_a_question() -> None:
             return SimpleNamespace(text="no", fallback=False)
 
     settings = load_settings()
-    for tracker in (PredictionTracker(settings), DecisionTracker(settings)):
-        tracker._llm, tracker._llm_built = Model(), True
+    model = Model()
+    for tracker in (PredictionTracker(PredictionsConfig.from_table(settings.predictions),
+                                      lambda: model),
+                    DecisionTracker(DecisionsConfig.from_table(settings.decisions),
+                                    lambda: model)):
         assert tracker._judge("the migration will take two weeks",
                               "Did the migration take two weeks?", 0.95) is None
         assert asked == []

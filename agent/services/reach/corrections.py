@@ -10,13 +10,12 @@ content words with its fails_when (parsed by consolidation's regex heuristic).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import handoff as rules
 from agent.domain.tables import need
@@ -35,12 +34,24 @@ class CorrectionMatch:
                 "text": self.line}
 
 
+@dataclass(frozen=True)
+class CorrectionsConfig:
+    """[context] correction_*: when a correction applies, and how many a prompt shows."""
+
+    min_similarity: float  # correction_min_similarity
+    min_shared: int  # correction_min_shared_words
+    max: int  # correction_max
+
+    @classmethod
+    def from_table(cls, ctx: Mapping[str, Any]) -> CorrectionsConfig:
+        return cls(min_similarity=float(need(ctx, "correction_min_similarity")),
+                   min_shared=int(need(ctx, "correction_min_shared_words")),
+                   max=int(need(ctx, "correction_max")))
+
+
 class CorrectionMatcher:
-    def __init__(self, settings: Settings) -> None:
-        ctx = settings.context
-        self.min_similarity = float(need(ctx, "correction_min_similarity"))
-        self.min_shared = int(need(ctx, "correction_min_shared_words"))
-        self.max = int(need(ctx, "correction_max"))
+    def __init__(self, cfg: CorrectionsConfig) -> None:
+        self.cfg = cfg
 
     def match(self, conn: psycopg.Connection[Any], user_id: Any, query_text: str,
               vectors: Sequence[Any]) -> list[CorrectionMatch]:
@@ -51,8 +62,8 @@ class CorrectionMatcher:
             for mid, content, fails, fine, sim in conn.execute(
                     query("corrections_matching"), {"q": vector_text(vec), "user": user_id}):
                 shared = rules.shared_words(query_text, fails)
-                if not rules.correction_applies(float(sim), self.min_similarity, shared,
-                                                self.min_shared):
+                if not rules.correction_applies(float(sim), self.cfg.min_similarity, shared,
+                                                self.cfg.min_shared):
                     continue
                 key = str(mid)
                 if key not in best or best[key].similarity < float(sim):
@@ -60,4 +71,4 @@ class CorrectionMatcher:
                         key, rules.correction_line(content, fails, fine, key), float(sim),
                         shared)
         ranked = sorted(best.values(), key=lambda m: (-m.similarity, -m.shared_words))
-        return ranked[: self.max]
+        return ranked[: self.cfg.max]

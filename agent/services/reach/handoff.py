@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query
 from agent.domain import handoff as rules
 from agent.domain import overnight
@@ -38,7 +37,12 @@ from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
 from agent.services.reach.corrections import CorrectionMatch, CorrectionMatcher
-from agent.services.reach.intentions import ConsolidationModel, IntentionTracker
+from agent.services.reach.intentions import (
+    ConsolidationModel,
+    IntentionTracker,
+    ModelSource,
+    no_model,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -50,13 +54,35 @@ END_OF_TIME = datetime(9999, 1, 1, tzinfo=UTC)
 NOTE_TURNS = 12  # cogd choice: the LLM's note reads the session's last 12 turns
 
 
+@dataclass(frozen=True)
+class HandoffConfig:
+    """[context]: when a session starts, and what its handoff block holds."""
+
+    quiet: timedelta  # session_quiet_minutes
+    gap_bounds: tuple[float, ...]  # handoff_gap_minutes
+    max_tokens: int  # handoff_max_tokens
+    brief_blocks: int  # handoff_brief_blocks
+    overnight_max: int  # handoff_overnight_max
+    note_messages: int  # continuation_note_messages
+
+    @classmethod
+    def from_table(cls, ctx: Mapping[str, Any]) -> HandoffConfig:
+        return cls(
+            quiet=timedelta(minutes=float(need(ctx, "session_quiet_minutes"))),
+            gap_bounds=tuple(float(x) for x in need(ctx, "handoff_gap_minutes")),
+            max_tokens=int(need(ctx, "handoff_max_tokens")),
+            brief_blocks=int(need(ctx, "handoff_brief_blocks")),
+            overnight_max=int(need(ctx, "handoff_overnight_max")),
+            note_messages=int(need(ctx, "continuation_note_messages")),
+        )
+
+
 class NoteWriter(ConsolidationModel):
     """Writes (upserts) a session's continuation note."""
 
-    def __init__(self, settings: Settings, recorder: Any = None) -> None:
-        self.settings = settings
-        self.recorder = recorder
-        self.k = int(need(settings.context, "continuation_note_messages"))
+    def __init__(self, cfg: HandoffConfig, model: ModelSource = no_model) -> None:
+        self.k = cfg.note_messages
+        self.model = model
 
     def write(self, conn: psycopg.Connection[Any], session_id: Any,
               before: datetime | None = None) -> dict[str, Any] | None:
@@ -148,29 +174,25 @@ class Start:
 
 
 class Continuity:
-    """The handoff, corrections and intentions of one turn; built once per process."""
+    """The handoff, corrections and intentions of one turn; built once per process
+    (agent/runtime.py: Runtime.continuity)."""
 
-    def __init__(self, settings: Settings, embed_query: Callable[[str], Any],
-                 count_tokens: Callable[[str], int], recorder: Any = None) -> None:
-        ctx = settings.context
+    def __init__(self, cfg: HandoffConfig, embed_query: Callable[[str], Any],
+                 count_tokens: Callable[[str], int], *, notes: NoteWriter,
+                 corrections: CorrectionMatcher, intentions: IntentionTracker) -> None:
+        self.cfg = cfg
         self.embed_query = embed_query
         self.count_tokens = count_tokens
-        self.quiet = timedelta(minutes=float(need(ctx, "session_quiet_minutes")))
-        self.gap_bounds = [float(x) for x in need(ctx, "handoff_gap_minutes")]
-        self.max_tokens = int(need(ctx, "handoff_max_tokens"))
-        self.brief_blocks = int(need(ctx, "handoff_brief_blocks"))
-        self.overnight_max = int(need(ctx, "handoff_overnight_max"))
-        self.handoff_intentions = int(need(settings.intentions, "handoff_max"))
-        self.notes = NoteWriter(settings, recorder)
-        self.corrections = CorrectionMatcher(settings)
-        self.intentions = IntentionTracker(settings, recorder)
+        self.notes = notes
+        self.corrections = corrections
+        self.intentions = intentions
 
     def start(self, conn: psycopg.Connection[Any], session_id: Any, user_id: Any,
               entry_id: Any, at: datetime) -> Start:
         row = conn.execute(query("handoff_previous_turns"), {
             "user": user_id, "at": at, "entry": entry_id, "session": session_id}).fetchone()
         prev_session, prev_at, in_session = row if row else (None, None, None)
-        is_start = in_session is None or at - in_session > self.quiet
+        is_start = in_session is None or at - in_session > self.cfg.quiet
         return Start(is_start, prev_session, prev_at)
 
     def turn(self, conn: psycopg.Connection[Any], *, session_id: Any, user_id: Any,
@@ -228,9 +250,9 @@ class Continuity:
                     f"Last session's note ({note['detector']}): {note['content']}",
                     tuple(note["source_ids"])))
                 vectors.append(self.embed_query(note["content"]))
-        overdue = self.intentions.overdue_after
+        overdue = self.intentions.cfg.overdue_after
         for iid, kind, content, carried, src in conn.execute(query("handoff_open_intentions"), {
-                "user": user_id, "overdue": overdue, "k": self.handoff_intentions}):
+                "user": user_id, "overdue": overdue, "k": self.intentions.cfg.handoff_max}):
             items.append(rules.HandoffItem(
                 "intention", f"intention:{iid}",
                 rules.intention_line(kind, content, int(carried), overdue, str(iid)),
@@ -239,7 +261,7 @@ class Continuity:
         if len(vectors) > 1:  # corrections that apply to what the last session was about
             for m in self.corrections.match(conn, user_id, query_text, vectors[1:]):
                 found.setdefault(m.memory_id, m)
-        for m in sorted(found.values(), key=lambda m: -m.similarity)[: self.corrections.max]:
+        for m in sorted(found.values(), key=lambda m: -m.similarity)[: self.corrections.cfg.max]:
             items.append(rules.HandoffItem("correction", f"memory:{m.memory_id}", m.line,
                                            (f"memory:{m.memory_id}",)))
         brief_run = None  # the run's id: never the operator's brief.md or its path
@@ -250,7 +272,7 @@ class Continuity:
             run_id, _finished = brief
             brief_run = run_id
             for bid, _w, prose, entry_ids in conn.execute(query("handoff_brief_blocks"), {
-                    "run": run_id, "user": user_id, "k": self.brief_blocks}):
+                    "run": run_id, "user": user_id, "k": self.cfg.brief_blocks}):
                 excerpt = rules.block_excerpt(prose or {})
                 if excerpt:
                     items.append(rules.HandoffItem(
@@ -258,7 +280,7 @@ class Continuity:
                         f"Morning brief (night cycle run {run_id}): {excerpt} [block:{bid}]",
                         tuple(f"day_table:{e}" for e in entry_ids or [])))
         for tid, kind, content, conf, src in conn.execute(query("handoff_overnight_thoughts"), {
-                "user": user_id, "k": self.overnight_max,
+                "user": user_id, "k": self.cfg.overnight_max,
                 "after": start.previous_at or datetime.min.replace(tzinfo=UTC)}):
             items.append(rules.HandoffItem(
                 "overnight", f"thought:{tid}",
@@ -266,8 +288,8 @@ class Continuity:
         if not items and start.previous_at is None:
             return None
         gap = None if start.previous_at is None else (at - start.previous_at).total_seconds() / 60
-        mode = None if gap is None else rules.gap_mode(gap, self.gap_bounds)
-        text, kept = rules.render_handoff(mode, gap, items, self.max_tokens, self.count_tokens)
+        mode = None if gap is None else rules.gap_mode(gap, self.cfg.gap_bounds)
+        text, kept = rules.render_handoff(mode, gap, items, self.cfg.max_tokens, self.count_tokens)
         meta = {"mode": mode or "first_session",
                 "gap_minutes": None if gap is None else round(gap, 1),
                 "items": [i.as_dict() for i in kept], "brief": brief_run,

@@ -20,13 +20,13 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import handoff as rules
 from agent.domain.llm_json import parse_yes_no
@@ -44,30 +44,34 @@ FULFIL_SYSTEM = (
     "not done, only planned, asked about, or unrelated. Answer with one word: yes or no.")
 
 
-def consolidation_llm(settings: Settings, recorder: Any = None) -> Any:
-    """The consolidation role's LLM when it routes to a real provider, else None."""
-    from agent.providers import factory
+# a function giving the consolidation role's model when that role routes to a real provider,
+# else None (agent/runtime.py: Runtime.consolidation_model); called on first use
+ModelSource = Callable[[], Any]
 
-    _, profile = settings.role_profile("consolidation")
-    if profile.provider not in REAL_PROVIDERS:
-        return None
-    return factory.build_llm(settings, "consolidation", recorder)
+
+def no_model() -> None:
+    """The model source of a service with no model: the named heuristics decide."""
+    return None
+
+
+def real_model(llm: Any) -> Any:
+    """`llm` when it routes to a real provider (REAL_PROVIDERS), else None."""
+    return llm if getattr(llm, "provider", None) in REAL_PROVIDERS else None
 
 
 class ConsolidationModel:
     """A service that asks the consolidation role's model when it routes to a real provider
-    (`llm`: built on first use; None offline, when the named heuristics decide). The
-    subclass sets `settings` and `recorder`."""
+    (`llm`: taken from the subclass's `model` source on first use; None offline, when the
+    named heuristics decide)."""
 
-    settings: Settings
-    recorder: Any
+    model: ModelSource
     _llm: Any = None
     _llm_built = False
 
     @property
     def llm(self) -> Any:
         if not self._llm_built:
-            self._llm = consolidation_llm(self.settings, self.recorder)
+            self._llm = self.model()
             self._llm_built = True
         return self._llm
 
@@ -93,19 +97,39 @@ def first_word(answer: str | None) -> str:
     return words[0].strip(".!") if words else ""
 
 
+@dataclass(frozen=True)
+class IntentionsConfig:
+    """[intentions]: when a turn fulfils an open intention, when one surfaces."""
+
+    fulfil_min: float  # fulfil_min_similarity
+    candidate_min: float  # fulfil_candidate_similarity
+    llm_max: int  # fulfil_llm_max
+    heuristic_margin: float  # fulfil_heuristic_margin
+    surface_min: float  # surface_min_similarity
+    cooldown: timedelta  # surface_cooldown_minutes
+    surface_max: int
+    overdue_after: int  # overdue_after_sessions
+    handoff_max: int  # the open intentions a handoff lists
+
+    @classmethod
+    def from_table(cls, t: Mapping[str, Any]) -> IntentionsConfig:
+        return cls(
+            fulfil_min=float(need(t, "fulfil_min_similarity")),
+            candidate_min=float(need(t, "fulfil_candidate_similarity")),
+            llm_max=int(need(t, "fulfil_llm_max")),
+            heuristic_margin=float(need(t, "fulfil_heuristic_margin")),
+            surface_min=float(need(t, "surface_min_similarity")),
+            cooldown=timedelta(minutes=float(need(t, "surface_cooldown_minutes"))),
+            surface_max=int(need(t, "surface_max")),
+            overdue_after=int(need(t, "overdue_after_sessions")),
+            handoff_max=int(need(t, "handoff_max")),
+        )
+
+
 class IntentionTracker(ConsolidationModel):
-    def __init__(self, settings: Settings, recorder: Any = None) -> None:
-        t = settings.intentions
-        self.settings = settings
-        self.recorder = recorder
-        self.fulfil_min = float(need(t, "fulfil_min_similarity"))
-        self.candidate_min = float(need(t, "fulfil_candidate_similarity"))
-        self.llm_max = int(need(t, "fulfil_llm_max"))
-        self.heuristic_margin = float(need(t, "fulfil_heuristic_margin"))
-        self.surface_min = float(need(t, "surface_min_similarity"))
-        self.cooldown = timedelta(minutes=float(need(t, "surface_cooldown_minutes")))
-        self.surface_max = int(need(t, "surface_max"))
-        self.overdue_after = int(need(t, "overdue_after_sessions"))
+    def __init__(self, cfg: IntentionsConfig, model: ModelSource = no_model) -> None:
+        self.cfg = cfg
+        self.model = model
 
     # -- fulfilment -----------------------------------------------------------------
 
@@ -123,10 +147,10 @@ class IntentionTracker(ConsolidationModel):
         with conn.transaction():
             for iid, _kind, text, sim in rows:
                 sim = float(sim)
-                ask = asked < self.llm_max and sim >= self.candidate_min
+                ask = asked < self.cfg.llm_max and sim >= self.cfg.candidate_min
                 asked += ask
                 resolution = self._judge(text, content, sim, cue, ask=ask,
-                                         heuristic=sim >= closest - self.heuristic_margin)
+                                         heuristic=sim >= closest - self.cfg.heuristic_margin)
                 if resolution is None:
                     continue
                 hit = conn.execute(query("intentions_fulfil"), {
@@ -148,7 +172,7 @@ class IntentionTracker(ConsolidationModel):
             if verdict is not None:
                 return ({"detector": f"llm:{self.llm.model}", "similarity": round(sim, 4)}
                         if verdict else None)
-        if heuristic and rules.fulfils(sim, cue, self.fulfil_min):
+        if heuristic and rules.fulfils(sim, cue, self.cfg.fulfil_min):
             return {"detector": rules.COMPLETION_DETECTOR, "similarity": round(sim, 4),
                     "cue": cue}
         return None
@@ -162,15 +186,15 @@ class IntentionTracker(ConsolidationModel):
         source turn is not in `skip` (day_table ids in the window); marked surfaced."""
         now = now or datetime.now(UTC)
         rows = conn.execute(query("intentions_surfaceable"), {
-            "user": user_id, "q": vector_text(query_vec), "cooled": now - self.cooldown,
-            "min_sim": self.surface_min, "k": self.surface_max + len(skip)}).fetchall()
+            "user": user_id, "q": vector_text(query_vec), "cooled": now - self.cfg.cooldown,
+            "min_sim": self.cfg.surface_min, "k": self.cfg.surface_max + len(skip)}).fetchall()
         out = []
         for iid, kind, content, carried, src, _sim in rows:
             if f"day_table:{src}" in skip:
                 continue  # said in this very window: no reminder needed
             out.append((str(iid), rules.intention_line(kind, content, int(carried),
-                                                       self.overdue_after, str(iid))))
-        out = out[: self.surface_max]
+                                                       self.cfg.overdue_after, str(iid))))
+        out = out[: self.cfg.surface_max]
         self.mark_surfaced(conn, [i for i, _ in out])
         return out
 
@@ -192,7 +216,7 @@ class IntentionTracker(ConsolidationModel):
                  "source_ids": [] if r[11] is None else [f"day_table:{r[11]}"]}
                 for r in conn.execute(query("intentions_of_user"), {
                     "user": user_id, "all": include_resolved, "k": limit,
-                    "overdue": self.overdue_after})]
+                    "overdue": self.cfg.overdue_after})]
 
 
 def drop(conn: psycopg.Connection[Any], user_id: Any, intention_id: str, via: str) -> str:

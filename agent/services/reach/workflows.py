@@ -24,21 +24,21 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import workflows as rules
 from agent.domain.handoff import one_line
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
-from agent.services.reach.intentions import ConsolidationModel
+from agent.services.reach.intentions import ConsolidationModel, ModelSource, no_model
 
 logger = logging.getLogger(__name__)
 
@@ -60,17 +60,32 @@ def _unit(vectors: Any) -> np.ndarray[Any, Any]:
     return np.asarray(arr / norms)
 
 
-class Workflows(ConsolidationModel):
-    """Detection, offers and their outcome; built once per process."""
+@dataclass(frozen=True)
+class WorkflowsConfig:
+    """[workflows] (the domain's WorkflowConfig) and [context] session_quiet_minutes (an
+    offer not followed in a session quiet that long was skipped)."""
 
-    def __init__(self, settings: Settings, embed_documents: Embed,
-                 embed_query: Callable[[str], Any], recorder: Any = None) -> None:
-        self.settings = settings
-        self.cfg = rules.WorkflowConfig.from_table(settings.workflows)
-        self.quiet = timedelta(minutes=float(need(settings.context, "session_quiet_minutes")))
+    workflows: rules.WorkflowConfig
+    quiet: timedelta
+
+    @classmethod
+    def from_tables(cls, workflows: Mapping[str, Any], context: Mapping[str, Any]
+                    ) -> WorkflowsConfig:
+        return cls(rules.WorkflowConfig.from_table(workflows),
+                   timedelta(minutes=float(need(context, "session_quiet_minutes"))))
+
+
+class Workflows(ConsolidationModel):
+    """Detection, offers and their outcome; built once per process
+    (agent/runtime.py: Runtime.workflows)."""
+
+    def __init__(self, cfg: WorkflowsConfig, embed_documents: Embed,
+                 embed_query: Callable[[str], Any], model: ModelSource = no_model) -> None:
+        self.cfg = cfg.workflows
+        self.quiet = cfg.quiet
         self.embed_documents = embed_documents
         self.embed_query = embed_query
-        self.recorder = recorder
+        self.model = model
 
     # -- detection (consolidation) ---------------------------------------------------
 

@@ -19,18 +19,18 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import decisions as rules
 from agent.domain.llm_json import parse_llm_json
 from agent.domain.predictions import lesson_of, may_report_outcome
 from agent.domain.tables import need
-from agent.services.reach.intentions import ConsolidationModel, first_word
+from agent.services.reach.intentions import ConsolidationModel, ModelSource, first_word, no_model
 
 logger = logging.getLogger(__name__)
 
@@ -52,15 +52,28 @@ def _plain(found: rules.FoundDecision) -> dict[str, Any]:
             "rationale": found.rationale}
 
 
+@dataclass(frozen=True)
+class DecisionsConfig:
+    """[decisions]: which open decisions a later turn may report the outcome of, and how
+    close a trail must be to show in `cogd why`."""
+
+    outcome_min: float  # outcome_min_similarity
+    candidate_min: float  # outcome_candidate_similarity
+    k: int  # outcome_candidates
+    why_min: float  # why_min_similarity
+
+    @classmethod
+    def from_table(cls, t: Mapping[str, Any]) -> DecisionsConfig:
+        return cls(outcome_min=float(need(t, "outcome_min_similarity")),
+                   candidate_min=float(need(t, "outcome_candidate_similarity")),
+                   k=int(need(t, "outcome_candidates")),
+                   why_min=float(need(t, "why_min_similarity")))
+
+
 class DecisionTracker(ConsolidationModel):
-    def __init__(self, settings: Settings, recorder: Any = None) -> None:
-        t = settings.decisions
-        self.settings = settings
-        self.recorder = recorder
-        self.outcome_min = float(need(t, "outcome_min_similarity"))
-        self.candidate_min = float(need(t, "outcome_candidate_similarity"))
-        self.k = int(need(t, "outcome_candidates"))
-        self.why_min = float(need(t, "why_min_similarity"))
+    def __init__(self, cfg: DecisionsConfig, model: ModelSource = no_model) -> None:
+        self.cfg = cfg
+        self.model = model
 
     def detect(self, conn: psycopg.Connection[Any], entry_id: Any, content: str
                ) -> dict[str, Any] | None:
@@ -101,7 +114,7 @@ class DecisionTracker(ConsolidationModel):
         """Link the outcome this turn reports to the user's open decisions it is about."""
         done = []
         for did, decision, sim in conn.execute(query("decision_outcome_candidates"),
-                                               {"entry": entry_id, "k": self.k}).fetchall():
+                                               {"entry": entry_id, "k": self.cfg.k}).fetchall():
             judged = self._judge(decision, content, float(sim))
             if judged is None:
                 continue
@@ -120,14 +133,14 @@ class DecisionTracker(ConsolidationModel):
 
     def _judge(self, decision: str, turn: str, sim: float) -> tuple[str, str] | None:
         # the model is asked only about a close decision and a turn that reports something
-        if sim >= self.candidate_min and may_report_outcome(turn):
+        if sim >= self.cfg.candidate_min and may_report_outcome(turn):
             word = first_word(self.ask(OUTCOME_SYSTEM, f"Decision: {decision[:1000]}"
                                        f"\nMessage: {turn[:2000]}", 4, "decisions (outcome)"))
             if word == "no":
                 return None
             if word in ("win", "loss", "partial"):
                 return word, f"llm:{self.llm.model}"
-        if sim < self.outcome_min:
+        if sim < self.cfg.outcome_min:
             return None
         cue = rules.outcome_cue(turn)
         return None if cue is None else (cue[0], rules.OUTCOME_DETECTOR)
@@ -161,7 +174,7 @@ class DecisionTracker(ConsolidationModel):
         or its vector at least [decisions] why_min_similarity close); `user_id`: only
         that user's and no user's (None: every user's)."""
         return trails_for(conn, memories=memories, entries=entries, text=text,
-                          query_vec=query_vec, min_sim=self.why_min, user_id=user_id)
+                          query_vec=query_vec, min_sim=self.cfg.why_min, user_id=user_id)
 
 
 def trails_for(conn: psycopg.Connection[Any], *, memories: Sequence[str] = (),

@@ -10,16 +10,17 @@ from typing import Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query
 from agent.services.thinking.decisions import DecisionTracker
 from agent.services.thinking.predictions import PredictionTracker
 
 
 class Foresight:
-    def __init__(self, settings: Settings, recorder: Any = None) -> None:
-        self.predictions = PredictionTracker(settings, recorder)
-        self.decisions = DecisionTracker(settings, recorder)
+    """Built once per process (agent/runtime.py: Runtime.foresight)."""
+
+    def __init__(self, predictions: PredictionTracker, decisions: DecisionTracker) -> None:
+        self.predictions = predictions
+        self.decisions = decisions
 
     def user_turn(self, conn: psycopg.Connection[Any], entry_id: Any, content: str
                   ) -> dict[str, Any]:

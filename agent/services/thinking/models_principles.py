@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import consolidation as cons_rules
 from agent.domain import thinking_models as rules
@@ -73,8 +72,10 @@ def real_llm(llm: Any) -> bool:
 
 
 class ModelsOp:
-    def __init__(self, settings: Settings, universal: Any, llm: Any = None) -> None:
-        self.cfg = rules.ModelConfig.from_table(settings.cognitive_models)
+    """`llm`: the consolidation role's model (asked only when `real_llm`)."""
+
+    def __init__(self, cfg: rules.ModelConfig, universal: Any, llm: Any = None) -> None:
+        self.cfg = cfg
         self.universal = universal
         self.llm = llm
 
@@ -235,8 +236,10 @@ class ModelsOp:
 
 
 class PrinciplesOp:
-    def __init__(self, settings: Settings, universal: Any, llm: Any = None) -> None:
-        self.cfg = rules.PrincipleConfig.from_table(settings.principles)
+    """`llm`: the consolidation role's model (asked only when `real_llm`)."""
+
+    def __init__(self, cfg: rules.PrincipleConfig, universal: Any, llm: Any = None) -> None:
+        self.cfg = cfg
         self.universal = universal
         self.llm = llm
 
@@ -425,8 +428,8 @@ class PrincipleMatch:
 class PrincipleMatcher:
     """The principles that apply to a turn (cosine of its compound query's vector)."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.cfg = rules.PrincipleConfig.from_table(settings.principles)
+    def __init__(self, cfg: rules.PrincipleConfig) -> None:
+        self.cfg = cfg
 
     def match(self, conn: psycopg.Connection[Any], user_id: Any, query_vec: Any
               ) -> list[PrincipleMatch]:

@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query
 from agent.domain import predictions as rules
 from agent.domain.deadlines import deadline_or_default
 from agent.domain.llm_json import parse_llm_json
 from agent.domain.tables import need
-from agent.services.reach.intentions import ConsolidationModel, first_word
+from agent.services.reach.intentions import ConsolidationModel, ModelSource, first_word, no_model
 
 logger = logging.getLogger(__name__)
 
@@ -49,30 +50,46 @@ _VERDICTS = {"correct": "correct", "wrong": "wrong", "partly": "partially_correc
              "partially": "partially_correct", "partial": "partially_correct"}
 
 
+@dataclass(frozen=True)
+class PredictionsConfig:
+    """[predictions]: the domain's PredictionConfig (confidence levels, the default
+    horizon), when a later turn settles a prediction, and whether the agent's count."""
+
+    detection: rules.PredictionConfig
+    settle_min: float  # settle_min_similarity
+    candidate_min: float  # settle_candidate_similarity
+    k: int  # settle_candidates
+    agent_predictions: bool
+
+    @classmethod
+    def from_table(cls, t: Mapping[str, Any]) -> PredictionsConfig:
+        return cls(
+            detection=rules.PredictionConfig.from_table(
+                {k: need(t, k) for k in ("confidence_certain", "confidence_likely",
+                                         "confidence_default", "confidence_possible",
+                                         "confidence_unlikely", "default_horizon_days")}),
+            settle_min=float(need(t, "settle_min_similarity")),
+            candidate_min=float(need(t, "settle_candidate_similarity")),
+            k=int(need(t, "settle_candidates")),
+            agent_predictions=bool(need(t, "agent_predictions")),
+        )
+
+
 class PredictionTracker(ConsolidationModel):
-    def __init__(self, settings: Settings, recorder: Any = None) -> None:
-        t = settings.predictions
-        self.settings = settings
-        self.recorder = recorder
-        self.cfg = rules.PredictionConfig.from_table(
-            {k: need(t, k) for k in ("confidence_certain", "confidence_likely",
-                                     "confidence_default", "confidence_possible",
-                                     "confidence_unlikely", "default_horizon_days")})
-        self.settle_min = float(need(t, "settle_min_similarity"))
-        self.candidate_min = float(need(t, "settle_candidate_similarity"))
-        self.k = int(need(t, "settle_candidates"))
-        self.agent_predictions = bool(need(t, "agent_predictions"))
+    def __init__(self, cfg: PredictionsConfig, model: ModelSource = no_model) -> None:
+        self.cfg = cfg
+        self.model = model
 
     # -- detection --------------------------------------------------------------
 
     def detect(self, conn: psycopg.Connection[Any], entry_id: Any, content: str, at: datetime,
                made_by: str) -> dict[str, Any] | None:
         """Store the prediction a turn makes (at most one); what was stored, or None."""
-        if made_by == "agent" and not self.agent_predictions:
+        if made_by == "agent" and not self.cfg.agent_predictions:
             return None
         found = self._llm_find(content, at)
         if found is None:
-            found = rules.find_prediction(content, at, self.cfg)
+            found = rules.find_prediction(content, at, self.cfg.detection)
             detector = rules.PREDICTION_DETECTOR
         else:
             detector = f"llm:{self.llm.model}"
@@ -103,8 +120,8 @@ class PredictionTracker(ConsolidationModel):
         if not statement:
             return None
         return rules.FoundPrediction(
-            statement, "llm", rules.confidence_of(statement, self.cfg.levels),
-            deadline_or_default(statement, at, self.cfg.horizon_days),
+            statement, "llm", rules.confidence_of(statement, self.cfg.detection.levels),
+            deadline_or_default(statement, at, self.cfg.detection.horizon_days),
             rules.domain_of(statement))
 
     # -- settlement -------------------------------------------------------------
@@ -113,7 +130,7 @@ class PredictionTracker(ConsolidationModel):
                ) -> list[dict[str, Any]]:
         """Settle the user's pending predictions this turn reports the outcome of."""
         rows = conn.execute(query("prediction_settle_candidates"),
-                            {"entry": entry_id, "k": self.k}).fetchall()
+                            {"entry": entry_id, "k": self.cfg.k}).fetchall()
         done: list[dict[str, Any]] = []
         for pid, statement, sim in rows:
             sim = float(sim)
@@ -136,7 +153,7 @@ class PredictionTracker(ConsolidationModel):
                ) -> tuple[str, dict[str, Any]] | None:
         # the model is asked only about a close prediction and a turn that reports
         # something (a question or a plan settles nothing): at most `k` calls a turn
-        if sim >= self.candidate_min and rules.may_report_outcome(turn):
+        if sim >= self.cfg.candidate_min and rules.may_report_outcome(turn):
             word = first_word(self.ask(SETTLE_SYSTEM, f"Prediction: {statement[:1000]}"
                                        f"\nMessage: {turn[:2000]}", 4, "predictions (settling)"))
             if word == "no":
@@ -144,7 +161,7 @@ class PredictionTracker(ConsolidationModel):
             if word in _VERDICTS:
                 return _VERDICTS[word], {"detector": f"llm:{self.llm.model}",
                                          "similarity": round(sim, 4)}
-        if sim < self.settle_min:
+        if sim < self.cfg.settle_min:
             return None
         cue = rules.settlement_cue(statement, turn)
         if cue is None:

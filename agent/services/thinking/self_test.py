@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,6 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query
 from agent.domain import self_test as rules
 from agent.domain.prompt import IdentityConfig, PromptParts, build_messages, identity_hash
@@ -72,20 +73,40 @@ def pick(n: int | None, default: int, extra: list[rules.Scenario]) -> list[rules
     return [*extra, *builtin_scenarios()][: n or default]
 
 
-class SelfTest:
-    def __init__(self, settings: Settings, recorder: Any = None) -> None:
-        from agent.providers import factory
+@dataclass(frozen=True)
+class SelfTestConfig:
+    """[self_test], and the identity the prompt is built from ([identity], [context],
+    [goals])."""
 
-        self.settings = settings
-        self.default_n = int(need(settings.self_test, "scenarios"))
-        self.max_tokens = int(need(settings.self_test, "answer_max_tokens"))
-        self.identity_cfg = IdentityConfig.from_tables(settings.identity, settings.context,
-                                                       settings.goals)
-        self.boundaries = list(need(settings.identity, "bootstrap_boundaries"))
-        self.universal = factory.build_universal_embedder(settings)
-        self.system1 = factory.build_llm(settings, "system1", recorder)
-        _, profile = settings.role_profile("system1")
-        self.predict_llm = self.system1 if profile.provider in REAL_PROVIDERS else None
+    scenarios: int  # the default count
+    answer_max_tokens: int
+    identity: IdentityConfig
+    boundaries: tuple[str, ...]  # [identity] bootstrap_boundaries
+
+    @classmethod
+    def from_tables(cls, self_test: Mapping[str, Any], identity: Mapping[str, Any],
+                    context: Mapping[str, Any], goals: Mapping[str, Any]) -> SelfTestConfig:
+        return cls(scenarios=int(need(self_test, "scenarios")),
+                   answer_max_tokens=int(need(self_test, "answer_max_tokens")),
+                   identity=IdentityConfig.from_tables(identity, context, goals),
+                   boundaries=tuple(need(identity, "bootstrap_boundaries")))
+
+
+class SelfTest:
+    """`system1`: the system1 role's model (each scenario's run); `predict_llm`: the same
+    model when that role routes to a real provider (REAL_PROVIDERS), else None (the
+    identity-similarity heuristic predicts). Built by agent/runtime.py:
+    Runtime.self_test."""
+
+    def __init__(self, cfg: SelfTestConfig, universal: Any, system1: Any,
+                 predict_llm: Any = None) -> None:
+        self.default_n = cfg.scenarios
+        self.max_tokens = cfg.answer_max_tokens
+        self.identity_cfg = cfg.identity
+        self.boundaries = list(cfg.boundaries)
+        self.universal = universal
+        self.system1 = system1
+        self.predict_llm = predict_llm
 
     def run(self, conn: psycopg.Connection[Any], scenarios: list[rules.Scenario]
             ) -> dict[str, Any]:
