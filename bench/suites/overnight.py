@@ -60,11 +60,10 @@ def corpus(turns: int, days: int, now: dt.datetime) -> str:
 def run(turns: int, days: int, llm: str) -> dict[str, Any]:
     import psycopg
 
-    from agent.providers import factory
     from agent.providers.text import default_counter
+    from agent.runtime import Runtime
     from agent.services.access.importer import Importer, ImportReport, read_lines
     from agent.services.memory.recall import build_recaller
-    from agent.services.reach.handoff import Continuity
     from agent.services.records.sessions import ensure_user
     from agent.services.records.turns import TurnWriter
     from agent.services.thinking import problems
@@ -102,8 +101,7 @@ def run(turns: int, days: int, llm: str) -> dict[str, Any]:
         result = NightCycle(settings, url).run()
         night_s = time.perf_counter() - t0
         stage = result["stages"]["10"]
-        embedder = factory.build_universal_embedder(settings)
-        cont = Continuity(settings, embedder.embed_query, default_counter().count)
+        cont = Runtime(settings).continuity(default_counter().count)
         with psycopg.connect(url, autocommit=True) as conn:
             session = conn.execute("INSERT INTO sessions (user_id) VALUES (%s) "
                                    "RETURNING session_id", (user,)).fetchone()[0]  # type: ignore[index]

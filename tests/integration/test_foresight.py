@@ -15,6 +15,7 @@ from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.errors import InputError
 from agent.providers import factory
+from agent.runtime import Runtime
 from agent.services.thinking.foresight import Foresight
 from tests.conftest import make_session
 
@@ -40,7 +41,7 @@ def test_predictions_are_made_settled_counted_and_expired(settings: Settings,
 
     settings.llm.roles["consolidation"] = "heuristic"
     embedder = factory.build_universal_embedder(settings)
-    foresight = Foresight(settings)
+    foresight = Runtime(settings).foresight()
     session = make_session(conn, "alice")
     t0 = datetime.now(UTC) - timedelta(days=40)
     made = _said(conn, foresight, embedder, session,
@@ -95,7 +96,7 @@ def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
 
     settings.llm.roles["consolidation"] = "heuristic"
     embedder = factory.build_universal_embedder(settings)
-    foresight = Foresight(settings)
+    foresight = Runtime(settings).foresight()
     session = make_session(conn, "alice")
     t0 = datetime.now(UTC) - timedelta(days=30)
     text = ("We decided to use Postgres instead of MySQL because we need solid JSON "
@@ -160,7 +161,7 @@ def test_forgetting_a_prediction_turn_takes_its_problem_and_overnight_thought(
 
     settings.llm.roles["consolidation"] = "heuristic"
     embedder = factory.build_universal_embedder(settings)
-    foresight = Foresight(settings)
+    foresight = Runtime(settings).foresight()
     session = make_session(conn, "alice")
     t0 = datetime.now(UTC) - timedelta(days=30)
     said = ("Our landlord Mr Ferreira is selling the flat on Elm Street. I think the "

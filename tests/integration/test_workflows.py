@@ -120,12 +120,11 @@ def test_a_replayed_turn_gets_the_same_offer_and_is_counted_once(
     import uuid
 
     from agent.db.queries import vector_text
-    from agent.providers import factory
-    from agent.services.reach.workflows import Workflows
+    from agent.runtime import Runtime
 
-    universal = factory.build_universal_embedder(settings)
-    flows = Workflows(settings, lambda t: universal.embed_documents(list(t)),
-                      universal.embed_query)
+    runtime = Runtime(settings)
+    universal = runtime.universal
+    flows = runtime.workflows()
     sid = make_session(conn, "alice")
     steps = [{"text": t, "key": k} for t, k in (("run the tests", "run tests"),
                                                 ("bump the version", "bump version"))]
