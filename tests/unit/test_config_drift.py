@@ -30,6 +30,13 @@ from agent.domain.prompt import IdentityConfig
 from agent.domain.recall import RecallConfig
 from agent.domain.thinking_models import ModelConfig, PrincipleConfig
 from agent.errors import ConfigError
+from agent.services.reach.corrections import CorrectionsConfig
+from agent.services.reach.handoff import HandoffConfig
+from agent.services.reach.intentions import IntentionsConfig
+from agent.services.reach.workflows import WorkflowsConfig
+from agent.services.thinking.decisions import DecisionsConfig
+from agent.services.thinking.predictions import PredictionsConfig
+from agent.services.thinking.self_test import SelfTestConfig
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,6 +77,15 @@ BUILDERS: dict[type, Callable[[Callable[[str], Mapping[str, Any]]], Any]] = {
                                                          t("goals")),
     ModelConfig: lambda t: ModelConfig.from_table(t("cognitive_models")),
     PrincipleConfig: lambda t: PrincipleConfig.from_table(t("principles")),
+    # the services' configs (issue 41 item 2: parsed once, by agent/runtime.py)
+    IntentionsConfig: lambda t: IntentionsConfig.from_table(t("intentions")),
+    CorrectionsConfig: lambda t: CorrectionsConfig.from_table(t("context")),
+    HandoffConfig: lambda t: HandoffConfig.from_table(t("context")),
+    WorkflowsConfig: lambda t: WorkflowsConfig.from_tables(t("workflows"), t("context")),
+    DecisionsConfig: lambda t: DecisionsConfig.from_table(t("decisions")),
+    PredictionsConfig: lambda t: PredictionsConfig.from_table(t("predictions")),
+    SelfTestConfig: lambda t: SelfTestConfig.from_tables(t("self_test"), t("identity"),
+                                                         t("context"), t("goals")),
 }
 
 
