@@ -54,11 +54,6 @@ def no_model() -> None:
     return None
 
 
-def real_model(llm: Any) -> Any:
-    """`llm` when it routes to a real provider (REAL_PROVIDERS), else None."""
-    return llm if getattr(llm, "provider", None) in REAL_PROVIDERS else None
-
-
 class ConsolidationModel:
     """A service that asks the consolidation role's model when it routes to a real provider
     (`llm`: taken from the subclass's `model` source on first use; None offline, when the
