@@ -17,18 +17,32 @@ import-linter layers contract in pyproject.toml).
 from __future__ import annotations
 
 import functools
+import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.config import Settings
 from agent.providers import factory
 
 if TYPE_CHECKING:
+    import psycopg
+
+    from agent.cortex.store import CortexWhenPresent
+    from agent.db.pool import Checkout
+    from agent.domain.contextual import IndexConfig
+    from agent.domain.prompt import IdentityConfig
     from agent.providers.ports import LLM, Embedder, Reranker
+    from agent.services.access.memory_api import MemoryAPI
+    from agent.services.conversation.cognition import Cognition
+    from agent.services.memory.forget import Forgetter
+    from agent.services.memory.indexing import Indexer
+    from agent.services.memory.recall import Recaller
     from agent.services.reach.corrections import CorrectionMatcher
     from agent.services.reach.handoff import Continuity, NoteWriter
     from agent.services.reach.intentions import IntentionTracker
     from agent.services.reach.workflows import Workflows
+    from agent.services.records.turns import TurnWriter
     from agent.services.thinking.decisions import DecisionTracker
     from agent.services.thinking.foresight import Foresight
     from agent.services.thinking.models_principles import ModelsOp, PrincipleMatcher, PrinciplesOp
@@ -65,7 +79,152 @@ class Runtime:
             self._llms[role] = factory.build_llm(self.settings, role, self.recorder)
         return self._llms[role]
 
+    def _llm_of(self, role: str, providers: tuple[str, ...]) -> LLM | None:
+        """The LLM of a role only when it routes to one of `providers` (a real model)."""
+        _, profile = self.settings.role_profile(role)
+        return self.llm(role) if profile.provider in providers else None
+
+    @functools.cached_property
+    def cortex(self) -> CortexWhenPresent:
+        """The LanceDB cortex once the night cycle has created it (checked again on each
+        search, so a long-running loop starts using it the night it appears); empty
+        answers until then (agent/cortex/store.py). Its native embedder is this runtime's,
+        built when the cortex first opens."""
+        from agent.cortex.store import CortexWhenPresent
+
+        return CortexWhenPresent(self.settings, self.universal, lambda: self.native)
+
     # -- services: conversation, memory, records, access ---------------------------------
+
+    @functools.cached_property
+    def index_config(self) -> IndexConfig:
+        """The contextual index's recipe ([recall] index_*)."""
+        from agent.domain.contextual import IndexConfig
+
+        return IndexConfig.from_table(self.settings.recall)
+
+    @functools.cached_property
+    def identity_config(self) -> IdentityConfig:
+        from agent.domain.prompt import IdentityConfig
+
+        s = self.settings
+        return IdentityConfig.from_tables(s.identity, s.context, s.goals)
+
+    def rewriter(self) -> LLM | None:
+        """Recall's weak-match rewriter: the LLM of role `rewrite` when it routes to a real
+        model (recall.REWRITE_PROVIDERS); None: the named heuristic rewrites, if any."""
+        from agent.services.memory.recall import REWRITE_PROVIDERS
+
+        return self._llm_of("rewrite", REWRITE_PROVIDERS)
+
+    def emotion_judge(self) -> LLM | None:
+        """The LLM of role `emotion` when it routes to a real model (emotion.JUDGE_PROVIDERS);
+        None: the lexicon heuristic."""
+        from agent.services.conversation.emotion import JUDGE_PROVIDERS
+
+        return self._llm_of("emotion", JUDGE_PROVIDERS)
+
+    def recaller(self) -> Recaller:
+        """The recall pipeline as `cogd recall`, the memory API and the DMN use it: the
+        universal embedder, the reranker, the default token counter, the cortex and the
+        rewriter. A new Recaller each call (it holds a side connection and a size cache);
+        the adapters are shared."""
+        from agent.domain.broad import BroadConfig
+        from agent.domain.recall import RecallConfig
+        from agent.providers.text import default_counter
+        from agent.services.memory.recall import Recaller
+
+        return Recaller(
+            self.universal, self.reranker, RecallConfig.from_table(self.settings.recall),
+            default_counter().count, cortex=self.cortex, rewriter=self.rewriter(),
+            broad_cfg=BroadConfig.from_table(self.settings.recall))
+
+    def indexer(self) -> Indexer:
+        """The contextual indexer with the universal embedder (it re-embeds turns)."""
+        from agent.services.memory.indexing import Indexer
+
+        return Indexer(self.universal, self.index_config)
+
+    def turn_writer(self, rng: random.Random | None = None) -> TurnWriter:
+        """The writer every entry point uses: the embedders, the default token counter, the
+        entry gate and the index recipe ([entry_gate], [recall] index_*)."""
+        from agent.domain.gates import EntryGateConfig
+        from agent.providers.text import default_counter
+        from agent.services.records.turns import TurnWriter
+
+        return TurnWriter(self.universal, self.native, default_counter().count,
+                          EntryGateConfig.from_table(self.settings.entry_gate), rng,
+                          self.index_config)
+
+    def forgetter(self, conn: psycopg.Connection[Any]) -> Forgetter:
+        """A Forgetter on `conn` with the embedders, the indexer and the cortex when there
+        is one: a handle of its own, reading the latest version (one kept from an earlier
+        forget would read the version it first saw, or none made since), so build one for
+        each forget."""
+        from agent.cortex.lance import LanceCortex, cortex_uri
+        from agent.services.memory.forget import Forgetter
+
+        universal, native, indexer = self.universal, self.native, self.indexer()
+        uri = cortex_uri(self.settings)
+        cortex = (LanceCortex.from_settings(self.settings, read_consistency_s=0.0)
+                  if "://" in uri or Path(uri).is_dir() else None)
+        return Forgetter(conn, lambda texts: list(universal.embed_documents(texts)),
+                         lambda c: indexer.run(c, kinds=("day_table", "memory", "block"),
+                                               count=False),
+                         cortex, Path(self.settings.data_dir),
+                         None if native.model_id == universal.model_id
+                         else lambda texts: list(native.embed_documents(texts)))
+
+    def memory_api(self, url: str, default_user: str, channel: str = "mcp",
+                   app: str = "cogd-mcp") -> MemoryAPI:
+        """What cogd offers other programs (the MCP server, the HTTP API)."""
+        from agent.services.access.memory_api import MemoryAPI
+
+        return MemoryAPI(url, default_user, recaller=self.recaller(),
+                         writer=self.turn_writer(), identity_cfg=self.identity_config,
+                         decisions=self.decision_tracker(), forgetter=self.forgetter,
+                         channel=channel, app=app)
+
+    def cognition(self, rng: random.Random | None = None,
+                  side: Checkout | None = None) -> Cognition:
+        """One turn of the loop, built once per process. `rng`: the gates' draws (the
+        writer's and the rollover's); `side`: a second connection (a pool's checkout) that
+        recall's largest dense list runs on (the loop worker's)."""
+        from agent.domain.broad import BroadConfig
+        from agent.domain.emotion import EmotionConfig
+        from agent.services.conversation.cognition import (
+            Cognition,
+            CognitionConfig,
+            CognitionParts,
+        )
+        from agent.services.conversation.rollover import RelevanceScorer, Rollover
+        from agent.services.memory.indexing import Indexer
+        from agent.services.memory.recall import Recaller
+        from agent.services.records.turns import TurnWriter
+
+        cfg = CognitionConfig.from_settings(self.settings)
+        rng = rng or random.Random()
+        universal, system1 = self.universal, self.llm("system1")
+        count_tokens = system1.count_tokens
+        relevance = RelevanceScorer(lambda texts: universal.embed_documents(list(texts)))
+        parts = CognitionParts(
+            universal=universal, native=self.native, system1=system1,
+            system2=self.llm("system2"), reranker=self.reranker,
+            emotion_cfg=EmotionConfig.from_table(self.settings.emotion),
+            emotion_judge=self.emotion_judge(),
+            writer=TurnWriter(universal, self.native, count_tokens, cfg.entry, rng,
+                              self.index_config),
+            recaller=Recaller(universal, self.reranker, cfg.recall, count_tokens,
+                              cortex=self.cortex,
+                              broad_cfg=BroadConfig.from_table(self.settings.recall),
+                              side=side),
+            indexer=Indexer(None, self.index_config),
+            relevance=relevance,
+            rollover=Rollover(cfg.entry, cfg.exit, relevance, rng),
+            continuity=self.continuity(), workflows=self.workflows(),
+            principles=self.principle_matcher(), foresight=self.foresight(),
+        )
+        return Cognition(cfg, parts, rng=rng)
 
     # -- services: thinking and reach -----------------------------------------------------
 

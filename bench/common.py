@@ -44,10 +44,10 @@ def import_corpus(settings: Any, url: str, corpus: Any) -> dict[str, Any]:
     import io
 
     from agent.db.connect import connect
+    from agent.runtime import Runtime
     from agent.services.access.importer import Importer, ImportReport, read_lines
-    from agent.services.records.turns import TurnWriter
 
-    writer = TurnWriter.from_settings(settings)  # the configured index recipe too
+    writer = Runtime(settings).turn_writer()  # the configured index recipe too
     report = ImportReport()
     start = time.perf_counter()
     with connect(url, app="cogd-bench", autocommit=True) as conn:

@@ -48,8 +48,8 @@ def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
     """
     from agent.commands.context import ready_url
     from agent.db.connect import connect
+    from agent.runtime import Runtime
     from agent.services.access.transcripts import TranscriptWatcher, WatchReport, default_claude_dir
-    from agent.services.records.turns import TurnWriter
 
     targets = list(paths) or [default_claude_dir()]
     missing = [str(p) for p in targets if not p.exists()]
@@ -57,7 +57,7 @@ def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
         raise InputError(f"no such file or directory: {', '.join(missing)}")
     settings = settings_from()
     url = ready_url(settings)
-    writer = TurnWriter.from_settings(settings)
+    writer = Runtime(settings).turn_writer()
     stop = threading.Event()
     if not once:
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -40,9 +40,11 @@ class ChatClient:
     reply; the slash commands' helpers."""
 
     def __init__(self, settings: Settings, url: str, user: str, session: str | None) -> None:
+        from agent.runtime import Runtime
         from agent.services.records.sessions import ensure_session, ensure_user
 
         self.settings = settings
+        self.runtime = Runtime(settings)  # the slash commands' recaller, writer, handoff
         self.url, self.user = url, user
         self.inbox = inbox.Client(url, "cogd-chat", listen=True, say=_to_stderr)
         self.user_id = ensure_user(self.conn, user)
@@ -60,9 +62,7 @@ class ChatClient:
     @property
     def recaller(self) -> Any:
         if self._recaller is None:
-            from agent.services.memory.recall import build_recaller
-
-            self._recaller = build_recaller(self.settings)
+            self._recaller = self.runtime.recaller()
         return self._recaller
 
     @property
@@ -71,20 +71,13 @@ class ChatClient:
         if self._writer is None:
             from types import SimpleNamespace
 
-            from agent.services.records.turns import TurnWriter
-
-            self._writer = SimpleNamespace(writer=TurnWriter.from_settings(self.settings))
+            self._writer = SimpleNamespace(writer=self.runtime.turn_writer())
         return self._writer
 
     def handoff_text(self) -> str:
         """This session's handoff as the loop computes it (no turn written)."""
         if self._continuity is None:
-            from agent.providers import factory
-            from agent.services.reach.handoff import Continuity
-
-            universal = factory.build_universal_embedder(self.settings)
-            counter = factory.build_llm(self.settings, "system1").count_tokens
-            self._continuity = Continuity(self.settings, universal.embed_query, counter)
+            self._continuity = self.runtime.continuity()
         made = self._continuity.for_session(self.conn, self.session_id, self.user_id)
         if made is None:
             return "no handoff: no earlier session, no open intention, no morning brief"
@@ -147,7 +140,7 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
     if cmd == "help":
         echo(SLASH_HELP)
     elif cmd == "identity":
-        echo(introspect.identity_text(client.conn, client.settings))
+        echo(introspect.identity_text(client.conn, client.runtime.identity_config))
     elif cmd == "goals":
         echo(introspect.goals_text(client.conn))
     elif cmd == "status":
@@ -159,7 +152,7 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
         elif cmd == "why":  # `cogd why`'s answer, scoped to this user
             try:
                 echo("\n".join(introspect.why_lines(introspect.why(
-                    client.conn, client.settings, client.recaller, query,
+                    client.conn, client.runtime.decision_tracker(), client.recaller, query,
                     user_id=client.user_id, handle=client.user))))
             except InputError as exc:
                 echo(str(exc))

@@ -214,7 +214,7 @@ def mcp(user: str, http: bool, host: str, port: int) -> int:
     Logs go to stderr; stdout carries the protocol only.
     """
     from agent.commands.context import ready_url
-    from agent.services.access.memory_api import MemoryAPI
+    from agent.runtime import Runtime
 
     if http and not _loopback(host):
         raise InputError(f"--host {host}: the MCP endpoint listens on a loopback address "
@@ -222,7 +222,7 @@ def mcp(user: str, http: bool, host: str, port: int) -> int:
                          "other hosts")
     settings = settings_from()
     url = ready_url(settings)
-    api = MemoryAPI(settings, url, user)
+    api = Runtime(settings).memory_api(url, user)
     try:
         where = f"[{host}]" if ":" in host else host
         server = build_server(api, f"http://{where}:{port}" if http else None)

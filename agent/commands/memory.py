@@ -35,14 +35,14 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
     --stop-on-error, stops the import; lines before it stay imported).
     """
     from agent.db.connect import connect
+    from agent.runtime import Runtime
     from agent.services.access.importer import Importer, ImportReport, read_lines
-    from agent.services.records.turns import TurnWriter
 
     settings = settings_from()
     if str(file) != "-" and not file.exists():
         raise InputError(f"{file}: no such file")
     url = ready_url(settings)
-    writer = TurnWriter.from_settings(settings)
+    writer = Runtime(settings).turn_writer()
     report = ImportReport()
     stream: IO[str]
     if str(file) == "-":
@@ -105,8 +105,8 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
     --level N: the cortex's blocks (0) or cluster nodes (1-3) nearest the query.
     """
     from agent.db.connect import connect
+    from agent.runtime import Runtime
     from agent.services.access.introspect import format_recall, recall_payload
-    from agent.services.memory.recall import build_recaller
     from agent.services.records.sessions import user_by_handle
 
     if (query is None) == (queries is None):
@@ -118,7 +118,7 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
     url = ready_url(settings)
     if level is not None:
         return _recall_level(settings, url, query, queries, level, k, as_json)
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     with connect(url, app="cogd-recall", autocommit=True) as conn:
         user_id = None
         if user is not None:
@@ -176,11 +176,11 @@ def reindex(everything: bool, batch_size: int, as_json: bool) -> int:
     or the next loop turn). Content is never changed. Safe to interrupt and run again.
     """
     from agent.db.connect import connect
-    from agent.services.memory.indexing import build_indexer
+    from agent.runtime import Runtime
 
     settings = settings_from()
     url = ready_url(settings)
-    indexer = build_indexer(settings)
+    indexer = Runtime(settings).indexer()
     show = not as_json and sys.stderr.isatty()
     with connect(url, app="cogd-reindex", autocommit=True) as conn:
         if show:
@@ -203,12 +203,12 @@ def _recall_level(settings: Settings, url: str, query: str | None, queries: Path
                   k: int | None, as_json: bool) -> int:
     """`cogd recall --level N`: nearest cortex blocks (0) or RAPTOR nodes (1-3)."""
     from agent.cortex.lance import cortex_uri
-    from agent.cortex.store import CortexWhenPresent
     from agent.db.connect import connect
-    from agent.providers import factory
+    from agent.runtime import Runtime
 
-    universal = factory.build_universal_embedder(settings)
-    store = CortexWhenPresent(settings, universal).store()
+    rt = Runtime(settings)
+    universal = rt.universal
+    store = rt.cortex.store()
     if store is None:
         raise InputError(f"no cortex at {cortex_uri(settings)} yet: `cogd night-cycle` builds "
                          "it (cortex blocks, then cluster levels 1-3)")
@@ -261,18 +261,19 @@ def why(target: str, handle: str | None, as_json: bool) -> int:
     user's memories unless --user names one. --json: {user, memory_id, chain, trails}.
     """
     from agent.db.connect import connect
+    from agent.runtime import Runtime
     from agent.services.access.introspect import why as explain
     from agent.services.access.introspect import why_lines
-    from agent.services.memory.recall import build_recaller
     from agent.services.records.sessions import user_by_handle
 
     if not target.strip():
         raise InputError("give a memory id or some text")
     settings = settings_from()
     url = ready_url(settings)
+    rt = Runtime(settings)
     with connect(url, app="cogd-why", autocommit=True) as conn:
         user_id = None if handle is None else user_by_handle(conn, handle.strip())
-        found = explain(conn, settings, build_recaller(settings), target, user_id=user_id,
+        found = explain(conn, rt.decision_tracker(), rt.recaller(), target, user_id=user_id,
                         handle=None if handle is None else handle.strip())
     if as_json:
         click.echo(json.dumps(found))
@@ -464,7 +465,7 @@ def forget(memory_id: str | None, handle: str | None, yes: bool, as_json: bool) 
     import getpass
 
     from agent.db.connect import connect
-    from agent.services.memory.forget import build_forgetter
+    from agent.runtime import Runtime
     from agent.services.records.sessions import user_by_handle
 
     if (memory_id is None) == (handle is None):
@@ -472,7 +473,7 @@ def forget(memory_id: str | None, handle: str | None, yes: bool, as_json: bool) 
     settings = settings_from()
     url = ready_url(settings)
     with connect(url, app="cogd-forget", autocommit=True) as conn:
-        forgetter = build_forgetter(settings, conn)
+        forgetter = Runtime(settings).forgetter(conn)
         if handle is not None:
             uid = user_by_handle(conn, handle)
             if not yes and not click.confirm(

@@ -459,8 +459,8 @@ def _import(settings: Any, url: str, handle: str, body: bytes) -> dict[str, Any]
     from dataclasses import replace
 
     from agent.db.connect import connect
+    from agent.runtime import Runtime
     from agent.services.access.importer import Importer, ImportReport, read_lines
-    from agent.services.records.turns import TurnWriter
 
     report = ImportReport()
     stream = io.StringIO(body.decode("utf-8", errors="replace"))
@@ -470,7 +470,7 @@ def _import(settings: Any, url: str, handle: str, body: bytes) -> dict[str, Any]
         lines = (replace(line, user=handle) for line in read_lines(stream, handle, report,
                                                                    False)
                  if _own_line(line, handle, report))
-        Importer(conn, TurnWriter.from_settings(settings), handle).run(lines, report)
+        Importer(conn, Runtime(settings).turn_writer(), handle).run(lines, report)
     return report.as_dict()
 
 
@@ -510,11 +510,11 @@ def serve(host: str, port: int) -> int:
     import uvicorn
 
     from agent.commands.context import ready_url
-    from agent.services.access.memory_api import MemoryAPI
+    from agent.runtime import Runtime
 
     settings = settings_from()
     url = ready_url(settings)
-    api = MemoryAPI(settings, url, "api", channel="api", app="cogd-serve")
+    api = Runtime(settings).memory_api(url, "api", channel="api", app="cogd-serve")
     try:
         app = build_app(settings, url, api)
         log.info("cogd serve: http://%s:%d (OpenAPI at /docs)", host, port)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -183,7 +183,8 @@ class CortexWhenPresent:
     first night cycle picks the cortex up without a restart.
     """
 
-    def __init__(self, settings: Settings, universal: Embedder, native: Embedder | None = None,
+    def __init__(self, settings: Settings, universal: Embedder,
+                 native: Embedder | Callable[[], Embedder] | None = None,
                  retry_s: float = 30.0) -> None:
         self.settings = settings
         self.universal = universal
@@ -206,7 +207,8 @@ class CortexWhenPresent:
             self.settings, read_consistency_s=float(need(cfg, "cortex_read_consistency_s")))
         if not (cortex.exists(BLOCKS) or cortex.exists(ARCHIVE)):
             return None
-        native = self.native
+        # an embedder, or a builder of one (the runtime's, built when the cortex opens)
+        native = self.native() if callable(self.native) else self.native
         if native is None:
             from agent.providers import factory
 

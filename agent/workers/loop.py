@@ -34,12 +34,12 @@ class LoopWorker(Worker):
 
     def setup(self) -> None:
         from agent.db.llm_calls import PgCallRecorder
-        from agent.services.conversation.cognition import Cognition
+        from agent.runtime import Runtime
 
         self.recorder = PgCallRecorder(self.pool.connection)
-        self.cognition = Cognition(self.settings, self.recorder)
         # recall's largest dense list runs on a pooled connection beside the others
-        self.cognition.recaller.side = self.pool.connection
+        self.cognition = Runtime(self.settings, self.recorder).cognition(
+            side=self.pool.connection)
         self.lease_s = float(self.settings.process.inbox_lease_s)
         self.max_attempts = int(self.settings.process.inbox_max_attempts)
         self.keeper = inbox.LeaseKeeper(self.pool.connection, self.lease_s,

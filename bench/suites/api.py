@@ -47,9 +47,8 @@ def run(n_memories: int, n_queries: int, cache: Path | None, seed: int = 7) -> d
 
     from agent.db.connect import connect
     from agent.providers import factory
-    from agent.services.access.memory_api import MemoryAPI
+    from agent.runtime import Runtime
     from agent.services.access.tokens import create
-    from agent.services.memory.recall import build_recaller
     from agent.services.records.sessions import ensure_user
     from bench.suites import loop
 
@@ -71,8 +70,8 @@ def run(n_memories: int, n_queries: int, cache: Path | None, seed: int = 7) -> d
             token = create(conn, uid, "bench", "bench.api", "bench")["token"]
         server, port = start_serve(settings, url)
         base = f"http://127.0.0.1:{port}"
-        recaller = build_recaller(settings)
-        api = MemoryAPI(settings, url, "bench", channel="bench", app="cogd-bench-api")
+        recaller = Runtime(settings).recaller()
+        api = Runtime(settings).memory_api(url, "bench", channel="bench", app="cogd-bench-api")
         try:
             wait_until_serving(server, base)
             times: dict[str, list[float]] = {"in_process": [], "memory_api": [], "http": []}

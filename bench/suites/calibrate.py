@@ -40,9 +40,9 @@ WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6)
 def collect(settings: Any, url: str, corpus: Any, k: int) -> list[dict[str, Any]]:
     """Per question: the top-k items' similarity, coverage and whether each is evidence."""
     from agent.db.connect import connect
-    from agent.services.memory.recall import build_recaller
+    from agent.runtime import Runtime
 
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     recaller.compute_coverage = True  # recorded for every weight tried, even 0
     rows = []
     with connect(url, app="cogd-bench", autocommit=True) as conn:

@@ -241,7 +241,7 @@ def _p50(rows: list[dict[str, Any]]) -> float:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from agent.config import LLMProfile
     from agent.db.connect import connect
-    from agent.services.conversation.cognition import Cognition
+    from agent.runtime import Runtime
     from agent.services.records.sessions import ensure_user
     from bench.common import scratch_database
 
@@ -259,7 +259,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             profile_name = "factchat"
             settings.llm.profiles[profile_name] = profile
         settings.llm.roles["system1"] = settings.llm.roles["system2"] = profile_name
-        cog = Cognition(settings)
+        cog = Runtime(settings).cognition()
         with connect(url, app="cogd-bench", autocommit=True) as conn:
             user_id = ensure_user(conn, handle)
             cog.answer(conn, _session(conn, ensure_user(conn, "warmup")), "hello")  # loads

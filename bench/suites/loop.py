@@ -14,7 +14,7 @@ vectors, no prefix, as rollover copies them from day_table), then:
   within a minute (the 200 turns are written in seconds; a live daemon recalls against
   vacuumed, analysed tables; before 2026-11-26 the recall phase ran right after the burst);
 - recall: `Recaller.recall(conn, q, k=10, log=False)` as the loop worker builds it
-  (`build_recaller`, with a pooled side connection for the memories' dense list); p50/p95
+  (`Runtime.recaller()`, with a pooled side connection for the memories' dense list); p50/p95
   of its own `latency_ms` and the share spent embedding; first a pass over as many other
   questions (none of the measured ones), reported apart as the first pass: the first
   reads of the index pages into shared_buffers after the load (since the runs tagged
@@ -883,9 +883,9 @@ def recall_clients(settings: Any, url: str, app: str) -> tuple[Any, Any, TimedEm
     from agent.db.pool import side_pool
     from agent.providers import factory
     from agent.providers.local import LocalEmbedder
-    from agent.services.memory.recall import build_recaller
+    from agent.runtime import Runtime
 
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     side = side_pool(settings, url, app, role=False)
     recaller.side = side.connection
     bare = factory.build_universal_embedder(settings)
@@ -929,8 +929,11 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
         ef_values: Sequence[int] = EF_VALUES, recall_queries: int = 30,
         builds: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
     from agent.db.connect import connect
+    from agent.domain.contextual import IndexConfig
+    from agent.domain.gates import EntryGateConfig
     from agent.providers import factory
     from agent.providers.rerank import reranker_status
+    from agent.providers.text import default_counter
     from agent.services.records.sessions import ensure_user
     from agent.services.records.turns import TurnWriter
 
@@ -948,7 +951,9 @@ def run(quick: bool, seed: int, keep: bool, cache: Path | None, settle_s: float,
     with scratch_database(keep=keep) as (settings, url):
         universal = TimedEmbedder(factory.build_universal_embedder(settings))
         native = TimedEmbedder(factory.build_native_embedder(settings))
-        writer = TurnWriter.from_settings(settings, universal, native)
+        writer = TurnWriter(universal, native, default_counter().count,  # the timed embedders
+                            EntryGateConfig.from_table(settings.entry_gate), None,
+                            IndexConfig.from_table(settings.recall))
         recaller, side, recall_timer, bare_embedder = recall_clients(settings, url,
                                                                      "bench-loop")
         loader = factory.build_universal_embedder(settings)

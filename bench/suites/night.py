@@ -46,16 +46,16 @@ def corpus(turns: int, days: int, now: dt.datetime) -> str:
 def run(turns: int, days: int, llm: str) -> dict[str, Any]:
     import psycopg
 
+    from agent.runtime import Runtime
     from agent.services.access.importer import Importer, ImportReport, read_lines
     from agent.services.records.sessions import ensure_user
-    from agent.services.records.turns import TurnWriter
     from night_cycle.runner import NightCycle
 
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     text = corpus(turns, days, now)
     with scratch_database() as (settings, url):
         settings.llm.roles["night_cycle"] = llm
-        writer = TurnWriter.from_settings(settings)
+        writer = Runtime(settings).turn_writer()
         t0 = time.perf_counter()
         with psycopg.connect(url, autocommit=True) as conn:
             for handle, tier in HANDLES.values():

@@ -63,16 +63,14 @@ def run(turns: int, days: int, llm: str) -> dict[str, Any]:
     from agent.providers.text import default_counter
     from agent.runtime import Runtime
     from agent.services.access.importer import Importer, ImportReport, read_lines
-    from agent.services.memory.recall import build_recaller
     from agent.services.records.sessions import ensure_user
-    from agent.services.records.turns import TurnWriter
     from agent.services.thinking import problems
     from night_cycle.runner import NightCycle
 
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     with scratch_database() as (settings, url):
         settings.llm.roles["night_cycle"] = llm
-        writer = TurnWriter.from_settings(settings)
+        writer = Runtime(settings).turn_writer()
         with psycopg.connect(url, autocommit=True) as conn:
             ensure_user(conn, "nora", "elder")
             report = ImportReport()
@@ -80,7 +78,7 @@ def run(turns: int, days: int, llm: str) -> dict[str, Any]:
                 read_lines(io.StringIO(corpus(turns, days, now)), "nora", report, False),
                 report)
             user = conn.execute("SELECT user_id FROM users WHERE handle = 'nora'").fetchone()[0]  # type: ignore[index]
-            recaller = build_recaller(settings)
+            recaller = Runtime(settings).recaller()
             verdicts = []
             for entry, session, text in conn.execute(
                     "SELECT entry_id, session_id, content FROM day_table "

@@ -88,9 +88,9 @@ def why_not(conn: Any, dmn: Any, sid: Any, entry: Any) -> dict[str, Any]:
 def run(turns: int, seed: int) -> dict[str, Any]:
     from agent.bus import Channel, Kind, Listener
     from agent.db.connect import connect
+    from agent.runtime import Runtime
     from agent.services.access import introspect
     from agent.services.background.dmn import Dmn
-    from agent.services.conversation.cognition import Cognition
     from agent.services.records.sessions import ensure_session, ensure_user
     from agent.workers.idle import IdleWorker
     from bench.common import scratch_database
@@ -105,7 +105,7 @@ def run(turns: int, seed: int) -> dict[str, Any]:
         for role in ("system1", "system2", "consolidation", "dmn"):
             settings.llm.roles[role] = "heuristic"  # the pass itself uses no LLM
         settings.bus.poll_interval_s = 1.0
-        cog = Cognition(settings)
+        cog = Runtime(settings).cognition()
         worker = IdleWorker(settings, url)
         thread = threading.Thread(target=worker.run, name="bench-idle", daemon=True)
         with connect(url, app="cogd-bench", autocommit=True) as conn, \

@@ -8,7 +8,7 @@ Generates the synthetic conversation of bench/synth.py (2000 turns by default, 6
 (bench.calibrate.import_corpus), and runs every question through five retrievers against
 that same database, each returning its top 20 day-table turns:
 
-- **cogd**: `build_recaller(settings).recall(conn, q, k=20, log=False)`, the loop's pipeline
+- **cogd**: `Runtime(settings).recaller().recall(conn, q, k=20, log=False)`, the loop's pipeline
   (dense | sparse | cortex, RRF, recency x importance, rerank when its model is present,
   verdict), asked just after the last turn of the conversation (`now` = last turn + 1 h);
 - **cogd, recency off**: the same pipeline asked a year later, so that the (30-day half-life)
@@ -203,9 +203,9 @@ def run_systems(
     from agent.domain import lexical
     from agent.domain.lexical import tsquery_text
     from agent.providers.rerank import reranker_status
-    from agent.services.memory.recall import build_recaller
+    from agent.runtime import Runtime
 
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     weak = float(recaller.cfg.weak_match_min_score)
     last = max(dt.datetime.fromisoformat(t.timestamp) for t in corpus.turns)
     now_end, now_late = last + dt.timedelta(hours=1), last + dt.timedelta(days=365)

@@ -7,7 +7,7 @@ through the live write path into a throwaway embedded database
 (bench.calibrate.import_corpus), and asks every question within its own conversation (the
 user the turns belong to), each system returning its top 20 turns:
 
-- **cogd**: `build_recaller(settings).recall(conn, q, k=20, log=False, now=asked_at,
+- **cogd**: `Runtime(settings).recaller().recall(conn, q, k=20, log=False, now=asked_at,
   user_id=<the conversation's user>)`: the loop's pipeline, asked when the question is asked;
 - **cogd ablations**: the same with RecallConfig fields overridden (ABLATIONS);
 - **BM25**: Okapi BM25 (quality.BM25, lexical tokenisation) over the conversation's turns;
@@ -92,10 +92,9 @@ def index_texts(turns: Sequence[Turn], settings: Any) -> list[str]:
     """Each turn as cogd indexes it (agent/domain/contextual.py: speaker, date, and for a
     short reply the turn it answers): the `_idx` baselines get cogd's own index text, so
     what cogd gains over them is its retrieval, not its rendering."""
-    from agent.domain.contextual import Said, turn_text
-    from agent.services.memory.indexing import index_config
+    from agent.domain.contextual import IndexConfig, Said, turn_text
 
-    cfg = index_config(settings)
+    cfg = IndexConfig.from_table(settings.recall)
     last: dict[str, Said] = {}
     out = []
     for t in turns:
@@ -135,9 +134,9 @@ def run_systems(settings: Any, url: str, corpus: ConvoCorpus,
     from agent.db.connect import connect
     from agent.providers.factory import build_universal_embedder
     from agent.providers.rerank import reranker_status
-    from agent.services.memory.recall import build_recaller
+    from agent.runtime import Runtime
 
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     ablations = ABLATIONS if ablations is None else ablations
     variants = {"cogd": recaller} | {f"cogd, {name}": ablated(recaller, o)
                                      for name, o in ablations.items()}

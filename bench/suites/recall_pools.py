@@ -112,7 +112,7 @@ def load_corpus(corpus: str, data_dir: str | None, split: str, seed: int) -> tup
 def dump(data_dir: str | None, split: str, db_dir: Path, out: Path,
          corpus_name: str = "realtalk", seed: int = 7) -> dict[str, Any]:
     from agent.db.connect import connect
-    from agent.services.memory.recall import build_recaller
+    from agent.runtime import Runtime
     from bench.suites.quality import DEPTH
 
     started = time.perf_counter()
@@ -122,7 +122,7 @@ def dump(data_dir: str | None, split: str, db_dir: Path, out: Path,
         synth_now = max(dt.datetime.fromisoformat(t.timestamp)
                         for t in corpus.turns) + dt.timedelta(hours=1)
     with kept_database(db_dir, corpus, lines) as (settings, url, report):
-        recaller = build_recaller(settings)
+        recaller = Runtime(settings).recaller()
         recaller.compute_coverage = True  # a fusion feature, whatever lexical_weight is
         n = 0
         with connect(url, app="cogd-bench", autocommit=True) as conn, out.open("w") as fh:

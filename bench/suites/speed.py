@@ -9,7 +9,7 @@ In a throwaway embedded database holding the synthetic conversation of bench/syn
   `notify()` on one autocommit connection until a `Listener` on another returns the event
   (same thread, same clock); "ping-pong" adds an echo thread that answers each ping with a
   notification of its own (two hops and a thread switch);
-- **recall**: every benchmark question through `build_recaller(settings).recall(conn, q,
+- **recall**: every benchmark question through `Runtime(settings).recaller().recall(conn, q,
   log=False)` (top_k from config), once without a reranker and once with FlashRank when its
   model is in the reranker cache dir (set COGD_RERANKER__CACHE_DIR to point at one; cogd
   never downloads it), else "rerank unavailable: <status>";
@@ -163,14 +163,14 @@ def bench_recall(settings: Any, url: str, questions: list[str]) -> dict[str, Any
     from agent.db.queries import query, vector_text
     from agent.providers import factory
     from agent.providers.rerank import reranker_status
-    from agent.services.memory.recall import build_recaller
+    from agent.runtime import Runtime
 
-    plain = build_recaller(settings)
+    plain = Runtime(settings).recaller()
     plain.reranker = None
     status = reranker_status(settings)
     ranked = None
     if status.startswith("enabled"):
-        ranked = build_recaller(settings)
+        ranked = Runtime(settings).recaller()
         ranked.reranker = factory.build_reranker(settings)
     k = int(plain.cfg.top_k)
     out: dict[str, list[float]] = {"pipeline": [], "pipeline_rerank": [], "bare": [],

@@ -67,7 +67,7 @@ def run(seed: int, quick: bool, grid: dict[str, tuple[Any, ...]] = GRID) -> dict
     import dataclasses
 
     from agent.db.connect import connect
-    from agent.services.memory.recall import build_recaller
+    from agent.runtime import Runtime
     from bench.common import Lines, import_corpus, scratch_database
     from bench.data.convo import generate
 
@@ -77,7 +77,7 @@ def run(seed: int, quick: bool, grid: dict[str, tuple[Any, ...]] = GRID) -> dict
     with scratch_database() as (settings, url):
         print(f"importing {len(corpus.turns)} turns", flush=True)
         imported = import_corpus(settings, url, Lines(list(corpus.turns)))
-        recaller = build_recaller(settings)
+        recaller = Runtime(settings).recaller()
         start_cfg = recaller.cfg
         with connect(url, app="cogd-bench", autocommit=True) as conn:
             users = {h: u for h, u in conn.execute("SELECT handle, user_id FROM users")}

@@ -29,7 +29,7 @@ from bench.reports import machine, percentile, write_results
 
 def run(turns: int, questions: int, seed: int) -> dict[str, Any]:
     from agent.db.connect import connect
-    from agent.services.conversation.cognition import Cognition
+    from agent.runtime import Runtime
     from agent.services.records.sessions import ensure_session, ensure_user
 
     corpus = generate(turns, seed)
@@ -38,7 +38,7 @@ def run(turns: int, questions: int, seed: int) -> dict[str, Any]:
         imported = import_corpus(settings, url, corpus)
         settings.llm.roles["system1"] = "heuristic"
         settings.llm.roles["system2"] = "heuristic"
-        cog = Cognition(settings)
+        cog = Runtime(settings).cognition()
         context_ms: list[float] = []
         turn_ms: list[float] = []
         with connect(url, app="cogd-bench", autocommit=True) as conn:

@@ -19,10 +19,9 @@ from typing import Any
 import numpy as np
 
 from agent.db.queries import query, vector_text
-from agent.domain.contextual import RECIPE_VERSION, block_text
+from agent.domain.contextual import RECIPE_VERSION, IndexConfig, block_text
 from agent.domain.lexical import tokens, tsvector_literal
 from agent.domain.tags import parse_memory_tags
-from agent.services.memory.indexing import index_config
 from night_cycle.context import RunContext
 from night_cycle.hooks import fault_hook
 from night_cycle.prose import full_text
@@ -36,7 +35,7 @@ EDGE_NAMESPACE = uuid.UUID("7e2b4c91-0d3a-4f5e-8b6c-1a9d3e5f7c20")
 def _index_entry(prose: Any, start: Any, ctx: RunContext) -> dict[str, Any]:
     """The block's contextual index entry (its BM25 lexicon entry: revision 0007)."""
     when = datetime.fromisoformat(start) if isinstance(start, str) else start
-    text = block_text(prose, when, index_config(ctx.settings))
+    text = block_text(prose, when, IndexConfig.from_table(ctx.settings.recall))
     return {"index_text": text, "index_tsv": tsvector_literal(tokens(text)),
             "index_version": RECIPE_VERSION}
 

@@ -97,9 +97,9 @@ def _work_problems(ctx: RunContext, model: _Model, theme: str) -> dict[str, Any]
     batch = problems.open_batch(ctx.conn, limit - done_before)
     recaller = None
     if batch and k > 0:
-        from agent.services.memory.recall import build_recaller
+        from agent.runtime import Runtime
 
-        recaller = build_recaller(ctx.settings)
+        recaller = Runtime(ctx.settings).recaller()
     detectors: dict[str, int] = {}
     for n, p in enumerate(batch):
         material = _material(ctx, recaller, p, k) if recaller is not None else []

@@ -138,13 +138,19 @@ def _seed_mergeable_memories(db_url: str) -> None:
     from types import SimpleNamespace
 
     from agent.config import load_settings
+    from agent.domain.contextual import IndexConfig
+    from agent.domain.gates import EntryGateConfig
     from agent.providers.local import LocalEmbedder
+    from agent.providers.text import default_counter
     from agent.services.access import introspect
     from agent.services.records.turns import TurnWriter
     from tests.conftest import make_session
 
     emb = LocalEmbedder()
-    holder = SimpleNamespace(writer=TurnWriter.from_settings(load_settings(), emb, emb))
+    settings = load_settings()
+    holder = SimpleNamespace(writer=TurnWriter(
+        emb, emb, default_counter().count, EntryGateConfig.from_table(settings.entry_gate),
+        None, IndexConfig.from_table(settings.recall)))
     with psycopg.connect(db_url, autocommit=True) as conn:
         for text in ("I love hiking in the Alps every summer.",
                      "Hiking in the Swiss Alps is my favourite summer holiday.",

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from agent.config import load_settings
-from agent.services.access.memory_api import MemoryAPI
+from agent.runtime import Runtime
 from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env, create_db, drop_db
 from tests.integration.test_night_cycle import HANDLES, NOW, corpus_jsonl
@@ -57,14 +57,13 @@ def night(pg_admin_url: str, template_db: str,
             conn.execute("UPDATE users SET tier = %s WHERE handle = %s", (tier, handle))
     # the sessions' continuation notes (the handoff's), which quote what was said; written
     # before the night cycle clears the day table
-    from agent.runtime import Runtime
 
     with psycopg.connect(url, autocommit=True) as conn:
         assert Runtime(load_settings(data_dir=data, database_url=url)).note_writer().refresh_quiet(
             conn, NOW + timedelta(days=30), timedelta(minutes=30), limit=10_000)[0]
     cycle = run("night-cycle", "--json", env=env, timeout=900)
     assert cycle.returncode == 0, cycle.stderr
-    api = MemoryAPI(load_settings(data_dir=data, database_url=url), url, "nora")
+    api = Runtime(load_settings(data_dir=data, database_url=url)).memory_api(url, "nora")
     try:
         api.remember(SECRET)
         api.remember("ok, thanks!")  # a short reply: its index entry quotes the turn before

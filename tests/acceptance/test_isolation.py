@@ -534,10 +534,10 @@ def served_surface(w: World) -> set[tuple[str, str]]:
     from agent.commands.mcp import build_server
     from agent.commands.serve import build_app
     from agent.config import load_settings
-    from agent.services.access.memory_api import MemoryAPI
+    from agent.runtime import Runtime
 
     settings = load_settings(data_dir=w.data_dir, database_url=w.db_url)
-    api = MemoryAPI(settings, w.db_url, "nobody", channel="api", app="cogd-test")
+    api = Runtime(settings).memory_api(w.db_url, "nobody", channel="api", app="cogd-test")
     try:
         app = build_app(settings, w.db_url, api)
         server = build_server(api)  # the same tools and resources as over HTTP

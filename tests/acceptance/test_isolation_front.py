@@ -17,7 +17,7 @@ from mcp.types import TextResourceContents
 
 from agent.commands.serve import MAX_BODY_BYTES
 from agent.config import Settings
-from agent.services.access.memory_api import MemoryAPI
+from agent.runtime import Runtime
 from bench.suites.body_limit import MIB, chunked_upload
 from night_cycle.progress import NullProgress
 from night_cycle.runner import NightCycle
@@ -53,7 +53,7 @@ def test_the_brief_and_status_over_mcp_are_the_callers_own(settings: Settings, d
     assert result["user_briefs"] == 2
     operators = Path(result["brief"]).read_text()  # the installation's, for the CLI
     assert "7-3-9-1" in operators and "tomato" in operators, operators
-    api = MemoryAPI(settings, db_url, "bob")
+    api = Runtime(settings).memory_api(db_url, "bob")
     try:
         direct = {u: api.brief(user=u) for u in ("alice", "bob", "carol")}
     finally:

@@ -251,10 +251,10 @@ def test_the_server_reconnects_after_its_connection_is_cut(db_url: str, tmp_path
 
 def test_why_does_not_show_another_users_memory_in_a_chain(db_url: str, tmp_path: Path) -> None:
     from agent.config import load_settings
-    from agent.services.access.memory_api import MemoryAPI
+    from agent.runtime import Runtime
 
-    api = MemoryAPI(load_settings(data_dir=tmp_path / "data", database_url=db_url), db_url,
-                    "alice")
+    api = Runtime(load_settings(data_dir=tmp_path / "data", database_url=db_url)).memory_api(
+        db_url, "alice")
     try:
         mine = api.remember("Alice keeps her bike in the blue shed.")["memory_id"]
         theirs = api.remember("Bob's bank PIN is 9911.", user="bob")["memory_id"]

@@ -224,10 +224,10 @@ def test_fuzz_input_cleaning_and_entry_gate(reliability: Reliability) -> None:
 def test_fuzz_user_turns_are_stored_or_refused(
     settings: Settings, conn: Any, reliability: Reliability
 ) -> None:
-    from agent.services.conversation.cognition import Cognition
+    from agent.runtime import Runtime
 
     settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
-    cog = Cognition(settings, rng=random.Random(7))
+    cog = Runtime(settings).cognition(rng=random.Random(7))
     sid = make_session(conn)
     tally = Tally()
 

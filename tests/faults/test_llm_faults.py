@@ -22,9 +22,9 @@ from agent.inbox import complete
 from agent.providers.factory import build_llm
 from agent.providers.ports import ListRecorder
 from agent.providers.retry import ProviderCallError
+from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.background.consolidation import CONTRADICTION_SYSTEM, Consolidator
-from agent.services.conversation.cognition import Cognition
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env, make_session
 from tests.faults.conftest import Reliability
@@ -251,7 +251,7 @@ def remember_for_consolidation(settings: Settings, conn: Any, stub_server: StubS
     for role in ("system1", "system2"):
         settings.llm.roles[role] = "heuristic"
     route_to_stub(settings, stub_server, "consolidation")
-    cog = Cognition(settings, rng=NoFloor())
+    cog = Runtime(settings).cognition(rng=NoFloor())
     sid = make_session(conn)
     uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()[0]
     for text in texts:
@@ -339,7 +339,7 @@ def test_a_turn_with_system1_failing_keeps_the_user_turn_and_raises_a_clear_erro
 ) -> None:
     settings.llm.roles["system2"] = "heuristic"
     route_to_stub(settings, stub_server, "system1")
-    cog = Cognition(settings, rng=NoFloor())
+    cog = Runtime(settings).cognition(rng=NoFloor())
     sid = make_session(conn)
     text = "Remember this: my bike lock code is 2291."
     stub_server.fail_next(2, 500)
@@ -398,7 +398,7 @@ def test_a_reply_with_nul_and_a_lone_surrogate_is_stored_not_a_failed_turn(
 ) -> None:
     settings.llm.roles["system2"] = "heuristic"
     route_to_stub(settings, stub_server, "system1")
-    cog = Cognition(settings, rng=NoFloor())
+    cog = Runtime(settings).cognition(rng=NoFloor())
     sid = make_session(conn)
     inbox = conn.execute("INSERT INTO inbox (session_id, content) VALUES (%s, %s) RETURNING id",
                          (sid, "Say something odd.")).fetchone()[0]

@@ -24,8 +24,8 @@ from agent.cortex.lance import BLOCKS, CLUSTERS, LanceCortex
 from agent.domain.prompt import build_messages
 from agent.domain.tags import parse_memory_tags, tag_for
 from agent.providers import factory
+from agent.runtime import Runtime
 from agent.services.access.introspect import format_recall, recall_payload
-from agent.services.memory.recall import build_recaller
 from agent.workers.loop import LoopWorker
 from night_cycle import runs
 from night_cycle.context import RunContext
@@ -131,7 +131,7 @@ def test_a_period_question_returns_the_cluster_nodes_of_that_period_with_their_b
     settings: Settings, db_url: str,
 ) -> None:
     blocks = build_cortex(settings, db_url)
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     with psycopg.connect(db_url, autocommit=True) as conn:
         out = recaller.recall(conn, "what did we work on in October?", now=ASKED_AT)
         plain = recaller.recall(conn, "what tiles did we pick for the backsplash?",
@@ -169,7 +169,7 @@ def test_a_theme_question_returns_the_node_of_that_theme(
     settings: Settings, db_url: str,
 ) -> None:
     blocks = build_cortex(settings, db_url)
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     with psycopg.connect(db_url, autocommit=True) as conn:
         out = recaller.recall(conn, "summarise our conversations about the marathon",
                               now=ASKED_AT, log=False)

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from agent.config import Settings
+from agent.runtime import Runtime
 from agent.services.access.introspect import why_lines
 from agent.services.access.memory_api import MemoryAPI
 from agent.services.memory import claims
@@ -28,7 +29,7 @@ OTHERS = ("I like the trams in Lisbon a lot.", "My sister lives in Munich.",
 
 @pytest.fixture
 def api(settings: Settings, db_url: str) -> Any:
-    api = MemoryAPI(settings, db_url, "ana", channel="api", app="cogd-test")
+    api = Runtime(settings).memory_api(db_url, "ana", channel="api", app="cogd-test")
     yield api
     api.close()
 

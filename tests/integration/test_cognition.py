@@ -10,8 +10,8 @@ import pytest
 
 from agent.config import Settings
 from agent.inbox import complete
+from agent.runtime import Runtime
 from agent.services.access import introspect
-from agent.services.conversation.cognition import Cognition
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
@@ -108,7 +108,7 @@ def test_identity_is_bootstrapped_with_boundaries_only(loop: LoopWorker, conn: A
     rows = conn.execute("SELECT is_boundary, weight FROM identity").fetchall()
     assert len(rows) == len(settings.identity["bootstrap_boundaries"]) == 4
     assert all(r[0] and r[1] == 1.0 for r in rows)
-    assert "Hard boundaries" in introspect.identity_text(conn, settings)
+    assert "Hard boundaries" in introspect.identity_text(conn, Runtime(settings).identity_config)
 
 
 BAD = {
@@ -162,7 +162,7 @@ def test_memory_tags_become_citations(settings: Settings, db_url: str, conn: Any
                                       stub_server: StubServer,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
-    cog = Cognition(settings, rng=NoFloor())
+    cog = Runtime(settings).cognition(rng=NoFloor())
     sid = make_session(conn)
     user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
     mid = introspect.remember(conn, cog, sid, user[0], "My gym locker code is 4512.")
@@ -194,7 +194,7 @@ def test_the_offline_default_model_answers_a_turn(settings: Settings, db_url: st
                                                   conn: Any) -> None:
     # no role overrides: system1/system2 are the local SmolLM2 model from the wheel
     assert settings.llm.roles["system1"] == "local"
-    cog = Cognition(settings, rng=NoFloor())
+    cog = Runtime(settings).cognition(rng=NoFloor())
     result = cog.answer(conn, make_session(conn), "Say hello in five words.")
     assert result.reply.strip() and not result.metadata["fallback"]
     assert result.metadata["model"]["system1"].startswith("SmolLM2-135M-Instruct")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
+from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.background.consolidation import Consolidator, why
 from agent.services.conversation.cognition import Cognition
@@ -27,7 +28,7 @@ class NoFloor(random.Random):
 def cog(settings: Settings) -> Cognition:
     for role in ("system1", "system2", "consolidation"):
         settings.llm.roles[role] = "heuristic"
-    return Cognition(settings, rng=NoFloor())
+    return Runtime(settings).cognition(rng=NoFloor())
 
 
 @pytest.fixture

@@ -15,12 +15,11 @@ import pytest
 
 from agent.config import Settings
 from agent.domain import lexical
-from agent.domain.contextual import RECIPE_VERSION
+from agent.domain.contextual import RECIPE_VERSION, IndexConfig
 from agent.providers import factory
+from agent.runtime import Runtime
 from agent.services.access.importer import Importer, ImportReport, read_lines
-from agent.services.memory.indexing import Indexer, index_config
-from agent.services.memory.recall import build_recaller
-from agent.services.records.turns import TurnWriter
+from agent.services.memory.indexing import Indexer
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 LINES = [
@@ -36,7 +35,7 @@ LINES = [
 
 
 def import_lines(settings: Settings, conn: Any, lines: list[tuple[str, str, str, str]]) -> None:
-    writer = TurnWriter.from_settings(settings)
+    writer = Runtime(settings).turn_writer()
     text = "".join(json.dumps({"user": "c01", "session": s, "speaker": who, "role": "user",
                                "content": c, "timestamp": t, "external_id": f"{s}-{i}"}) + "\n"
                    for i, (s, who, t, c) in enumerate(lines))
@@ -218,7 +217,7 @@ def test_reindex_rebuilds_old_rows_and_memories(settings: Settings, imported: An
                            "WHERE external_id = 's2-7'").fetchone()
     imported.execute("INSERT INTO memories (user_id, session_id, source_entry_id, content) "
                      "VALUES (%s, %s, %s, 'Ana lives in Porto now')", (src[2], src[1], src[0]))
-    indexer = Indexer(factory.build_universal_embedder(settings), index_config(settings))
+    indexer = Runtime(settings).indexer()
     report = indexer.run(imported)
     assert report.pending == {"day_table": 1, "memory": 1, "block": 0}
     assert report.indexed == {"day_table": 1, "memory": 1, "block": 0}
@@ -242,7 +241,7 @@ def test_recall_prefers_the_named_speaker_and_the_asked_window(
     if not pipeline:
         monkeypatch.setattr(psycopg.Pipeline, "is_supported", classmethod(lambda cls: False))
         monkeypatch.setattr(type(imported), "pipeline", None)  # any use would fail
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     now = datetime(2023, 6, 1, tzinfo=UTC)
     out = recaller.recall(imported, "What does Ben say about his pottery?", log=False, now=now)
     top = out.result.items[0]
@@ -262,7 +261,7 @@ def test_a_turn_only_bm25_finds_comes_with_its_judged_and_goal_similarities(
     from agent.db.queries import vector_text
 
     settings.recall["rerank_candidate_multiplier"] = 1  # dense lists of 2 of the 8 turns
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     # the kiln turn's vectors point away from the query, so that neither dense list can hold
     # it among its 2 and only BM25 ("kiln") finds it; left as embedded, both dense lists and
     # BM25 may pick the same two pottery turns, and the test would check nothing
@@ -292,7 +291,6 @@ def test_a_turn_only_bm25_finds_comes_with_its_judged_and_goal_similarities(
 def test_a_block_hit_leads_back_to_the_turns_it_was_formed_from(settings: Settings,
                                                               imported: Any) -> None:
     from agent.db.queries import vector_text
-    from agent.services.memory.indexing import Indexer
 
     turns = imported.execute("SELECT entry_id, session_id, user_id FROM day_table WHERE "
                              "external_id IN ('s2-5', 's2-6') ORDER BY external_id").fetchall()
@@ -306,8 +304,8 @@ def test_a_block_hit_leads_back_to_the_turns_it_was_formed_from(settings: Settin
         (json.dumps(prose), vector_text(vec),
          json.dumps({"entry_ids": [str(t[0]) for t in turns]}), turns[0][1], turns[0][2],
          datetime(2023, 5, 13, tzinfo=UTC), datetime(2023, 5, 13, 1, tzinfo=UTC)))
-    Indexer(None, index_config(settings)).run(imported, kinds=("block",))
-    out = build_recaller(settings).recall(imported, "pottery bowls cracking in the kiln",
+    Indexer(None, IndexConfig.from_table(settings.recall)).run(imported, kinds=("block",))
+    out = Runtime(settings).recaller().recall(imported, "pottery bowls cracking in the kiln",
                                           k=20, log=False)
     blocks = [i for i in out.result.items if i.kind == "block"]
     assert blocks and set(blocks[0].external_ids) == {"s2-5", "s2-6"}
@@ -328,7 +326,7 @@ def test_a_weak_match_is_rewritten_by_the_llm_and_fused(
     stub_server.queue_replies("1. record player flea market\n"
                               "- What did Ben pick up secondhand?\n"
                               "Which music gadget did Ben buy?\n")
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     try:
         out = recaller.recall(imported, "Which music gadget did Ben buy?", k=8, log=False)
     finally:
@@ -348,7 +346,7 @@ def test_a_failed_rewrite_keeps_the_first_pass(
         monkeypatch: pytest.MonkeyPatch) -> None:
     route_rewrite_to_stub(settings, stub_server, monkeypatch)
     stub_server.fail_next(1, 401)
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     try:
         out = recaller.recall(imported, "Which music gadget did Ben buy?", log=False)
         assert stub_server.count() == 1
@@ -364,11 +362,11 @@ def test_a_failed_rewrite_keeps_the_first_pass(
 
 
 def test_the_bundled_models_do_not_rewrite(settings: Settings) -> None:
-    from agent.services.memory.recall import build_rewriter
+    from agent.runtime import Runtime
 
     for profile in ("local", "heuristic"):
         settings.llm.roles["rewrite"] = profile
-        assert build_rewriter(settings) is None
+        assert Runtime(settings).rewriter() is None
 
 
 def test_an_embedding_failure_with_the_bm25_lists_in_flight_leaves_the_connection_usable(
@@ -378,7 +376,7 @@ def test_an_embedding_failure_with_the_bm25_lists_in_flight_leaves_the_connectio
     recall."""
     from agent.errors import ProviderError
 
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     works = recaller.embedder
 
     class Failing:

@@ -17,7 +17,7 @@ from agent.config import Settings
 from agent.cortex.lance import ANTECHAMBER, ARCHIVE, BLOCKS, CLUSTERS, LanceCortex
 from agent.cortex.store import CortexWhenPresent
 from agent.providers import factory
-from agent.services.memory.recall import build_recaller
+from agent.runtime import Runtime
 from night_cycle import centroids, runs
 from night_cycle.context import RunContext
 from night_cycle.progress import NullProgress
@@ -123,7 +123,7 @@ def test_recall_reconsolidates_cortex_hits_and_logs_an_epiphany(
     row.update(native=unit(np.random.default_rng(5).standard_normal(DIM)).tolist(),
                native_model="local:an-older-model")
     cortex.upsert(BLOCKS, [row], "block_id")
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     with psycopg.connect(db_url, autocommit=True) as conn:
         out = recaller.recall(conn, QUESTION, log=False)
         ids = [i.id for i in out.result.items]

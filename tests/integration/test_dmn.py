@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
+from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.background.dmn import Dmn
 from agent.services.conversation.cognition import Cognition
@@ -32,7 +33,7 @@ def fast(settings: Settings) -> Settings:
 
 @pytest.fixture
 def cog(fast: Settings) -> Cognition:
-    return Cognition(fast, rng=NoFloor())
+    return Runtime(fast).cognition(rng=NoFloor())
 
 
 def test_a_proactive_recall_reaches_the_next_prompt(fast: Settings, conn: Any,

@@ -23,6 +23,7 @@ from agent.cortex.lance import BLOCKS, LanceCortex
 from agent.cortex.store import LanceCortexStore
 from agent.errors import ProviderError
 from agent.providers.ports import ChatResult
+from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.background.consolidation import Consolidator
 from agent.services.background.dmn import Dmn
@@ -51,7 +52,7 @@ def fast(settings: Settings) -> Settings:
 
 @pytest.fixture
 def cog(fast: Settings) -> Cognition:
-    return Cognition(fast, rng=NoFloor())
+    return Runtime(fast).cognition(rng=NoFloor())
 
 
 def _user(conn: Any, sid: Any) -> Any:

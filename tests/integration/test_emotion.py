@@ -14,8 +14,8 @@ from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.domain import emotion as rules
 from agent.domain.prompt import build_messages
+from agent.runtime import Runtime
 from agent.services.conversation import emotion
-from agent.services.memory.recall import build_recaller
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 from tests.integration.test_cognition import loop, say  # noqa: F401
@@ -114,7 +114,7 @@ def test_mood_congruence_on_ranks_the_congruent_memory_first_off_leaves_the_orde
         settings: Settings, conn: Any) -> None:
     settings.reranker.enabled = False  # the order is the fusion's, not a cross-encoder's
     cfg = rules.EmotionConfig.from_table(settings.emotion)
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     uid = conn.execute("INSERT INTO users (handle) VALUES ('bob') RETURNING user_id").fetchone()[0]
     texts = ["The deploy to staging failed on Friday night.",
              "The deploy to staging failed on Monday night."]
@@ -160,7 +160,7 @@ def test_a_real_llm_judges_the_turn_when_the_emotion_role_routes_to_one(
     answer that is not the JSON asked for falls back to the lexicon heuristic, named."""
     stub_server.route(settings, monkeypatch, "emotion")
     cfg = rules.EmotionConfig.from_table(settings.emotion)
-    judge = emotion.build_judge(settings)
+    judge = Runtime(settings).emotion_judge()
     assert judge is not None
     sid = make_session(conn)
     uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()[0]
@@ -181,4 +181,4 @@ def test_a_real_llm_judges_the_turn_when_the_emotion_role_routes_to_one(
     assert first.state.valence == pytest.approx(cfg.temperament_valence - cfg.step)
     assert second.detector == rules.LEXICON_DETECTOR and second.state.valence < first.state.valence
     settings.llm.roles["emotion"] = "heuristic"
-    assert emotion.build_judge(settings) is None  # offline: the heuristic, no model
+    assert Runtime(settings).emotion_judge() is None  # offline: the heuristic, no model

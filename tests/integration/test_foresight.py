@@ -137,17 +137,17 @@ def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
             ] == [made["id"].split(":", 1)[1]]
     # another user's conversation (the REPL's /why) never sees alice's trail
     from agent.services.access.introspect import why, why_lines
-    from agent.services.memory.recall import build_recaller
 
     bob = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
                        (make_session(conn, "bob"),)).fetchone()[0]
     alice = conn.execute("SELECT user_id FROM decisions").fetchone()[0]
     assert foresight.decisions.trails(conn, text="Postgres", user_id=bob) == []
     assert len(foresight.decisions.trails(conn, text="Postgres", user_id=alice)) == 1
-    recaller = build_recaller(settings)
+    rt = Runtime(settings)
+    recaller, decisions = rt.recaller(), rt.decision_tracker()
     with pytest.raises(InputError, match="no memory or decision of 'bob' matches"):
-        why(conn, settings, recaller, "Postgres", user_id=bob, handle="bob")
-    lines = why_lines(why(conn, settings, recaller, "Postgres", user_id=alice))
+        why(conn, decisions, recaller, "Postgres", user_id=bob, handle="bob")
+    lines = why_lines(why(conn, decisions, recaller, "Postgres", user_id=alice))
     assert any(line.startswith("Decision: We decided to use Postgres") for line in lines)
 
 
@@ -156,7 +156,6 @@ def test_forgetting_a_prediction_turn_takes_its_problem_and_overnight_thought(
     """A wrong prediction becomes a failed_prediction problem and then an overnight thought
     that quote its sentence (not the whole turn): forgetting the turn removes them too."""
     from agent.domain import overnight
-    from agent.services.memory.forget import build_forgetter
     from agent.services.thinking import problems
 
     settings.llm.roles["consolidation"] = "heuristic"
@@ -183,7 +182,7 @@ def test_forgetting_a_prediction_turn_takes_its_problem_and_overnight_thought(
         "INSERT INTO memories (memory_type, content, user_id, source_entry_id) "
         "SELECT 'episodic', content, user_id, entry_id FROM day_table WHERE entry_id = %s "
         "RETURNING memory_id", (entry,)).fetchone()[0]
-    build_forgetter(settings, conn).memory(str(memory), "test")
+    Runtime(settings).forgetter(conn).memory(str(memory), "test")
     for table in ("predictions", "problem_queue", "thoughts"):
         rows = conn.execute(f"SELECT count(*) FROM {table} t "
                             "WHERE t::text LIKE '%%migration will take%%'").fetchone()[0]

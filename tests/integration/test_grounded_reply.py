@@ -10,6 +10,7 @@ import pytest
 
 from agent.config import Settings
 from agent.domain.grounded import DONT_KNOW
+from agent.runtime import Runtime
 from agent.services.conversation.cognition import Cognition
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
@@ -34,7 +35,7 @@ def _no_model(cog: Cognition, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_bundled_model_answers_fact_questions_from_memory(
         settings: Settings, conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.llm.roles["system1"] == "local"  # the shipped default
-    cog = Cognition(settings)
+    cog = Runtime(settings).cognition()
     first = make_session(conn)
     cog.write_user_turn(conn, first, FACT)
     _no_model(cog, monkeypatch)  # neither answer below may come from the model
@@ -57,7 +58,7 @@ def test_a_remote_model_answers_with_the_memories_in_its_prompt(
         monkeypatch: pytest.MonkeyPatch) -> None:
     stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
     assert settings.llm.profiles["stub"].grounded_replies is False  # a profile's default
-    cog = Cognition(settings)
+    cog = Runtime(settings).cognition()
     first = make_session(conn)
     cog.write_user_turn(conn, first, FACT)
     stub_server.set_reply("It is 4512.")
@@ -75,7 +76,7 @@ def test_the_grounded_path_follows_the_profile_not_the_provider(
     and the remote model is not asked."""
     stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
     settings.llm.profiles["stub"].grounded_replies = True
-    cog = Cognition(settings)
+    cog = Runtime(settings).cognition()
     first = make_session(conn)
     cog.write_user_turn(conn, first, FACT)
     before = stub_server.count()
@@ -89,7 +90,7 @@ def test_the_first_session_example_replayed(settings: Settings, conn: Any) -> No
     default configuration (the bundled local profile). The user's turns are written as
     the loop writes them; the model's replies to them (seconds each on the bundled model,
     minutes on a busy machine) are bench.factchat's part, not this test's."""
-    cog = Cognition(settings)
+    cog = Runtime(settings).cognition()
     first = make_session(conn, "dana")
     for line in ("Hi, I am Dana. I moved to Lisbon last March and I work as a marine "
                  "biologist.", "My sister Priya is visiting next Friday."):
@@ -110,7 +111,7 @@ def test_a_fact_in_other_words_is_found_and_another_persons_is_not(
     "called"; and a question about the mother answered with "I don't know", not with the
     partner's name (agent/domain/grounded.py: irregular verb lemmas, slot synonyms,
     relation words, answer kind)."""
-    cog = Cognition(settings)
+    cog = Runtime(settings).cognition()
     first = make_session(conn, "tomas")
     for line in ("I grew up on a dairy farm just outside Cork.",
                  "I've been teaching chemistry at a secondary school for six years now.",

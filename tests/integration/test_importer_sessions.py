@@ -8,14 +8,14 @@ import json
 from typing import Any
 
 from agent.config import Settings
+from agent.runtime import Runtime
 from agent.services.access.importer import Importer, ImportReport, read_lines
-from agent.services.records.turns import TurnWriter
 
 
 def load(conn: Any, settings: Settings, *lines: dict[str, Any]) -> ImportReport:
     report = ImportReport()
     text = "\n".join(json.dumps(x) for x in lines) + "\n"
-    Importer(conn, TurnWriter.from_settings(settings), "importer").run(
+    Importer(conn, Runtime(settings).turn_writer(), "importer").run(
         read_lines(io.StringIO(text), "importer", report, False), report)
     return report
 

@@ -17,7 +17,7 @@ import pytest
 from agent import inbox
 from agent.config import Settings
 from agent.db import day_table
-from agent.services.conversation.cognition import Cognition
+from agent.runtime import Runtime
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 
@@ -63,7 +63,7 @@ def test_chat_and_serve_both_send_through_the_one_inbox_client(
 
     from agent.commands.chat import ChatClient
     from agent.commands.serve import build_app
-    from agent.services.access.memory_api import MemoryAPI
+    from agent.runtime import Runtime
     from agent.services.access.tokens import create
 
     settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
@@ -86,7 +86,7 @@ def test_chat_and_serve_both_send_through_the_one_inbox_client(
     # the HTTP API (it starts its own in-process loop too)
     uid = conn.execute("SELECT user_id FROM users WHERE handle = 'ana'").fetchone()[0]
     token = create(conn, uid, "ana", "test", "tester", False)["token"]
-    api = MemoryAPI(settings, db_url, "api", channel="api", app="cogd-test-serve")
+    api = Runtime(settings).memory_api(db_url, "api", channel="api", app="cogd-test-serve")
     try:
         with TestClient(build_app(settings, db_url, api)) as http:
             res = http.post("/v1/chat/completions",
@@ -161,7 +161,7 @@ def test_the_previous_turns_signals_come_from_turn_rows(settings: Settings,
     start; after a reply whose turn went through System 2 (an escalation row), the next
     turn carries the full identity for `after_system2`."""
     settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
-    cog = Cognition(settings)
+    cog = Runtime(settings).cognition()
     sid = make_session(conn)
     first = cog.answer(conn, sid, "hello, I am planning a trip to Norway")
     assert "session_start" in first.metadata["identity"]["triggers"]

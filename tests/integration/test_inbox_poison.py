@@ -14,7 +14,8 @@ import pytest
 
 from agent import inbox
 from agent.config import Settings
-from agent.services.memory.recall import Recaller, build_recaller
+from agent.runtime import Runtime
+from agent.services.memory.recall import Recaller
 from agent.workers.loop import LoopWorker
 from tests.conftest import make_session
 from tests.integration.test_loop_worker import loop  # noqa: F401  (the loop worker)
@@ -89,7 +90,7 @@ class CountingStr(str):
 
 
 def test_query_context_reads_the_message_once_not_once_per_word(settings: Settings) -> None:
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     CountingStr.calls = 0
     words = " ".join(["remember", "ana", "lives", "in", "porto"] * 400)  # 2,000 words
     _, names = Recaller.query_context(recaller, CountingStr(words), datetime.now(UTC))

@@ -17,10 +17,10 @@ from agent.cli import cli
 from agent.config import Settings
 from agent.domain.gates import detects_identity_rewrite
 from agent.errors import ConfigError
+from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.background.consolidation import Consolidator
 from agent.services.background.dmn import Dmn
-from agent.services.conversation.cognition import Cognition
 from agent.services.records.identity import bootstrap_boundaries
 from tests.conftest import make_session
 from tests.integration.test_security import DENIED, NoFloor, connect_as, scalar
@@ -131,7 +131,7 @@ def test_prompt_injection_never_reaches_layer0(
         settings.llm.roles[role] = "heuristic"
     settings.context["window_tokens"] = 60  # small: turns roll out through the exit gate
     settings.idle["seconds_per_minute"] = 0.01
-    cog = Cognition(settings, rng=NoFloor())
+    cog = Runtime(settings).cognition(rng=NoFloor())
     with conn.transaction():
         cog.bootstrap(conn)
     before = identity_rows(conn)

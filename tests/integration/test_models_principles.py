@@ -183,7 +183,7 @@ def test_forgetting_a_memory_a_model_was_built_from_removes_the_model(
     """A model carries what its memories said (the pattern-heuristic's statement is one of
     them, cleaned): forgetting any memory it was built from removes it, even when the
     statement is another member's words (no verbatim copy for forget to find)."""
-    from agent.services.memory.forget import build_forgetter
+    from agent.runtime import Runtime
 
     settings.llm.roles["consolidation"] = "heuristic"
     make_session(conn, "alice")
@@ -192,7 +192,7 @@ def test_forgetting_a_memory_a_model_was_built_from_removes_the_model(
     assert cons.models(conn, datetime.now(UTC)) is not None
     statement = conn.execute("SELECT statement FROM cognitive_models").fetchone()[0]
     other = next(m for m, t in zip(built_from, HABIT, strict=True) if t != statement)
-    build_forgetter(settings, conn).memory(other, "test")
+    Runtime(settings).forgetter(conn).memory(other, "test")
     assert conn.execute("SELECT count(*) FROM cognitive_models").fetchone()[0] == 0
 
 

@@ -19,9 +19,9 @@ from agent.config import Settings, load_settings
 from agent.cortex.lance import BLOCKS, CLUSTERS, LanceCortex
 from agent.db.locks import advisory_key
 from agent.errors import AlreadyRunning, InputError
+from agent.runtime import Runtime
 from agent.services.access.importer import Importer, ImportReport, read_lines
 from agent.services.records.sessions import ensure_user
-from agent.services.records.turns import TurnWriter
 from bench.data.synth import generate
 from night_cycle.progress import NullProgress
 from night_cycle.runner import NightCycle, NightCycleStopped
@@ -48,7 +48,7 @@ def corpus_jsonl(n_turns: int, days: int, now: datetime, seed: int = 11) -> str:
 
 
 def import_jsonl(url: str, settings: Settings, jsonl: str) -> None:
-    writer = TurnWriter.from_settings(settings)
+    writer = Runtime(settings).turn_writer()
     with psycopg.connect(url, autocommit=True) as conn:
         for handle, tier in HANDLES.values():
             ensure_user(conn, handle, tier)

@@ -11,8 +11,8 @@ import pytest
 
 from agent.config import Settings
 from agent.domain.quoting import DATA_CLOSE, DATA_OPEN, GATE_FLAG
+from agent.runtime import Runtime
 from agent.services.access import introspect
-from agent.services.conversation.cognition import Cognition
 from tests.conftest import make_session
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
@@ -29,7 +29,7 @@ def test_a_stored_injection_reaches_the_model_only_as_quoted_data(
         settings: Settings, conn: Any, stub_server: StubServer,
         monkeypatch: pytest.MonkeyPatch) -> None:
     stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
-    cog = Cognition(settings, rng=NoFloor())
+    cog = Runtime(settings).cognition(rng=NoFloor())
     earlier = make_session(conn, "alice")
     user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
                         (earlier,)).fetchone()[0]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
-from agent.services.memory.recall import build_recaller
+from agent.runtime import Runtime
 from tests.integration.test_contextual_recall import LINES, import_lines
 
 NOW = datetime(2023, 6, 1, tzinfo=UTC)
@@ -24,7 +24,7 @@ def imported(settings: Settings, conn: Any) -> Any:
 
 def test_candidates_carry_each_lists_score_and_the_session(settings: Settings,
                                                            imported: Any) -> None:
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     ctx, names = recaller.query_context("pottery bowls in the kiln", NOW)
     cands, _ = recaller.candidates(imported, "pottery bowls in the kiln", 10, context=ctx,
                                    speaker_names=names)
@@ -50,7 +50,7 @@ def test_candidates_carry_each_lists_score_and_the_session(settings: Settings,
 def test_learned_fusion_ranks_the_planted_answer_first(
         settings: Settings, imported: Any, question: str, answer: str) -> None:
     settings.recall["fusion"] = "learned"
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     assert recaller.fusion() is not None
     out = recaller.recall(imported, question, log=False, now=NOW)
     top = out.result.items[0]
@@ -59,5 +59,5 @@ def test_learned_fusion_ranks_the_planted_answer_first(
     assert "learned" in top.components and top.score == pytest.approx(
         top.components["learned"])
     settings.recall["fusion"] = "rrf"
-    plain = build_recaller(settings).recall(imported, question, log=False, now=NOW)
+    plain = Runtime(settings).recaller().recall(imported, question, log=False, now=NOW)
     assert "learned" not in plain.result.items[0].components

@@ -13,6 +13,7 @@ import pytest
 from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import lexical
+from agent.runtime import Runtime
 from agent.services.memory.recall import _hnsw_settings
 
 USERS, PER_USER, DIM_SEED = 40, 30, 3
@@ -136,9 +137,9 @@ def test_the_memories_dense_list_on_a_side_connection_changes_nothing_but_where_
     from contextlib import contextmanager
 
     from agent.db.pool import side_pool
-    from agent.services.memory.recall import build_recaller
+    from agent.runtime import Runtime
 
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     user = conn.execute("INSERT INTO users (handle) VALUES ('ana') RETURNING user_id"
                         ).fetchone()[0]
 
@@ -207,7 +208,7 @@ def test_recall_widens_the_hnsw_search_as_memories_grow(
     from agent.db.pool import side_pool
     from agent.services.memory import recall as service
 
-    recaller = service.build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     recaller.cfg = replace(recaller.cfg, hnsw_ef_search=(41, 42, 43),
                            hnsw_ef_search_sizes=(100, USERS * PER_USER - 1))
     pool = side_pool(settings, db_url, "test", role=False)
@@ -271,11 +272,11 @@ def test_the_memories_dense_list_is_planned_for_each_recall(
     it for each recall's user and k, never with a generic plan kept from average estimates
     (an exact search through the user index, where a user has most rows). The other lists
     become prepared statements as before (psycopg prepares a query run 5 times)."""
-    from agent.services.memory.recall import build_recaller
+    from agent.runtime import Runtime
     from bench.suites.loop import _as_sent
 
     users, _, _ = _load(conn, int(settings.embedding.universal_dim))
-    recaller = build_recaller(settings)
+    recaller = Runtime(settings).recaller()
     for _ in range(7):
         out = recaller.recall(conn, "budget review for team7", user_id=users[7], log=False)
         assert out.result.items  # the memories' list found the user's memories

@@ -19,8 +19,8 @@ from agent.commands.ops import readonly_url
 from agent.config import Settings, load_settings
 from agent.db import migrate as mig
 from agent.errors import DatabaseError
+from agent.runtime import Runtime
 from agent.services.background.consolidation import Consolidator
-from agent.services.conversation.cognition import Cognition
 from tests.conftest import _with_db, allow_login, cogd_env, create_db, drop_db, make_session
 
 DENIED = psycopg.errors.InsufficientPrivilege
@@ -118,7 +118,7 @@ def test_app_role_runs_a_turn_and_a_consolidation_pass(settings: Settings, db_ur
     for role in ("system1", "system2", "consolidation"):
         settings.llm.roles[role] = "heuristic"
     settings.context["window_tokens"] = 60  # turns roll out through the exit gate
-    cog = Cognition(settings, rng=NoFloor())
+    cog = Runtime(settings).cognition(rng=NoFloor())
     with connect_as(db_url, "cogd_app") as app:
         sid = make_session(app)
         for text in ("Remember this: my gym locker code is 4512.",

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from agent.config import Settings
-from agent.providers import factory
-from agent.services.conversation.cognition import Cognition
-from agent.services.memory.indexing import Indexer, index_config
+from agent.domain.contextual import IndexConfig
+from agent.runtime import Runtime
+from agent.services.memory.indexing import Indexer
 from agent.services.records.turns import TurnInput, TurnWriter, fill_contextual_vectors
 from tests.conftest import make_session
 
@@ -45,7 +45,7 @@ def _row(conn: Any, entry_id: Any) -> tuple[Any, ...]:
 
 def test_the_write_leaves_the_contextual_vector_for_after_the_commit(
         settings: Settings, conn: Any) -> None:
-    writer = TurnWriter.from_settings(settings)
+    writer = Runtime(settings).turn_writer()
     assert writer.index_cfg.vector_after_commit  # the shipped default
     sid = make_session(conn)
     entry = _write(conn, writer, sid, "My sister Ana booked the rental car for Lisbon.", True)
@@ -53,7 +53,7 @@ def test_the_write_leaves_the_contextual_vector_for_after_the_commit(
     # written before it is judged: content, verbatim vector and the lexical entry at once
     assert has_verbatim and index_text and "Ana" in index_text and postings > 0
     assert contextual is None
-    indexer = Indexer(writer.universal, index_config(settings))
+    indexer = Indexer(writer.universal, IndexConfig.from_table(settings.recall))
     assert indexer.pending(conn)["day_table"] == 1
 
     assert fill_contextual_vectors(conn, writer.universal) == 1
@@ -68,7 +68,7 @@ def test_the_write_leaves_the_contextual_vector_for_after_the_commit(
 
 def test_imports_and_a_disabled_setting_embed_before_the_commit(
         settings: Settings, conn: Any) -> None:
-    writer = TurnWriter.from_settings(settings)
+    writer = Runtime(settings).turn_writer()
     sid = make_session(conn)
     imported = _write(conn, writer, sid, "The plumber fixed the kitchen tap on Monday.", False)
     assert _row(conn, imported)[2] is not None
@@ -80,11 +80,11 @@ def test_imports_and_a_disabled_setting_embed_before_the_commit(
 def test_reindex_fills_what_a_crash_left(settings: Settings, conn: Any) -> None:
     """A turn whose contextual vector was never filled (the process died after the
     commit) is counted and filled by `cogd reindex`'s indexer."""
-    writer = TurnWriter.from_settings(settings)
+    writer = Runtime(settings).turn_writer()
     sid = make_session(conn)
     entries = [_write(conn, writer, sid, f"Note {i}: the vet moved the appointment.", True)
                for i in range(3)]
-    indexer = Indexer(factory.build_universal_embedder(settings), index_config(settings))
+    indexer = Runtime(settings).indexer()
     report = indexer.run(conn)
     assert report.pending["day_table"] == 3 and report.indexed["day_table"] == 3
     assert all(_row(conn, e)[2] is not None for e in entries)
@@ -100,7 +100,7 @@ def test_a_loop_turn_leaves_both_turns_with_their_contextual_vectors(
         settings: Settings, conn: Any) -> None:
     for role in ("system1", "system2", "consolidation"):
         settings.llm.roles[role] = "heuristic"
-    cog = Cognition(settings, rng=NoFloor())
+    cog = Runtime(settings).cognition(rng=NoFloor())
     sid = make_session(conn)
     result = cog.answer(conn, sid, "Remember that my locker code at the gym is 4512.")
     assert result.reply

@@ -20,9 +20,9 @@ from tests.conftest import cogd_env
 
 @pytest.fixture
 def api(settings: Settings, db_url: str) -> Any:
-    from agent.services.access.memory_api import MemoryAPI
+    from agent.runtime import Runtime
 
-    made = MemoryAPI(settings, db_url, "alice", channel="api", app="cogd-test-why")
+    made = Runtime(settings).memory_api(db_url, "alice", channel="api", app="cogd-test-why")
     yield made
     made.close()
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agent.config import Settings
+from agent.runtime import Runtime
 from agent.services.background.consolidation import Consolidator
 from agent.workers.loop import LoopWorker
 from tests.acceptance.test_handoff import _spy
@@ -99,8 +100,6 @@ def test_a_repeated_three_step_procedure_becomes_a_workflow_offered_when_it_star
 
     # forgetting a turn a step was cut from takes the workflow with it (the steps keep
     # their turn's id: the step "Push the tag" is a fragment, not a copy, of the turn)
-    from agent.services.memory.forget import build_forgetter
-
     entry = conn.execute("SELECT entry_id FROM day_table WHERE session_id = %s "
                          "AND content = 'Push the tag.'", (s1,)).fetchone()[0]
     assert {s["entry_id"] for s in steps} >= {str(entry)}
@@ -108,7 +107,7 @@ def test_a_repeated_three_step_procedure_becomes_a_workflow_offered_when_it_star
         "INSERT INTO memories (memory_type, content, user_id, source_entry_id) "
         "SELECT 'episodic', content, user_id, entry_id FROM day_table WHERE entry_id = %s "
         "RETURNING memory_id", (entry,)).fetchone()[0]
-    build_forgetter(settings, conn).memory(str(memory), "test")
+    Runtime(settings).forgetter(conn).memory(str(memory), "test")
     assert conn.execute("SELECT count(*) FROM workflows").fetchone()[0] == 0
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db import audit, catalog
 from agent.db.queries import query
 from agent.domain.prompt import IdentityConfig, identity_hash
@@ -22,9 +21,11 @@ from agent.errors import InputError
 from agent.services.memory import claims
 from agent.services.records.identity import load_traits
 
+if TYPE_CHECKING:
+    from agent.services.thinking.decisions import DecisionTracker
 
-def identity_text(conn: psycopg.Connection[Any], settings: Settings) -> str:
-    cfg = IdentityConfig.from_tables(settings.identity, settings.context, settings.goals)
+
+def identity_text(conn: psycopg.Connection[Any], cfg: IdentityConfig) -> str:
     traits = load_traits(conn)
     if not traits:
         return "identity is blank (no boundaries yet: the loop adds them on its first turn)"
@@ -98,8 +99,8 @@ def recall_payload(outcome: Any) -> dict[str, Any]:
     }
 
 
-def why(conn: psycopg.Connection[Any], settings: Settings, recaller: Any, target: str, *,
-        user_id: Any = None, handle: str | None = None) -> dict[str, Any]:
+def why(conn: psycopg.Connection[Any], decisions: DecisionTracker, recaller: Any, target: str,
+        *, user_id: Any = None, handle: str | None = None) -> dict[str, Any]:
     """Where a memory comes from: the one `why` behind `cogd why`, the REPL's /why,
     GET /v1/memories/{id}/why and the MCP tool `why` (`why_lines` prints it).
 
@@ -113,11 +114,11 @@ def why(conn: psycopg.Connection[Any], settings: Settings, recaller: Any, target
     explained (another user's memory is "no memory"); a chain node of another user's (an
     insight merged across users) shows that it exists, not what it says; the trails are
     that user's and no user's. None: every user's, the operator's view (`cogd why`
-    without --user only)."""
+    without --user only). `decisions`: the reasoning trails' reader (Runtime's
+    decision_tracker)."""
     from agent.domain.text import storable_text
     from agent.services.background.consolidation import held_by
     from agent.services.background.consolidation import why as chain
-    from agent.services.thinking.decisions import DecisionTracker
 
     target = storable_text(target)[0].strip()  # Postgres text holds no NUL
     if not target:
@@ -141,7 +142,7 @@ def why(conn: psycopg.Connection[Any], settings: Settings, recaller: Any, target
     nodes = chain(conn, memory_id) if memory_id is not None else []
     if nodes and nodes[0]["status"] != "active":
         nodes[0]["held_by"] = held_by(conn, nodes[0]["memory_id"])
-    trails = DecisionTracker(settings).trails(
+    trails = decisions.trails(
         conn, memories=[n["memory_id"] for n in nodes],
         entries=[n["turn"]["entry_id"] for n in nodes if n["turn"]], text=text,
         query_vec=recaller.embedder.embed_query(text) if text else None, user_id=user_id)

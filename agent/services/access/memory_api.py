@@ -15,15 +15,14 @@ introspect.remember, the REPL's /remember.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db import catalog
 from agent.db.connect import connect
 from agent.db.queries import query
@@ -31,10 +30,14 @@ from agent.db.schema import MEMORY_STATUSES
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
 from agent.services.access import introspect
-from agent.services.memory.recall import build_recaller
 from agent.services.records.identity import load_goals, load_traits
 from agent.services.records.sessions import ensure_session, ensure_user
 from agent.services.records.turns import TurnWriter
+
+if TYPE_CHECKING:
+    from agent.services.memory.forget import Forgetter
+    from agent.services.memory.recall import Recaller
+    from agent.services.thinking.decisions import DecisionTracker
 
 MAX_TEXT_CHARS = 20_000
 MAX_OFFSET = 10_000_000  # one remember: a note, not a document (import a document's turns)
@@ -42,15 +45,21 @@ MAX_K = 50
 
 
 class MemoryAPI:
-    def __init__(self, settings: Settings, url: str, default_user: str,
+    def __init__(self, url: str, default_user: str, *, recaller: Recaller, writer: TurnWriter,
+                 identity_cfg: IdentityConfig, decisions: DecisionTracker,
+                 forgetter: Callable[[psycopg.Connection[Any]], Forgetter],
                  channel: str = "mcp", app: str = "cogd-mcp") -> None:
+        """Runtime.memory_api builds one. `forgetter`: a Forgetter on a connection, built
+        for each forget (its cortex handle must read the latest version)."""
         if not default_user.strip():
             raise InputError("the default user handle is empty (--user / COGD_USER)")
-        self.settings = settings
         self.default_user = default_user.strip()
         self.channel = channel
-        self.recaller = build_recaller(settings)
-        self.writer = TurnWriter.from_settings(settings)
+        self.recaller = recaller
+        self.writer = writer
+        self.identity_cfg = identity_cfg
+        self.decisions = decisions
+        self.forgetter = forgetter
         self.url, self.app = url, app
         self.conn = connect(url, app=app, autocommit=True)
         self._lock = threading.Lock()
@@ -116,7 +125,7 @@ class MemoryAPI:
         target = _text(target, "target")
         with self._db():
             handle, uid = self._user(user)
-            return introspect.why(self.conn, self.settings, self.recaller, target,
+            return introspect.why(self.conn, self.decisions, self.recaller, target,
                                   user_id=uid, handle=handle)
 
     def status(self, user: str | None = None, operator: bool = False) -> dict[str, Any]:
@@ -171,12 +180,10 @@ class MemoryAPI:
                actor: str = "api") -> dict[str, Any]:
         """Erase one of the user's memories and every verbatim copy of its text
         (agent/services/memory/forget.py); the audit row names the caller."""
-        from agent.services.memory.forget import build_forgetter
-
         with self._db():
             handle, uid = self._user(user)
             # built for each forget: its cortex handle must read the latest version
-            report = build_forgetter(self.settings, self.conn).memory(
+            report = self.forgetter(self.conn).memory(
                 memory_id, f"{actor}:{handle}", user_id=uid, scoped=True)
         return {"user": handle, **report.as_dict()}
 
@@ -211,8 +218,7 @@ class MemoryAPI:
     def identity(self, user: str | None = None) -> dict[str, Any]:
         """Layer 0: the identity hash the user's prompt carries (its goals: as goals()),
         and its weighted traits."""
-        cfg = IdentityConfig.from_tables(self.settings.identity, self.settings.context,
-                                         self.settings.goals)
+        cfg = self.identity_cfg
         with self._db():
             _, uid = self._user(user)
             traits = load_traits(self.conn)

@@ -30,7 +30,6 @@ from agent.config import Settings
 from agent.db import day_table
 from agent.db.queries import query
 from agent.domain import emotion as emotion_rules
-from agent.domain.broad import BroadConfig
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.grounded import PATH_MODEL
@@ -52,11 +51,12 @@ from agent.domain.text import storable_text
 from agent.errors import ProviderError
 from agent.inbox import Delivery, LostClaim
 from agent.providers.embedding import BaseEmbedder
+from agent.providers.ports import LLM, Embedder, Reranker
 from agent.services.conversation import emotion
 from agent.services.conversation.grounded import from_memory
 from agent.services.conversation.rollover import RelevanceScorer, Rollover
-from agent.services.memory.indexing import Indexer, index_config, index_pending
-from agent.services.memory.recall import Recaller, RecallOutcome, build_cortex
+from agent.services.memory.indexing import Indexer, index_pending
+from agent.services.memory.recall import Recaller, RecallOutcome
 from agent.services.reach.double_takes import take as take_double_takes
 from agent.services.reach.handoff import Continuity
 from agent.services.reach.workflows import Workflows
@@ -77,6 +77,10 @@ class CognitionConfig:
     window_tokens: int
     boundaries: list[str]
     recent_recall_turns: int = 3
+    # seed 001 §9.8.2: an epiphany is shown again when this similar ([idle])
+    double_take_min_similarity: float = 0.0
+    # issue 40: fact questions answered from memory (system1's profile, grounded_replies)
+    grounded: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CognitionConfig:
@@ -90,7 +94,32 @@ class CognitionConfig:
             monitors=MonitorConfig.from_table(settings.monitors),
             window_tokens=int(need(settings.context, "window_tokens")),
             boundaries=list(need(settings.identity, "bootstrap_boundaries")),
+            double_take_min_similarity=float(need(settings.idle,
+                                                  "double_take_min_similarity")),
+            grounded=bool(settings.role_profile("system1")[1].grounded_replies),
         )
+
+
+@dataclass(frozen=True)
+class CognitionParts:
+    """The collaborators a turn uses, built by the composition root (agent/runtime.py)."""
+
+    universal: Embedder
+    native: Embedder
+    system1: LLM
+    system2: LLM
+    reranker: Reranker
+    emotion_cfg: emotion_rules.EmotionConfig
+    emotion_judge: LLM | None  # None: the lexicon heuristic
+    writer: TurnWriter
+    recaller: Recaller
+    indexer: Indexer
+    relevance: RelevanceScorer
+    rollover: Rollover
+    continuity: Continuity
+    workflows: Workflows
+    principles: PrincipleMatcher
+    foresight: Foresight
 
 
 @dataclass
@@ -142,50 +171,38 @@ class Cognition:
 
     def __init__(
         self,
-        settings: Settings,
-        recorder: Any = None,
+        cfg: CognitionConfig,
+        parts: CognitionParts,
         *,
         rng: random.Random | None = None,
     ) -> None:
-        from agent.providers import factory
-
-        self.settings = settings
-        self.cfg = CognitionConfig.from_settings(settings)
-        self.universal = factory.build_universal_embedder(settings)
+        """`cfg` and `parts`: agent/runtime.py's Runtime.cognition builds them. `rng`: the
+        gates' draws (give the writer's and the rollover's the same one)."""
+        self.cfg = cfg
+        self.universal = parts.universal
         if isinstance(self.universal, BaseEmbedder):  # one embedding of each turn's query
             self.universal.keep_queries()  # for recall, corrections, intentions, double takes
-        self.native = factory.build_native_embedder(settings, recorder)
-        self.system1 = factory.build_llm(settings, "system1", recorder)
-        self.system2 = factory.build_llm(settings, "system2", recorder)
-        # issue 40: fact questions answered from memory (the grounded-reply heuristic)
-        self.grounded = settings.role_profile("system1")[1].grounded_replies
-        self.reranker = factory.build_reranker(settings, recorder)
-        self.emotion_cfg = emotion_rules.EmotionConfig.from_table(settings.emotion)
-        self.emotion_judge = emotion.build_judge(settings, recorder)  # None: lexicon heuristic
+        self.native = parts.native
+        self.system1 = parts.system1
+        self.system2 = parts.system2
+        self.grounded = cfg.grounded  # issue 40: fact questions answered from memory
+        self.reranker = parts.reranker
+        self.emotion_cfg = parts.emotion_cfg
+        self.emotion_judge = parts.emotion_judge  # None: lexicon heuristic
         self.count_tokens: Callable[[str], int] = self.system1.count_tokens
         self.rng = rng or random.Random()
         # the decay's noise draws from its own generator: the gates' draws stay as they were
         self.emotion_rng = random.Random()
-        self.writer = TurnWriter(
-            self.universal, self.native, self.count_tokens, self.cfg.entry, self.rng,
-            index_config(settings),
-        )
-        self.recaller = Recaller(
-            self.universal, self.reranker, self.cfg.recall, self.count_tokens,
-            cortex=build_cortex(settings, self.universal, self.native),
-            broad_cfg=BroadConfig.from_table(settings.recall),  # broad questions: RAPTOR nodes
-        )
-        self.indexer = Indexer(None, index_config(settings))
-        self.relevance = RelevanceScorer(lambda texts: self.universal.embed_documents(list(texts)))
-        self.rollover = Rollover(self.cfg.entry, self.cfg.exit, self.relevance, self.rng)
+        self.writer = parts.writer
+        self.recaller = parts.recaller
+        self.indexer = parts.indexer
+        self.relevance = parts.relevance
+        self.rollover = parts.rollover
         # session handoff, corrections and intentions in the prompt (issue 17)
-        self.continuity = Continuity(settings, self.universal.embed_query, self.count_tokens,
-                                     recorder)
-        self.workflows = Workflows(  # seed 000 §10.5: a recognised workflow's next steps
-            settings, lambda t: self.universal.embed_documents(list(t)),
-            self.universal.embed_query, recorder)
-        self.principles = PrincipleMatcher(settings)  # seed 000 §10.4: those that apply
-        self.foresight = Foresight(settings, recorder)  # seed 000 §8.2-8.3, §10.3
+        self.continuity = parts.continuity
+        self.workflows = parts.workflows  # seed 000 §10.5: a recognised workflow's next steps
+        self.principles = parts.principles  # seed 000 §10.4: those that apply
+        self.foresight = parts.foresight  # seed 000 §8.2-8.3, §10.3
         self._boundary_vectors: tuple[list[str], Any] | None = None
         self._goal_cache: tuple[tuple[str, ...], Any] | None = None
         self._bootstrapped = False
@@ -313,7 +330,7 @@ class Cognition:
         )
         double = take_double_takes(  # seed 001 §9.8.2: each epiphany once, when relevant
             conn, self.universal, user[0] if user else None, query_text,
-            {i.id for i in recalled}, float(need(self.settings.idle, "double_take_min_similarity")))
+            {i.id for i in recalled}, self.cfg.double_take_min_similarity)
         reach = self.continuity.turn(  # issue 17: handoff, corrections, intentions
             conn, session_id=session_id, user_id=user[0] if user else None,
             entry_id=user_entry, content=content, query_text=query_text,

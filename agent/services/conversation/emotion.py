@@ -18,7 +18,6 @@ from typing import Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query
 from agent.domain import emotion as rules
 from agent.domain.llm_json import parse_llm_json
@@ -44,16 +43,6 @@ class Mood:
 
     def as_dict(self) -> dict[str, Any]:
         return {**self.state.as_dict(), "label": self.label, "detector": self.detector}
-
-
-def build_judge(settings: Settings, recorder: Any = None) -> LLM | None:
-    """The LLM of role `emotion` when it routes to a real model (JUDGE_PROVIDERS)."""
-    from agent.providers import factory
-
-    _, profile = settings.role_profile("emotion")
-    if profile.provider not in JUDGE_PROVIDERS:
-        return None
-    return factory.build_llm(settings, "emotion", recorder)
 
 
 def _hours(since: datetime, now: datetime) -> float:

@@ -537,29 +537,6 @@ def _cut_json(text: Any, needles: Sequence[str]) -> Any:
                       ensure_ascii=False)
 
 
-def build_forgetter(settings: Any, conn: psycopg.Connection[Any]) -> Forgetter:
-    """A Forgetter with the configured universal embedder, the block indexer and the
-    cortex when there is one."""
-    from agent.cortex.lance import LanceCortex, cortex_uri
-    from agent.providers import factory
-    from agent.services.memory.indexing import build_indexer
-
-    universal = factory.build_universal_embedder(settings)
-    native = factory.build_native_embedder(settings)
-    indexer = build_indexer(settings)
-    uri = cortex_uri(settings)
-    # a handle of its own, reading the latest version (one kept from an earlier forget
-    # would read the version it first saw, or none made since)
-    cortex = (LanceCortex.from_settings(settings, read_consistency_s=0.0)
-              if "://" in uri or Path(uri).is_dir() else None)
-    return Forgetter(conn, lambda texts: list(universal.embed_documents(texts)),
-                     lambda c: indexer.run(c, kinds=("day_table", "memory", "block"),
-                                           count=False),
-                     cortex, Path(settings.data_dir),
-                     None if native.model_id == universal.model_id
-                     else lambda texts: list(native.embed_documents(texts)))
-
-
 def purge_old_versions(store: Any) -> None:
     """Remove every older version of the cortex tables from disk: a deleted or rewritten
     row stays in an older version's files until they are cleaned up."""

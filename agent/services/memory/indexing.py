@@ -19,7 +19,6 @@ from typing import Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain.contextual import (
     RECIPE_VERSION,
@@ -137,11 +136,7 @@ def index_pending(conn: psycopg.Connection[Any], indexer: Indexer,
     return indexer.run(conn, kinds=kinds, limit=limit, count=False)
 
 
-def build_indexer(settings: Settings) -> Indexer:
-    from agent.providers import factory
-
-    return Indexer(factory.build_universal_embedder(settings), index_config(settings))
-
-
-def index_config(settings: Settings) -> IndexConfig:
+def index_config(settings: Any) -> IndexConfig:
+    """Transitional (issue 41 item 2): only agent/services/background still calls this
+    until it takes its config from agent/runtime.py (Runtime.index_config); then it goes."""
     return IndexConfig.from_table(settings.recall)

@@ -36,7 +36,6 @@ from typing import Any
 import psycopg
 from psycopg.types.string import TextLoader
 
-from agent.config import Settings
 from agent.cortex.port import CortexStore, EmptyCortex
 from agent.db.pool import Checkout
 from agent.db.queries import query, vector_text
@@ -80,6 +79,7 @@ class Recaller:
         cortex: CortexStore | None = None,
         rewriter: LLM | None = None,
         broad_cfg: broad.BroadConfig | None = None,
+        side: Checkout | None = None,
     ) -> None:
         self.embedder = embedder
         # broad questions read the cortex's RAPTOR nodes ([recall] broad_*); None: never
@@ -98,7 +98,7 @@ class Recaller:
         # a second connection (a process pool's checkout) the memories' dense list runs on,
         # beside the other lists on the caller's; None, or a caller inside a transaction
         # (whose own writes another connection would not see): one connection
-        self.side: Checkout | None = None
+        self.side: Checkout | None = side
         # (hnsw.ef_search for memories' size, when that size was read): see ef_search
         self._ef: tuple[int, float] | None = None
 
@@ -616,46 +616,31 @@ def warm(conn: psycopg.Connection[Any], cfg: domain.RecallConfig,
     return int(done[0]) if done else 0
 
 
-def build_recaller(settings: Settings, recorder: Any = None) -> Recaller:
-    """The recall pipeline as the loop builds it (same embedder, reranker and config)."""
-    from agent.providers import factory
-    from agent.providers.text import default_counter
-
-    universal = factory.build_universal_embedder(settings)
-    return Recaller(
-        universal,
-        factory.build_reranker(settings, recorder),
-        domain.RecallConfig.from_table(settings.recall),
-        default_counter().count,
-        cortex=build_cortex(settings, universal),
-        rewriter=build_rewriter(settings, recorder),
-        broad_cfg=broad.BroadConfig.from_table(settings.recall),
-    )
-
-
 # providers whose rewrites the fallback asks for; the bundled 135M model (`local`) and the
 # extractive `heuristic` profile cannot rewrite a question usefully, so with them the
 # fallback uses the named heuristic rewrites (or none)
 REWRITE_PROVIDERS = ("openai", "gemini")
 
 
-def build_rewriter(settings: Settings, recorder: Any = None) -> LLM | None:
-    """The LLM of role `rewrite` when it routes to a real model (REWRITE_PROVIDERS)."""
-    from agent.providers import factory
-
-    _, profile = settings.role_profile("rewrite")
-    if profile.provider not in REWRITE_PROVIDERS:
-        return None
-    return factory.build_llm(settings, "rewrite", recorder)
-
-
-def build_cortex(settings: Settings, universal: Embedder, native: Embedder | None = None) -> Any:
-    """The LanceDB cortex once the night cycle has created it (checked again on each
-    search, so a long-running loop starts using it the night it appears); EmptyCortex
-    until then (agent/cortex/store.py)."""
+def build_recaller(settings: Any, recorder: Any = None) -> Recaller:
+    """Transitional (issue 41 item 2): only agent/services/background still calls this
+    until it takes its recaller from agent/runtime.py (Runtime.recaller); then it goes."""
     from agent.cortex.store import CortexWhenPresent
+    from agent.providers import factory
+    from agent.providers.text import default_counter
 
-    return CortexWhenPresent(settings, universal, native)
+    universal = factory.build_universal_embedder(settings)
+    _, profile = settings.role_profile("rewrite")
+    return Recaller(
+        universal,
+        factory.build_reranker(settings, recorder),
+        domain.RecallConfig.from_table(settings.recall),
+        default_counter().count,
+        cortex=CortexWhenPresent(settings, universal),
+        rewriter=(factory.build_llm(settings, "rewrite", recorder)
+                  if profile.provider in REWRITE_PROVIDERS else None),
+        broad_cfg=broad.BroadConfig.from_table(settings.recall),
+    )
 
 
 _RELAXED: weakref.WeakKeyDictionary[psycopg.Connection[Any], int] = weakref.WeakKeyDictionary()

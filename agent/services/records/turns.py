@@ -17,7 +17,6 @@ from typing import Any
 import psycopg
 
 from agent.bus import Channel, Kind, notify
-from agent.config import Settings
 from agent.db import day_table
 from agent.db.queries import vector_text
 from agent.domain import lexical
@@ -72,20 +71,6 @@ class TurnWriter:
         self.count_tokens = count_tokens
         self.gate_cfg = gate_cfg
         self.rng = rng or random.Random()
-
-    @classmethod
-    def from_settings(cls, settings: Settings, universal: Embedder | None = None,
-                      native: Embedder | None = None, rng: random.Random | None = None,
-                      recorder: Any = None) -> TurnWriter:
-        """The writer every entry point uses: the configured embedders, token counter,
-        entry gate and index recipe ([entry_gate], [recall] index_*)."""
-        from agent.providers import factory
-        from agent.providers.text import default_counter
-
-        return cls(universal or factory.build_universal_embedder(settings, recorder),
-                   native or factory.build_native_embedder(settings, recorder),
-                   default_counter().count, EntryGateConfig.from_table(settings.entry_gate),
-                   rng, IndexConfig.from_table(settings.recall))
 
     def _embed(
         self, contextual: Sequence[str], verbatim: Sequence[str], with_contextual: bool = True,
