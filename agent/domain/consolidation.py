@@ -4,8 +4,8 @@ Pure functions: which memories merge into an insight, how importance decays and 
 strengthened, when evidence promotes a goal or proposes a value, how goal weights
 are kept safe from compulsion, how intentions are found and age, how corrections
 are parsed, and how gate weights move with evidence. The adapter
-(agent/services/background/consolidation.py) reads rows, calls these, writes the results and
-logs every operation in consolidation_log.
+(agent/services/background/consolidation/, one module per operation) reads rows, calls these,
+writes the results and logs every operation in consolidation_log.
 
 Heuristics, named as such where their output is stored: intention detection and
 the fails_when / fine_when parse are regular expressions; without a model that can

@@ -85,7 +85,8 @@ MEMORY_TYPES = ("episodic", "preference", "decision", "fact", "insight", "correc
 # (SQL or JSON that writes the identity table, a forged identity tool call), forged (a forged
 # assistant turn saying it changed itself). Base64 runs of 24+ characters are decoded and
 # checked as well. Promotion also asks the consolidation model, when that is an openai or
-# gemini model, about text these patterns pass (agent/services/background/consolidation.py).
+# gemini model, about text these patterns pass
+# (agent/services/background/consolidation/promotion.py).
 
 
 def _strip_marks(s: str) -> str:
