@@ -12,7 +12,7 @@ of a question/answer pair).
 
 The model is linear over those features (FusionModel: one weight per feature and a bias,
 with the standardisation folded in), fitted offline (a logistic regression, or listwise) on
-REALTALK's dev conversations by bench/fusion_train.py and shipped as
+REALTALK's dev conversations by bench/suites/fusion_train.py and shipped as
 agent/models/recall_fusion.json, whose `trained` entry names the command and the data.
 Scoring is a dot product in pure Python: a few microseconds a candidate. The domain does
 not read the file; the recall service loads it ([recall] fusion = "learned", fusion_model)
@@ -38,7 +38,7 @@ RANK_FEATURES = (("dense_rank", "dense_inv"), ("bare_rank", "bare_inv"),
                  ("sparse_rank", "sparse_inv"), ("window_dense_rank", "wdense_inv"),
                  ("window_sparse_rank", "wsparse_inv"), ("cortex_rank", "cortex_inv"),
                  ("fallback_rank", "fallback_inv"))
-# the feature groups the ablations drop together (bench/fusion_train.py)
+# the feature groups the ablations drop together (bench/suites/fusion_train.py)
 GROUPS: dict[str, tuple[str, ...]] = {
     "ranks": tuple(f for _, f in RANK_FEATURES),
     "rrf": ("relevance",),

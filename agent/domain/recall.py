@@ -562,7 +562,7 @@ def pool_features(candidates: Sequence[Candidate], fused: Sequence[float],
                   newness: Sequence[float], *, now: datetime, cfg: RecallConfig,
                   ctx: QueryContext) -> list[list[float]]:
     """The learned fusion's feature vectors (fusion.FEATURES) of one pool, from
-    fused_scores' output: what recall_pipeline scores and bench/fusion_train.py fits."""
+    fused_scores' output: what recall_pipeline scores and bench/suites/fusion_train.py fits."""
     best = max(fused, default=0.0)
     return candidate_features(
         candidates, [f / best if best > 0 else 0.0 for f in fused], now=now,

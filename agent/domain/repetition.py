@@ -4,7 +4,7 @@ A small model (the bundled SmolLM2-135M) falls into loops: one sentence again an
 until max_tokens (issue 40). The guard finds the first word at which some run of
 `n` words occurs for the `count`-th time, so the reply can be cut there: what is kept
 holds every `n`-word run at most `count - 1` times. Words are compared lower-cased,
-without punctuation. The bench (bench/factchat.py) counts looping replies with the same
+without punctuation. The bench (bench/suites/factchat.py) counts looping replies with the same
 function, so the guard and the measure agree.
 """
 

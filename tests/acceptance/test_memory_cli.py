@@ -89,7 +89,7 @@ TABLES = ("day_table", "gate_decisions", "scratch_buffer", "sessions", "users")
 
 def test_importing_1000_lines_twice_leaves_the_same_counts(db_url: str, tmp_path: Path) -> None:
     # 16 import batches of 64 (the last one partial), 20 sessions; the 10,000-turn import
-    # is measured in bench (python -m bench.night), not in every CI run
+    # is measured in bench (python -m bench night), not in every CI run
     src = write_jsonl(tmp_path / "conv.jsonl", 1000)
     env = env_for(db_url, tmp_path)
     first = run("import", str(src), "--json", env=env, timeout=600)

@@ -1,7 +1,7 @@
 """Fault-injection and fuzzing tests (issue #8), and what they measured.
 
 Each test records what it injected and what it observed through the `reliability`
-fixture. `python -m bench.reliability` runs this directory with
+fixture. `python -m bench reliability` runs this directory with
 COGD_RELIABILITY_OUT set and renders the records into docs/reliability.md; a plain
 `pytest` run collects them too but writes nothing.
 

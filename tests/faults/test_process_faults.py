@@ -33,7 +33,7 @@ from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 # the LLM profile of every role in the process faults: `heuristic` (the default: fast,
 # deterministic; every CI run) or `local`, the bundled SmolLM2 a user runs offline
-# (`python -m bench.reliability --llm local`, a slower run kept out of CI)
+# (`python -m bench reliability --llm local`, a slower run kept out of CI)
 FAULT_LLM = os.environ.get("COGD_FAULT_LLM", "heuristic")
 if FAULT_LLM not in ("heuristic", "local"):
     raise pytest.UsageError(f"COGD_FAULT_LLM={FAULT_LLM!r}: heuristic or local")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import common
+from bench import reports
 from bench.suites import loop as L
 
 
@@ -24,7 +24,7 @@ def assert_measured(stat: dict[str, float], n: int, report: str) -> None:
 @pytest.mark.slow
 def test_a_small_loop_run_measures_every_phase(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(common, "RESULTS", tmp_path)
+    monkeypatch.setattr(reports, "RESULTS", tmp_path)
     L.main(["--scales", "400", "--seed", "3", "--ef", "40", "--index-queries", "5",
             "--settle-s", "0", "--tag", "smoke"])
     (path,) = tmp_path.glob("loop-0k-smoke-*.json")

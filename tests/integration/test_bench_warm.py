@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import common
+from bench import common, reports
 from bench.suites import loop as L
 from bench.suites import warm as W
 
@@ -28,7 +28,7 @@ def test_bench_warm_restarts_warms_and_measures(tmp_path: Path,
     from agent.providers import factory
     from agent.services.records.sessions import ensure_user
 
-    monkeypatch.setattr(common, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(reports, "RESULTS", tmp_path / "results")
     with common.scratch_database(keep=True) as (settings, url):
         data_dir = Path(settings.data_dir)
         embedder = factory.build_universal_embedder(settings)

@@ -1,4 +1,4 @@
-"""bench/realtalk.py's loader on a tiny conversation written here in REALTALK's shape (the
+"""bench/data/realtalk.py's loader on a tiny conversation written here in REALTALK's shape (the
 data set itself is evaluation-only and never part of this repository or its CI)."""
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ class Recaller:
         self.cortex = cortex or EmptyCortex()
         # term coverage costs one capped doc-frequency query; skipped when neither the
         # verdict (lexical_weight 0) nor the learned fusion (a feature, [recall] fusion)
-        # uses it, unless a caller asks (bench/calibrate.py)
+        # uses it, unless a caller asks (bench/suites/calibrate.py)
         self.compute_coverage = cfg.lexical_weight > 0
         # a second connection (a process pool's checkout) the memories' dense list runs on,
         # beside the other lists on the caller's; None, or a caller inside a transaction
