@@ -1,5 +1,6 @@
 """The benchmarks' corpora: generated conversations with graded questions (synth, convo and
-its word pools) and loaders of real ones (realtalk). Stdlib only; no database.
+its word pools), a loader of real ones (realtalk) and the fact-recall chat check's question
+sets (factchat). Stdlib only; no database.
 
 GENERATORS write their corpus to a folder: `python -m bench synth|convo --out DIR ...`.
 """

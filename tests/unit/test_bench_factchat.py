@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from bench.suites.factchat import SET_NOTES, SETS
+from bench.data.factchat import SET_NOTES, SETS
 
 Facts = list[tuple[str, str, tuple[str, ...]]]
 

@@ -1,0 +1,131 @@
+"""The fact-recall chat check's question sets (bench/suites/factchat.py, issue 40): what the
+user says, what is asked later, and questions about things never said."""
+
+from __future__ import annotations
+
+# (what the user says, the question asked later, words any one of which shows the fact)
+# The dev set: the grounded-reply heuristic's thresholds (agent/domain/grounded.py,
+# GroundedConfig) were chosen on these 10 facts and 10 never-said questions, so its
+# figures are fitted, not held out.
+FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("My name is Dana and I live in Lisbon.", "Where do I live?", ("lisbon",)),
+    ("I work as a marine biologist at the city aquarium.", "What do I do for work?",
+     ("marine biologist",)),
+    ("My sister Priya is visiting next Friday.", "Who is visiting me next Friday?",
+     ("priya",)),
+    ("My dog is called Biscuit.", "What is my dog called?", ("biscuit",)),
+    ("I was born in Toronto.", "Where was I born?", ("toronto",)),
+    ("My favourite food is grilled sardines.", "What is my favourite food?", ("sardines",)),
+    ("I play the cello in a community orchestra.", "Which instrument do I play?",
+     ("cello",)),
+    ("My partner Sam works as a nurse.", "What does my partner Sam do?", ("nurse",)),
+    ("I am allergic to peanuts.", "What am I allergic to?", ("peanut",)),
+    ("My car is a blue Fiat Panda.", "What car do I drive?", ("fiat", "panda")),
+]
+NEVER_SAID: list[str] = [
+    "What is my blood type?",
+    "What is my brother's name?",
+    "Which university did I go to?",
+    "What is my favourite colour?",
+    "How old is my grandmother?",
+    "What is my phone number?",
+    "Where did I go on holiday last summer?",
+    "What is my cat's name?",
+    "What is my shoe size?",
+    "Which football team do I support?",
+]
+# The first held-out set (`--set heldout`): another person, other places, jobs, pets, dates
+# and hobbies, in the looser wording users type. Written before its first run and not
+# changed after it; its three misses (7/10) were then looked at and the grounded path's
+# word matching changed for them (agent/domain/grounded.py `cover`), so it is dev data
+# now, not held out. Keep the sets apart (tests/unit/test_bench_factchat.py checks that
+# they share no statement, question or fact word).
+HELDOUT_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("Hey! I'm Tomás, by the way. I'm based in Rotterdam these days.",
+     "remind me, which city am I based in?", ("rotterdam",)),
+    ("I've been teaching chemistry at a secondary school for six years now.",
+     "What's my job again?", ("chemistry",)),
+    ("My partner's name is Ingrid, we've been together since 2019.",
+     "Do you remember my partner's name?", ("ingrid",)),
+    ("We adopted a retired greyhound called Pepper last spring.",
+     "what breed is the dog we adopted?", ("greyhound",)),
+    ("my birthday is on the 14th of August btw", "When's my birthday?", ("august",)),
+    ("On weekends I usually go bouldering at the climbing gym near my flat.",
+     "What do I usually get up to at the weekend?", ("boulder", "climbing")),
+    ("I grew up on a dairy farm just outside Cork.", "where'd I grow up?", ("cork",)),
+    ("Honestly I can't stand coriander, it tastes like soap to me.",
+     "Is there a herb I can't stand?", ("coriander",)),
+    ("Our daughter Aiko starts primary school in September.", "What's my daughter called?",
+     ("aiko",)),
+    ("I'm learning Korean at the moment, mostly on the bus to work.",
+     "Which language am I learning at the moment?", ("korean",)),
+]
+HELDOUT_NEVER_SAID: list[str] = [
+    "What's my mum's maiden name?",
+    "how tall am I?",
+    "What time do I usually wake up?",
+    "Do I have any tattoos?",
+    "What does my partner do for a living?",
+    "How old is my daughter?",
+    "what's my favourite film?",
+    "Which bank am I with?",
+    "What's the wifi password at my place?",
+    "When did I last go to the dentist?",
+]
+# The second held-out set (`--set heldout2`): the first held-out set's misses were looked
+# at and the grounded path was then changed, so `heldout` counts as dev data from then on.
+# This set was written and committed before those changes, before its author read the
+# grounding code (knowing only the three misses): a third person's home, work, family, pet,
+# hobby, date, food, plan, past event and possession, each asked the way a person would
+# ask it. Run once at the end of the fixes and reported as it came out; nothing was tuned
+# on it. Its author also wrote those fixes, so it is held out from the tuning, not blind
+# to it.
+HELDOUT2_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("I live in a small flat in Edinburgh, right by the castle.",
+     "What city do I call home?", ("edinburgh",)),
+    ("I'm an architect at a firm that mostly designs schools.",
+     "What do I do for a living?", ("architect",)),
+    ("My son's name is Felix, he's seven.", "What's my boy called?", ("felix",)),
+    ("We keep a tortoise named Franklin in the back garden.",
+     "What kind of pet do I have?", ("tortoise",)),
+    ("In my spare time I restore old motorbikes.", "what's my hobby?", ("motorbike",)),
+    ("Our wedding anniversary is on the 3rd of June.", "When's our anniversary?",
+     ("june",)),
+    ("I've been vegetarian since I was a teenager.", "Do I eat meat?", ("vegetarian",)),
+    ("Next month I'm flying to Japan to hike the Kumano Kodo trail.",
+     "Where am I travelling to next month?", ("japan", "kumano")),
+    ("I ran my first marathon in Berlin back in 2022.",
+     "where was that first marathon I did?", ("berlin",)),
+    ("My laptop is an old ThinkPad I've had for ages.", "What computer do I use?",
+     ("thinkpad",)),
+]
+HELDOUT2_NEVER_SAID: list[str] = [
+    "Where did I go to school?",
+    "What's my favourite band?",
+    "How many siblings have I got?",
+    "What's my dad's name?",
+    "What did I study at uni?",
+    "what's my postcode?",
+    "Do I speak any other languages?",
+    "What's my mother's job?",
+    "Which gym do I go to?",
+    "When did I pass my driving test?",
+]
+# name -> (the user's handle, facts, never-said questions)
+SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
+    "dev": ("dana", FACTS, NEVER_SAID),
+    "heldout": ("tomas", HELDOUT_FACTS, HELDOUT_NEVER_SAID),
+    "heldout2": ("maren", HELDOUT2_FACTS, HELDOUT2_NEVER_SAID),
+}
+# What a report says about the set it ran.
+SET_NOTES: dict[str, str] = {
+    "dev": "The grounded-reply thresholds (agent/domain/grounded.py, GroundedConfig) were "
+           "chosen on this set: its facts and \"I don't know\" counts are fitted, not held "
+           "out.",
+    "heldout": "Written before its first run and not changed after it; but its misses were "
+               "then looked at and the grounded path changed for them, so from that change "
+               "on it is dev data, not held out.",
+    "heldout2": "Held out: written and committed before the grounded-path changes that "
+                "followed the first held-out run, not changed after; nothing was tuned on "
+                "it.",
+}
