@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from agent.domain.prompt import IdentityConfig
     from agent.providers.ports import LLM, Embedder, Reranker
     from agent.services.access.memory_api import MemoryAPI
+    from agent.services.background.consolidation import Consolidator
+    from agent.services.background.dmn import Dmn
     from agent.services.conversation.cognition import Cognition
     from agent.services.memory.forget import Forgetter
     from agent.services.memory.indexing import Indexer
@@ -334,3 +336,33 @@ class Runtime:
                         system1 if profile.provider in REAL_PROVIDERS else None)
 
     # -- services: background (consolidation, the DMN) ------------------------------------
+
+    def consolidator(self, rng: random.Random | None = None) -> Consolidator:
+        """The consolidation pass ([consolidation], the consolidation role's LLM). `rng`:
+        the exit gate's stochastic keep when a scratch row is judged. Its indexer writes
+        the index of memories and blocks only (turns keep the vectors their writers made);
+        the thinking and reach operations it runs come from the methods above."""
+        from agent.services.background.consolidation import Consolidator, PassConfig
+        from agent.services.conversation.rollover import RelevanceScorer, Rollover
+        from agent.services.memory.indexing import Indexer
+
+        config = PassConfig.from_settings(self.settings)
+        universal = self.universal
+        relevance = RelevanceScorer(lambda texts: universal.embed_documents(list(texts)))
+        return Consolidator(
+            config, llm=self.llm("consolidation"), universal=universal, native=self.native,
+            relevance=relevance,
+            rollover=Rollover(config.entry_gate, config.exit_gate, relevance,
+                              rng or random.Random()),
+            indexer=Indexer(None, self.index_config), notes=self.note_writer(),
+            workflows=self.workflows(), decisions=self.decision_tracker(),
+            models_op=self.models_op(), principles_op=self.principles_op())
+
+    def dmn(self, rng: random.Random | None = None) -> Dmn:
+        """The idle default-mode network ([idle]): proactive recall with this runtime's
+        recaller; the system1 role's model for its internal turns, built on the first one.
+        `rng`: surfacing's draws."""
+        from agent.services.background.dmn import Dmn, IdleConfig
+
+        return Dmn(IdleConfig.from_settings(self.settings), universal=self.universal,
+                   recaller=self.recaller(), system1=lambda: self.llm("system1"), rng=rng)

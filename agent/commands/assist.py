@@ -160,8 +160,8 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
 def _hook_items(settings: Any, user: str, prompt: str | None, session: str | None,
                 deadline: float) -> list[dict[str, Any]]:
     from agent.db.connect import connect, preflight, resolve
+    from agent.runtime import Runtime
     from agent.services.access.hook import hook_input, prompt_recall
-    from agent.services.background.dmn import Dmn
 
     if prompt is None:
         prompt, given = hook_input(sys.stdin.read())
@@ -170,7 +170,7 @@ def _hook_items(settings: Any, user: str, prompt: str | None, session: str | Non
     # server is started if needed, and the app role connects
     target = resolve(settings)
     preflight(target.url)
-    dmn = Dmn(settings)
+    dmn = Runtime(settings).dmn()
     with connect(target.app_url, app="cogd-hook", autocommit=True) as conn:
         return prompt_recall(conn, dmn, user, prompt, session, deadline=deadline)
 

@@ -28,10 +28,10 @@ class ConsolidationWorker(Worker):
 
     def setup(self) -> None:
         from agent.db.llm_calls import PgCallRecorder
-        from agent.services.background.consolidation import Consolidator
+        from agent.runtime import Runtime
 
         self.recorder = PgCallRecorder(self.pool.connection)
-        self.consolidator = Consolidator(self.settings, self.recorder)
+        self.consolidator = Runtime(self.settings, self.recorder).consolidator()
         self.last_pass: float | None = None
         self.turns_since = 0
         self.last_report: dict[str, Any] = {}

@@ -30,9 +30,9 @@ class IdleWorker(Worker):
 
     def setup(self) -> None:
         from agent.domain.dmn import DmnConfig
-        from agent.services.background.dmn import Dmn
+        from agent.runtime import Runtime
 
-        self.dmn = Dmn(self.settings)
+        self.dmn = Runtime(self.settings).dmn()
         self.cfg = DmnConfig.from_table(self.settings.idle)
         self.last_activity = time.monotonic()
         self.last_tick: float | None = None

@@ -90,7 +90,6 @@ def run(turns: int, seed: int) -> dict[str, Any]:
     from agent.db.connect import connect
     from agent.runtime import Runtime
     from agent.services.access import introspect
-    from agent.services.background.dmn import Dmn
     from agent.services.records.sessions import ensure_session, ensure_user
     from agent.workers.idle import IdleWorker
     from bench.common import scratch_database
@@ -125,7 +124,7 @@ def run(turns: int, seed: int) -> dict[str, Any]:
             latencies, writes = [], []
             misses: list[dict[str, Any]] = []
             wrong: list[str] = []
-            dmn = Dmn(settings)  # only to say why a question made no thought
+            dmn = Runtime(settings).dmn()  # only to say why a question made no thought
             for thing, _place in facts:
                 sid = ensure_session(conn, user, None)
                 cog.write_user_turn(conn, sid, SMALLTALK)

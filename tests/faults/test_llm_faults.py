@@ -24,7 +24,7 @@ from agent.providers.ports import ListRecorder
 from agent.providers.retry import ProviderCallError
 from agent.runtime import Runtime
 from agent.services.access import introspect
-from agent.services.background.consolidation import CONTRADICTION_SYSTEM, Consolidator
+from agent.services.background.consolidation import CONTRADICTION_SYSTEM
 from tests.acceptance.test_cli import COGD
 from tests.conftest import cogd_env, make_session
 from tests.faults.conftest import Reliability
@@ -264,7 +264,7 @@ def test_consolidation_survives_malformed_json_answers(
     remember_for_consolidation(settings, conn, stub_server, [t for pair in PAIRS for t in pair])
     stub_server.queue_replies(*(answer for answer, _ in SCRIPT))
     stub_server.set_reply(GARBAGE)  # any further check gets garbage too
-    report = Consolidator(settings, rng=NoFloor()).run_pass(conn)
+    report = Runtime(settings).consolidator(rng=NoFloor()).run_pass(conn)
 
     assert "merge" not in report.operations  # every chat request below is a contradiction check
     requests = [r for r in stub_server.requests if r.path == CHAT]
@@ -319,7 +319,7 @@ def test_consolidation_with_the_provider_down_still_links_pairs(
 ) -> None:
     remember_for_consolidation(settings, conn, stub_server, list(PAIRS[0]))
     stub_server.fail_next(100, 503)
-    report = Consolidator(settings, rng=NoFloor()).run_pass(conn)
+    report = Runtime(settings).consolidator(rng=NoFloor()).run_pass(conn)
     outputs = report.operations["contradictions"]["outputs"]
     assert outputs["parsed_by"] == {"llm_failed": 1} and outputs["parse_failures"] == 0
     link = conn.execute("SELECT link_type, metadata->>'classifier' FROM memory_links").fetchall()

@@ -33,7 +33,7 @@ def cog(settings: Settings) -> Cognition:
 
 @pytest.fixture
 def consolidator(settings: Settings, cog: Cognition) -> Consolidator:
-    return Consolidator(settings, rng=NoFloor())
+    return Runtime(settings).consolidator(rng=NoFloor())
 
 
 INSIGHT = "Summer hiking in the Alps is a recurring favourite."
@@ -46,7 +46,7 @@ def merging(settings: Settings, cog: Cognition, stub_server: StubServer,
     every call with INSIGHT): the heuristic fallback forms no insight."""
     stub_server.route(settings, monkeypatch, "consolidation")
     stub_server.set_reply(INSIGHT)
-    consolidator = Consolidator(settings, rng=NoFloor())
+    consolidator = Runtime(settings).consolidator(rng=NoFloor())
     yield consolidator
     consolidator.llm.close()
 
@@ -493,7 +493,7 @@ def test_the_bundled_small_model_leaves_near_duplicates_to_the_extractive_merge(
     """The bundled 135M model paraphrased eight near-identical notes into "The memory of
     the most memorable experience..." (issue 39): near-duplicates merge extractively."""
     settings.llm.roles["consolidation"] = "local"
-    consolidator = Consolidator(settings, rng=NoFloor())
+    consolidator = Runtime(settings).consolidator(rng=NoFloor())
     assert consolidator.llm.provider == "local" and not consolidator.writes_insights
     sources = [remember(conn, cog, t) for t in HETZNER[:4]]
     made = consolidator.merge(conn, datetime.now(UTC))

@@ -12,7 +12,6 @@ import pytest
 from agent.config import Settings
 from agent.runtime import Runtime
 from agent.services.access import introspect
-from agent.services.background.dmn import Dmn
 from agent.services.conversation.cognition import Cognition
 from agent.workers.idle import IdleWorker
 from tests.conftest import make_session
@@ -45,7 +44,7 @@ def test_a_proactive_recall_reaches_the_next_prompt(fast: Settings, conn: Any,
     sid = make_session(conn, "kim")
     cog.answer(conn, sid, "hi, the weather is lovely and sunny today")
     cog.answer(conn, sid, "When does my passport expire?")  # a topic shift
-    tick = Dmn(fast, rng=random.Random(1)).tick(conn)
+    tick = Runtime(fast).dmn(rng=random.Random(1)).tick(conn)
     proactive = tick["proactive"]
     assert len(proactive) == 1 and proactive[0]["theme"] == "topic_shift"
     assert "passport expires in March 2027" in proactive[0]["content"]
@@ -56,7 +55,7 @@ def test_a_proactive_recall_reaches_the_next_prompt(fast: Settings, conn: Any,
     # the same recall is not offered again within its cooldown
     cog.answer(conn, sid, "the weather is lovely again, sunny and warm")
     cog.answer(conn, sid, "When does my passport expire?")
-    assert Dmn(fast).tick(conn)["proactive"] == []
+    assert Runtime(fast).dmn().tick(conn)["proactive"] == []
 
 
 def test_a_thought_without_a_session_reaches_only_its_own_user(fast: Settings, conn: Any,
@@ -83,7 +82,7 @@ def test_winding_down_surfaces_open_intentions(fast: Settings, conn: Any,
     conn.execute("INSERT INTO intentions (user_id, session_id, kind, content) SELECT user_id, "
                  "session_id, 'reminder', content FROM day_table WHERE role = 'user'")
     cog.answer(conn, sid, "that's all for today, good night")
-    proactive = Dmn(fast).tick(conn)["proactive"]
+    proactive = Runtime(fast).dmn().tick(conn)["proactive"]
     assert [p["theme"] for p in proactive] == ["winding_down"]
     assert "call the landlord" in proactive[0]["content"]
 
@@ -95,7 +94,7 @@ def test_surfacing_respects_the_rumination_cap(fast: Settings, conn: Any,
     introspect.remember(conn, cog, sid, user[0], "I want to learn to play the cello well.")
     conn.execute("INSERT INTO goals (name, description, weight) VALUES ('music', "
                  "'learn to play the cello', 0.8)")
-    dmn = Dmn(fast, rng=random.Random(7))
+    dmn = Runtime(fast).dmn(rng=random.Random(7))
     kinds = [dmn.tick(conn)["surfaced"] for _ in range(8)]
     themes = conn.execute("SELECT theme, count(*) FROM thoughts WHERE kind <> "
                           "'proactive_recall' GROUP BY theme").fetchall()
@@ -106,7 +105,7 @@ def test_surfacing_respects_the_rumination_cap(fast: Settings, conn: Any,
 
 def test_gut_signal_is_zero_while_blank_then_moves(fast: Settings, conn: Any,
                                                   cog: Cognition) -> None:
-    dmn = Dmn(fast)
+    dmn = Runtime(fast).dmn()
     assert dmn.tick(conn)["gut"]["delta_norm"] == 0.0
     sid = make_session(conn)
     user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
@@ -151,9 +150,9 @@ def test_imported_history_never_triggers_proactive_recall(fast: Settings, conn: 
     # the same turns, but from an imported history weeks ago: nothing is offered
     conn.execute("UPDATE day_table SET created_at = created_at - interval '30 days' "
                  "WHERE session_id = %s", (sid,))
-    assert Dmn(fast).tick(conn)["proactive"] == []
+    assert Runtime(fast).dmn().tick(conn)["proactive"] == []
     # live again (and the watermark forgotten): the same turns do trigger it
     conn.execute("UPDATE day_table SET created_at = created_at + interval '30 days' "
                  "WHERE session_id = %s", (sid,))
     conn.execute("DELETE FROM worker_state WHERE key = 'dmn.proactive'")
-    assert len(Dmn(fast).tick(conn)["proactive"]) == 1
+    assert len(Runtime(fast).dmn().tick(conn)["proactive"]) == 1

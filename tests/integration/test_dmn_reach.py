@@ -25,7 +25,6 @@ from agent.errors import ProviderError
 from agent.providers.ports import ChatResult
 from agent.runtime import Runtime
 from agent.services.access import introspect
-from agent.services.background.consolidation import Consolidator
 from agent.services.background.dmn import Dmn
 from agent.services.conversation.cognition import Cognition
 from agent.services.reach import double_takes
@@ -105,12 +104,12 @@ def test_a_notified_user_turn_gets_its_proactive_recall_without_a_tick(
     result = cog.answer(conn, sid, "ok, and what else should I prepare?")
     assert any("passport expires in March 2027" in t for t in result.metadata["thoughts"])
     # the tick's catch-up pass does not offer the turns the notification handled again
-    assert Dmn(fast).tick(conn)["proactive"] == []
+    assert Runtime(fast).dmn().tick(conn)["proactive"] == []
 
 
 def test_the_per_session_cooldown_holds(fast: Settings, conn: Any, cog: Cognition) -> None:
     _remember(conn, cog, "sam", PASSPORT, DENTIST)
-    dmn = Dmn(fast)
+    dmn = Runtime(fast).dmn()
     sid = make_session(conn, "sam")
     cog.write_user_turn(conn, sid, SMALLTALK)
     entry, _ = cog.write_user_turn(conn, sid, "When does my passport expire?")
@@ -128,7 +127,7 @@ def test_the_per_session_cooldown_holds(fast: Settings, conn: Any, cog: Cognitio
     # at most max_observations_per_session, even once the minutes have passed
     fast.idle["max_observations_per_session"] = 1
     fast.idle["min_minutes_between_observations"] = 0
-    capped = Dmn(fast)
+    capped = Runtime(fast).dmn()
     cog.write_user_turn(conn, other, SMALLTALK)
     entry, _ = cog.write_user_turn(conn, other, "When does my passport expire?")
     assert capped.proactive_turn(conn, str(entry)) == []
@@ -143,7 +142,7 @@ def test_the_item_cooldown_is_kept_per_conversation(fast: Settings, conn: Any,
     fast.idle["min_minutes_between_observations"] = 0
     _remember(conn, cog, "ida", "I keep my tent in the garage.",
               "I keep my hammock in the garage.")
-    dmn = Dmn(fast)
+    dmn = Runtime(fast).dmn()
     first = make_session(conn, "ida")
     cog.write_user_turn(conn, first, SMALLTALK)
     entry, _ = cog.write_user_turn(conn, first, "Where do I keep my tent?")
@@ -175,7 +174,7 @@ def test_each_turns_proactive_pass_runs_once(fast: Settings, conn: Any,
     fast.idle["min_minutes_between_observations"] = 0
     fast.idle["max_observations_per_session"] = 100
     _remember(conn, cog, "lou", PASSPORT, DENTIST)
-    dmn = Dmn(fast)
+    dmn = Runtime(fast).dmn()
     sid = make_session(conn, "lou")
     cog.write_user_turn(conn, sid, SMALLTALK)
     entry, _ = cog.write_user_turn(conn, sid, "When does my passport expire?")
@@ -240,7 +239,7 @@ def _goal(conn: Any) -> tuple[int, int]:
 def test_a_self_prompt_acts_as_an_internal_turn_never_sent_to_a_user(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     _, item = _cello(conn, cog)
-    dmn = Dmn(fast, rng=random.Random(7))
+    dmn = Runtime(fast).dmn(rng=random.Random(7))
     now = datetime.now(UTC) + timedelta(seconds=5)  # idle: no user turn for 5 DMN minutes
     prompt = _self_prompt(conn, dmn, now)
     assert prompt["theme"] == item and _goal(conn) == (1, 0)  # an action for 'music'
@@ -269,7 +268,7 @@ def test_the_internal_turns_model_is_called_outside_a_transaction(
     """The tick holds no transaction open on the worker's connection while System 1
     answers a self-prompt (a real model takes seconds)."""
     _cello(conn, cog)
-    dmn = Dmn(fast, rng=random.Random(7))
+    dmn = Runtime(fast).dmn(rng=random.Random(7))
     now = datetime.now(UTC) + timedelta(seconds=5)
     _self_prompt(conn, dmn, now)
     seen: list[Any] = []
@@ -294,7 +293,7 @@ def test_a_failing_model_is_not_asked_again_on_every_tick(
     """A self-prompt whose model call fails is marked act_failed; the next self-prompt
     waits for act_every_minutes like after a success."""
     _cello(conn, cog)
-    dmn = Dmn(fast, rng=random.Random(7))
+    dmn = Runtime(fast).dmn(rng=random.Random(7))
     now = datetime.now(UTC) + timedelta(seconds=5)
     first = _self_prompt(conn, dmn, now)
     calls: list[int] = []
@@ -320,7 +319,7 @@ def test_a_failing_model_is_not_asked_again_on_every_tick(
 def test_useful_actions_move_after_a_recall_or_a_citation(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     _, item = _cello(conn, cog)
-    dmn = Dmn(fast, rng=random.Random(7))
+    dmn = Runtime(fast).dmn(rng=random.Random(7))
     _self_prompt(conn, dmn, datetime.now(UTC))
     assert _goal(conn) == (1, 0)
     sid = make_session(conn, "ana")
@@ -341,13 +340,13 @@ def test_compulsion_safety_damps_a_goal_whose_actions_are_not_useful(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     fast.compulsion_safety["utility_min_actions"] = 2
     _cello(conn, cog)
-    dmn = Dmn(fast, rng=random.Random(7))
+    dmn = Runtime(fast).dmn(rng=random.Random(7))
     for _ in range(2):
         _self_prompt(conn, dmn, datetime.now(UTC))
     later = datetime.now(UTC) + timedelta(seconds=3600)  # past the outcome horizon
     dmn.evolve(conn, later)
     assert _goal(conn) == (2, 0)
-    out = Consolidator(fast).goal_safety(conn, later)
+    out = Runtime(fast).consolidator().goal_safety(conn, later)
     assert out is not None
     [change] = [c for c in out["outputs"]["changes"] if c["goal"] == "music"]
     assert change["reason"].startswith("utility damping") and change["to"] < change["from"]
@@ -357,7 +356,7 @@ def test_a_gut_signal_gets_its_outcome_after_the_horizon(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     old = _remember(conn, cog, "gus", "I care a lot about open source software.")
     cog.answer(conn, old, "What should I cook for dinner with leftover rice?")
-    dmn = Dmn(fast)
+    dmn = Runtime(fast).dmn()
     assert dmn.gut(conn)["delta_norm"] > 0
     cog.answer(conn, old, "Maybe fried rice with an egg and some spring onions?")
     assert dmn.gut_outcomes(conn, datetime.now(UTC)) == 0  # the horizon has not passed

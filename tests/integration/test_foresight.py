@@ -37,8 +37,6 @@ def _said(conn: Any, foresight: Foresight, embedder: Any, session: Any, text: st
 
 def test_predictions_are_made_settled_counted_and_expired(settings: Settings,
                                                           conn: Any) -> None:
-    from agent.services.background.consolidation import Consolidator
-
     settings.llm.roles["consolidation"] = "heuristic"
     embedder = factory.build_universal_embedder(settings)
     foresight = Runtime(settings).foresight()
@@ -78,7 +76,7 @@ def test_predictions_are_made_settled_counted_and_expired(settings: Settings,
     pending = conn.execute("SELECT deadline FROM predictions WHERE status = 'pending'"
                            ).fetchall()
     assert len(pending) == 1
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
     with conn.transaction():
         assert cons.predictions(conn, pending[0][0] - timedelta(days=1)) is None
     with conn.transaction():
@@ -122,15 +120,13 @@ def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
         "Lesson: test the JSON queries early"]
     # the exit gate's decision memory of that turn, made later: consolidation links it,
     # and `cogd why` of that memory (its id among the chain's) finds the trail
-    from agent.services.background.consolidation import Consolidator
-
     entry = conn.execute("SELECT entry_id FROM decisions").fetchone()[0]
     memory = conn.execute(
         "INSERT INTO memories (user_id, session_id, source_entry_id, memory_type, content) "
         "SELECT user_id, session_id, entry_id, 'decision', content FROM day_table "
         "WHERE entry_id = %s RETURNING memory_id", (entry,)).fetchone()[0]
     with conn.transaction():
-        out = Consolidator(settings).decisions(conn, datetime.now(UTC))
+        out = Runtime(settings).consolidator().decisions(conn, datetime.now(UTC))
     assert out is not None and out["outputs"]["linked"] == [made["id"].split(":", 1)[1]]
     assert out["outputs"]["made"] == []  # the memory's turn has its trail already
     assert [t["decision_id"] for t in foresight.decisions.trails(conn, memories=[str(memory)])

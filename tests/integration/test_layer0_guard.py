@@ -19,8 +19,6 @@ from agent.domain.gates import detects_identity_rewrite
 from agent.errors import ConfigError
 from agent.runtime import Runtime
 from agent.services.access import introspect
-from agent.services.background.consolidation import Consolidator
-from agent.services.background.dmn import Dmn
 from agent.services.records.identity import bootstrap_boundaries
 from tests.conftest import make_session
 from tests.integration.test_security import DENIED, NoFloor, connect_as, scalar
@@ -148,7 +146,7 @@ def test_prompt_injection_never_reaches_layer0(
     stored = {r[0] for r in conn.execute("SELECT content FROM day_table WHERE role = 'user'")}
     assert set(corpus) <= stored  # every injection kept verbatim, none executed
     assert identity_rows(conn) == before
-    consolidator = Consolidator(settings, rng=NoFloor())
+    consolidator = Runtime(settings).consolidator(rng=NoFloor())
     consolidator.run_pass(conn)
     # as if the injected "values" had been repeated for 40 days: promotion's thresholds met
     conn.execute("UPDATE memories SET evidence_count = greatest(evidence_count, 12), "
@@ -156,7 +154,7 @@ def test_prompt_injection_never_reaches_layer0(
     report = consolidator.run_pass(conn)
     proposed = report.operations["promotion"]["outputs"]["proposals"]
     assert proposed  # injected content did become Layer 0 proposals ...
-    Dmn(settings, rng=random.Random(1)).tick(conn)
+    Runtime(settings).dmn(rng=random.Random(1)).tick(conn)
     consolidator.run_pass(conn)
     assert identity_rows(conn) == before  # ... and identity did not change
     assert conn.execute("SELECT count(*) FROM identity_history").fetchone() == (0,)

@@ -11,7 +11,7 @@ import pytest
 
 from agent.config import Settings
 from agent.db.queries import vector_text
-from agent.services.background.consolidation import Consolidator
+from agent.runtime import Runtime
 from agent.services.thinking.models_principles import list_models, list_principles
 from agent.workers.loop import LoopWorker
 from tests.acceptance.test_handoff import _spy
@@ -57,7 +57,7 @@ def test_agreeing_corrections_crystallise_a_principle_that_reaches_a_relevant_pr
     embedder = loop.cognition.universal
     sources = _memories(conn, embedder, alice, CORRECTIONS, "correction")
     french = _memories(conn, embedder, alice, FRENCH, "correction")
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
     made = cons.principles(conn, datetime.now(UTC))
     assert made is not None
     rows = {r[0]: r[1:] for r in conn.execute(
@@ -115,7 +115,7 @@ def test_a_model_gains_from_support_loses_more_from_contradiction_and_is_capped(
     settings.llm.roles["consolidation"] = "heuristic"
     make_session(conn, "alice")
     alice = _user(conn, "alice")
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
     built_from = _memories(conn, cons.universal, alice, HABIT, "episodic")
     out = cons.models(conn, datetime.now(UTC))
     assert out is not None and len(out["outputs"]["built"]) == 1
@@ -166,7 +166,7 @@ def test_a_rejected_principle_does_not_crystallise_again_from_the_same_sources(
     sources stay used (they do not crystallise a new proposal on every later pass)."""
     settings.llm.roles["consolidation"] = "heuristic"
     make_session(conn, "alice")
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
     _memories(conn, cons.universal, _user(conn, "alice"), FRENCH, "correction")
     assert cons.principles(conn, datetime.now(UTC)) is not None
     conn.execute("UPDATE proposals SET status = 'rejected', decided_at = now()")
@@ -187,7 +187,7 @@ def test_forgetting_a_memory_a_model_was_built_from_removes_the_model(
 
     settings.llm.roles["consolidation"] = "heuristic"
     make_session(conn, "alice")
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
     built_from = _memories(conn, cons.universal, _user(conn, "alice"), HABIT, "episodic")
     assert cons.models(conn, datetime.now(UTC)) is not None
     statement = conn.execute("SELECT statement FROM cognitive_models").fetchone()[0]
@@ -204,7 +204,7 @@ def test_models_with_nothing_new_do_not_hold_the_others_back(
     settings.cognitive_models["max_models_per_pass"] = 1
     make_session(conn, "alice")
     alice = _user(conn, "alice")
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
     quiet = _memories(conn, cons.universal, alice, FRENCH, "episodic")
     assert cons.models(conn, datetime.now(UTC)) is not None
     _memories(conn, cons.universal, alice, HABIT, "episodic")
@@ -254,8 +254,8 @@ def test_a_group_that_made_no_model_is_not_judged_again_until_it_grows(
     settings.llm.roles["consolidation"] = "heuristic"
     make_session(conn, "alice")
     alice = _user(conn, "alice")
-    cons = Consolidator(settings)
-    cons.llm = NoRegularity()
+    cons = Runtime(settings).consolidator()
+    cons.ctx.models_op.llm = NoRegularity()
     runs = [f"Alice went running before work on {day}." for day in
             ("Monday", "Tuesday", "Wednesday", "Thursday")]  # alike, but no regularity cue
     _memories(conn, cons.universal, alice, runs[:3], "episodic")
@@ -283,7 +283,7 @@ def test_memories_that_share_an_instant_past_the_scan_limit_all_challenge_a_prin
     settings.llm.roles["consolidation"] = "heuristic"
     make_session(conn, "alice")
     alice = _user(conn, "alice")
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
     _memories(conn, cons.universal, alice, CORRECTIONS, "correction")
     assert cons.principles(conn, datetime.now(UTC)) is not None  # the deploy principle
     later = [t.replace("breaks", "no longer breaks").replace("fails", "never fails")

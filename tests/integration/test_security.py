@@ -20,7 +20,6 @@ from agent.config import Settings, load_settings
 from agent.db import migrate as mig
 from agent.errors import DatabaseError
 from agent.runtime import Runtime
-from agent.services.background.consolidation import Consolidator
 from tests.conftest import _with_db, allow_login, cogd_env, create_db, drop_db, make_session
 
 DENIED = psycopg.errors.InsufficientPrivilege
@@ -125,7 +124,7 @@ def test_app_role_runs_a_turn_and_a_consolidation_pass(settings: Settings, db_ur
                      "I decided to move the project database from MySQL to Postgres.",
                      "I really prefer green tea over coffee in the morning.", "thanks"):
             assert cog.answer(app, sid, text).reply
-        Consolidator(settings, rng=NoFloor()).run_pass(app)
+        Runtime(settings).consolidator(rng=NoFloor()).run_pass(app)
         assert scalar(app, "SELECT count(*) FROM identity WHERE is_boundary") > 0
         assert scalar(app, "SELECT count(*) FROM memories") >= 2
         assert scalar(app, "SELECT count(*) FROM consolidation_log") >= 1

@@ -45,7 +45,7 @@ def merging(settings: Settings, cog: Cognition, stub_server: StubServer,
     BILLING: the insight it forms; the rewrite screen reads it as neither yes nor no)."""
     stub_server.route(settings, monkeypatch, "consolidation")
     stub_server.set_reply(BILLING)
-    consolidator = Consolidator(settings, rng=NoFloor())
+    consolidator = Runtime(settings).consolidator(rng=NoFloor())
     yield consolidator
     consolidator.llm.close()
 
@@ -112,7 +112,7 @@ def test_decay_reads_when_cogd_wrote_a_memory_not_its_back_dated_time(
             "timestamp": "2020-01-01T00:00:00Z",
             "content": "Remember: the storage unit is number 42 at the Eastside depot."}
     assert load(conn, settings, line).inserted == 1
-    consolidator = Consolidator(settings, rng=NoFloor())
+    consolidator = Runtime(settings).consolidator(rng=NoFloor())
     for _ in range(2):  # the first drains the scratch row into a memory, then decay runs
         consolidator.run_pass(conn)
     row = conn.execute("SELECT importance, created_at, status, metadata ? 'decayed_at' "

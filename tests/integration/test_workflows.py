@@ -50,7 +50,7 @@ def test_a_repeated_three_step_procedure_becomes_a_workflow_offered_when_it_star
     s1, s2 = make_session(conn, "alice"), make_session(conn, "alice")
     for text in SESSION_1:
         say(loop, conn, s1, text)
-    cons = Consolidator(settings)
+    cons = Runtime(settings).consolidator()
     assert _workflows(cons, conn) is None  # one session: no workflow yet
     for text in SESSION_2:
         say(loop, conn, s2, text)

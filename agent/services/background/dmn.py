@@ -20,19 +20,25 @@ import logging
 import math
 import random
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
 
 from agent.bus import Channel, Kind, notify
-from agent.config import Settings
 from agent.db.queries import query, vector_text
 from agent.domain import dmn as rules
 from agent.domain.tables import need
 from agent.errors import ProviderError
-from agent.services.background.consolidation import get_state, set_state
+from agent.services.background.consolidation.state import get_state, set_state
+
+if TYPE_CHECKING:
+    from agent.config import Settings
+    from agent.providers.ports import LLM, Embedder
+    from agent.services.memory.recall import Recaller
 
 logger = logging.getLogger(__name__)
 
@@ -49,21 +55,44 @@ def _vec(text: str | None) -> np.ndarray[Any, Any] | None:
     return None if text is None else np.asarray(json.loads(text), dtype=np.float32)
 
 
-class Dmn:
-    def __init__(self, settings: Settings, recorder: Any = None,
-                 rng: random.Random | None = None) -> None:
-        from agent.providers import factory
-        from agent.services.memory.recall import build_recaller
+@dataclass(frozen=True)
+class IdleConfig:
+    """What the DMN reads from the settings, parsed once (`from_settings`): [idle], and the
+    keys it reads from [intentions], [monitors] and [embedding]."""
 
-        self.cfg = rules.DmnConfig.from_table(settings.idle)
-        self.intent_cfg = settings.intentions
-        self.layer_weights = [float(x) for x in
-                              need(settings.monitors, "gut_layer_weights")]
-        self.dim = int(settings.embedding.universal_dim)
-        self.universal = factory.build_universal_embedder(settings)
-        self.recaller = build_recaller(settings, recorder)
-        self.settings = settings
-        self.recorder = recorder
+    dmn: rules.DmnConfig  # [idle]
+    winding_down_results: int  # [intentions]: open intentions a winding-down turn recalls
+    overdue_after_sessions: int  # [intentions]: an intention this overdue presses
+    gut_layer_weights: tuple[float, ...]  # [monitors]: the gut signal's layers
+    universal_dim: int  # [embedding]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> IdleConfig:
+        return cls(
+            dmn=rules.DmnConfig.from_table(settings.idle),
+            winding_down_results=int(need(settings.intentions, "winding_down_results")),
+            overdue_after_sessions=int(need(settings.intentions, "overdue_after_sessions")),
+            gut_layer_weights=tuple(float(x) for x in
+                                    need(settings.monitors, "gut_layer_weights")),
+            universal_dim=int(settings.embedding.universal_dim),
+        )
+
+
+class Dmn:
+    """The idle default-mode network. `config`: IdleConfig.from_settings; `universal`: the
+    embedder of surfacing and the gut signal; `recaller`: proactive recall's and the
+    internal turn's; `system1`: the internal turn's model, asked for on the first internal
+    turn (agent/runtime.py `Runtime.dmn` builds it)."""
+
+    def __init__(self, config: IdleConfig, *, universal: Embedder, recaller: Recaller,
+                 system1: Callable[[], LLM], rng: random.Random | None = None) -> None:
+        self.config = config
+        self.cfg = config.dmn
+        self.layer_weights = list(config.gut_layer_weights)
+        self.dim = config.universal_dim
+        self.universal = universal
+        self.recaller = recaller
+        self._system1_source = system1
         self._system1: Any = None  # built on the first internal turn
         self.rng = rng or random.Random()
         self._embedded: dict[str, np.ndarray[Any, Any]] = {}
@@ -240,7 +269,7 @@ class Dmn:
     def _open_intentions(self, conn: psycopg.Connection[Any], session: Any, user: Any,
                          now: datetime) -> list[dict[str, Any]]:
         made = []
-        limit = int(need(self.intent_cfg, "winding_down_results"))
+        limit = self.config.winding_down_results
         for iid, kind, content, carried in conn.execute(
             query("dmn_open_intentions"), (user, limit)).fetchall():
             source = f"intention:{iid}"
@@ -303,7 +332,7 @@ class Dmn:
                                      if f"identity:{n}" != item.id), default=(0.0, None))
         pressing = conn.execute(
             query("dmn_pressure_waiting"),
-            (int(need(self.intent_cfg, "overdue_after_sessions")),)).fetchone()
+            (self.config.overdue_after_sessions,)).fetchone()
         kind = rules.classify(goal_sim, value_sim, bool(pressing and pressing[0]),
                               self.cfg.connection_min_similarity)
         text = {"self_prompt": f"How does this serve the goal '{goal_name}'? {item.content}",
@@ -353,8 +382,6 @@ class Dmn:
 
     def _internal_turn(self, conn: psycopg.Connection[Any], row: tuple[Any, ...],
                        now: datetime) -> dict[str, Any]:
-        from agent.providers import factory
-
         prompt_id, prompt, item, sources = row
         goal = next((s.get("goal") for s in sources if isinstance(s, dict)), None)
         owner = None
@@ -365,7 +392,7 @@ class Dmn:
                                    reconsolidate=False, user_id=owner)
         material = [i for i in out.result.items if i.verdict != "no_match"]
         if self._system1 is None:
-            self._system1 = factory.build_llm(self.settings, "system1", self.recorder)
+            self._system1 = self._system1_source()
         listed = "\n".join(f"- [{i.id}] {' '.join(i.content.split())[:400]}" for i in material)
         messages = [
             {"role": "system", "content": (

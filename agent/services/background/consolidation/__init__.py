@@ -30,12 +30,14 @@ returns: context.py); runner.py runs them in order:
     drain_scratch, strengthen, merge, contradictions, decay, corrections, models,
     principles, intentions, continuation, predictions, decisions, workflows, promotion,
     goal_safety, gate_tuning, index   one operation each
-    context.py     PassContext (what an operation is given) and the helpers they share
+    context.py     PassConfig (the settings a pass reads, parsed once), PassContext (what an
+                   operation is given) and the helpers the operations share
     runner.py      Consolidator (the pass), PassReport, OPERATIONS (the order)
     state.py       get_state / set_state: the watermarks in worker_state
     lineage.py     held_by / why: the chain behind a memory
 """
 
+from agent.services.background.consolidation.context import PassConfig, PassContext
 from agent.services.background.consolidation.contradictions import (
     CONTRADICTION_SYSTEM,
     Judgement,
@@ -44,5 +46,5 @@ from agent.services.background.consolidation.lineage import held_by, why
 from agent.services.background.consolidation.runner import Consolidator, PassReport
 from agent.services.background.consolidation.state import get_state, set_state
 
-__all__ = ["CONTRADICTION_SYSTEM", "Consolidator", "Judgement", "PassReport", "get_state",
-           "held_by", "set_state", "why"]
+__all__ = ["CONTRADICTION_SYSTEM", "Consolidator", "Judgement", "PassConfig", "PassContext",
+           "PassReport", "get_state", "held_by", "set_state", "why"]

@@ -7,7 +7,6 @@ from typing import Any
 
 import psycopg
 
-from agent.domain.tables import need
 from agent.services.background.consolidation.context import PassContext
 from agent.services.background.consolidation.state import get_state, set_state
 
@@ -18,13 +17,7 @@ def run(ctx: PassContext, conn: psycopg.Connection[Any], now: datetime
         ) -> dict[str, Any] | None:
     """Continuation notes for the sessions quiet for [context] session_quiet_minutes
     whose note is missing or older than their last turn (agent/services/reach/handoff.py)."""
-    from agent.services.reach.handoff import HandoffConfig, NoteWriter
-    from agent.services.reach.intentions import real_model
-
-    if ctx.notes is None:
-        ctx.notes = NoteWriter(HandoffConfig.from_table(ctx.settings.context),
-                               lambda: real_model(ctx.llm))
-    quiet = timedelta(minutes=float(need(ctx.settings.context, "session_quiet_minutes")))
+    quiet = timedelta(minutes=ctx.config.session_quiet_minutes)
     since = get_state(conn, "consolidation.continuation").get("scanned_to")
     written, watermark = ctx.notes.refresh_quiet(
         conn, now, quiet, datetime.fromisoformat(since) if since else None)

@@ -15,6 +15,4 @@ NAME = "decisions"
 def run(ctx: PassContext, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
     """Reasoning trails from the exit gate's decision memories, and trails linked to
     the decision memory of their turn (seed 000 §8.2; agent/services/thinking/decisions.py)."""
-    from agent.services.thinking.decisions import DecisionsConfig, DecisionTracker
-
-    return DecisionTracker(DecisionsConfig.from_table(ctx.settings.decisions)).from_memories(conn)
+    return ctx.decisions.from_memories(conn)

@@ -10,7 +10,6 @@ import psycopg
 
 from agent.db.queries import query
 from agent.domain import consolidation as rules
-from agent.domain.tables import need
 from agent.services.background.consolidation.context import PassContext
 from agent.services.background.consolidation.state import get_state, set_state
 
@@ -20,7 +19,7 @@ NAME = "goal_safety"
 def run(ctx: PassContext, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
     """Diminishing gains, the 0.92 cap, dominance and utility damping (once per cycle)."""
     changes = []
-    gain = float(need(ctx.goals_cfg, "evidence_gain"))
+    gain = ctx.config.evidence_gain
     goals = conn.execute(
         query("consolidation_goals_with_evidence")).fetchall()
     weights = {r[1]: float(r[2]) for r in goals}

@@ -9,7 +9,6 @@ import psycopg
 
 from agent.db.queries import query
 from agent.domain import consolidation as rules
-from agent.domain.tables import need
 from agent.services.background.consolidation.context import PassContext
 from agent.services.background.consolidation.state import set_state
 
@@ -32,8 +31,8 @@ def run(ctx: PassContext, conn: psycopg.Connection[Any], now: datetime) -> dict[
                           ).fetchone()
     if latest and latest[0]:
         set_state(conn, "consolidation.intentions", {"scanned_to": latest[0].isoformat()})
-    after = float(need(ctx.intent_cfg, "urgency_decay_after_days"))
-    per_day = float(need(ctx.intent_cfg, "urgency_decay_per_day"))
+    after = ctx.config.urgency_decay_after_days
+    per_day = ctx.config.urgency_decay_per_day
     carried = []
     for iid, created, count, urgency, _last_session, new_count, newest in conn.execute(
         query("consolidation_open_intentions")).fetchall():

@@ -7,10 +7,8 @@ from typing import Any
 
 import psycopg
 
-from agent.domain.thinking_models import ModelConfig
 from agent.services.background.consolidation.context import PassContext
 from agent.services.background.consolidation.state import get_state, set_state
-from agent.services.thinking.models_principles import ModelsOp
 
 NAME = "models"
 
@@ -18,8 +16,7 @@ NAME = "models"
 def run(ctx: PassContext, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
     """Cognitive models (seed 000 §10.2, §10.7): built from recurring regularities,
     weighed against later memories, decayed when unchecked (models_principles.py)."""
-    result, state = ModelsOp(ModelConfig.from_table(ctx.settings.cognitive_models),
-                             ctx.universal, ctx.llm).run(
+    result, state = ctx.models_op.run(
         conn, now, get_state(conn, "consolidation.models"))
     set_state(conn, "consolidation.models", state)
     return result

@@ -7,10 +7,8 @@ from typing import Any
 
 import psycopg
 
-from agent.domain.thinking_models import PrincipleConfig
 from agent.services.background.consolidation.context import PassContext
 from agent.services.background.consolidation.state import get_state, set_state
-from agent.services.thinking.models_principles import PrinciplesOp
 
 NAME = "principles"
 
@@ -19,8 +17,7 @@ def run(ctx: PassContext, conn: psycopg.Connection[Any], now: datetime
         ) -> dict[str, Any] | None:
     """Principles (seed 000 §10.4): 3+ agreeing corrections or confident models
     crystallise one; identity-changing ones become Layer 0 proposals."""
-    result, state = PrinciplesOp(PrincipleConfig.from_table(ctx.settings.principles),
-                                 ctx.universal, ctx.llm).run(
+    result, state = ctx.principles_op.run(
         conn, now, get_state(conn, "consolidation.principles"))
     set_state(conn, "consolidation.principles", state)
     return result

@@ -17,7 +17,6 @@ from agent.db.queries import query
 from agent.domain import consolidation as rules
 from agent.domain.gates import detects_identity_rewrite
 from agent.domain.llm_json import parse_yes_no
-from agent.domain.tables import need
 from agent.errors import ProviderError
 from agent.services.background.consolidation.context import PassContext
 
@@ -44,7 +43,7 @@ def run(ctx: PassContext, conn: psycopg.Connection[Any], now: datetime) -> dict[
         query("consolidation_goal_candidates"),
         (ctx.cfg.promote_l1_min_signals,)).fetchall()
     goals, proposals, held = [], [], []
-    weight = float(need(ctx.goals_cfg, "promoted_initial_weight"))
+    weight = ctx.config.promoted_initial_weight
     for mid, content, evidence, span_raw, meta, user_id in rows:
         span = round(float(span_raw or 0), 2)
         level = rules.promotion_level(int(evidence), span, ctx.cfg)

@@ -10,19 +10,16 @@ alone).
 from __future__ import annotations
 
 import json
-import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from agent.config import Settings
 from agent.db.queries import query
 from agent.domain import consolidation as rules
-from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.services.background.consolidation import (
     continuation,
     contradictions,
@@ -42,8 +39,16 @@ from agent.services.background.consolidation import (
     strengthen,
     workflows,
 )
-from agent.services.background.consolidation.context import PassContext
-from agent.services.memory.indexing import Indexer, index_config
+from agent.services.background.consolidation.context import PassConfig, PassContext
+
+if TYPE_CHECKING:
+    from agent.providers.ports import LLM, Embedder
+    from agent.services.conversation.rollover import RelevanceScorer, Rollover
+    from agent.services.memory.indexing import Indexer
+    from agent.services.reach.handoff import NoteWriter
+    from agent.services.reach.workflows import Workflows
+    from agent.services.thinking.decisions import DecisionTracker
+    from agent.services.thinking.models_principles import ModelsOp, PrinciplesOp
 
 Op = Callable[[PassContext, psycopg.Connection[Any], datetime], dict[str, Any] | None]
 
@@ -70,46 +75,31 @@ class PassReport:
 
 
 class Consolidator:
-    def __init__(self, settings: Settings, recorder: Any = None, rng: random.Random | None = None
-                 ) -> None:
-        from agent.providers import factory
-        from agent.services.conversation.rollover import RelevanceScorer, Rollover
+    """One consolidation pass over the database. `config`: PassConfig.from_settings; the
+    collaborators (keyword-only) as agent/runtime.py `Runtime.consolidator` builds them:
+    PassContext names each."""
 
-        universal = factory.build_universal_embedder(settings)
-        exit_cfg = ExitGateConfig.from_table(settings.exit_gate)
-        relevance = RelevanceScorer(lambda t: universal.embed_documents(list(t)))
+    def __init__(self, config: PassConfig, *, llm: LLM, universal: Embedder, native: Embedder,
+                 relevance: RelevanceScorer, rollover: Rollover, indexer: Indexer,
+                 notes: NoteWriter, workflows: Workflows, decisions: DecisionTracker,
+                 models_op: ModelsOp, principles_op: PrinciplesOp) -> None:
         self.ctx = PassContext(
-            settings=settings,
-            cfg=rules.ConsolidationConfig.from_table(settings.consolidation),
-            safety=rules.SafetyConfig.from_table(settings.compulsion_safety),
-            goals_cfg=settings.goals,
-            intent_cfg=settings.intentions,
-            exit_cfg=exit_cfg,
-            universal=universal,
-            native=factory.build_native_embedder(settings, recorder),
-            llm=factory.build_llm(settings, "consolidation", recorder),
-            relevance=relevance,
-            rollover=Rollover(EntryGateConfig.from_table(settings.entry_gate), exit_cfg,
-                              relevance, rng or random.Random()),
-            indexer=Indexer(None, index_config(settings)),
-        )
+            config=config, llm=llm, universal=universal, native=native, relevance=relevance,
+            rollover=rollover, indexer=indexer, notes=notes, workflows=workflows,
+            decisions=decisions, models_op=models_op, principles_op=principles_op)
         self.ops: list[tuple[str, Op]] = list(OPERATIONS)
 
     # the pass's models and config, as its callers read them
     @property
-    def llm(self) -> Any:
+    def llm(self) -> LLM:
         return self.ctx.llm
 
-    @llm.setter
-    def llm(self, llm: Any) -> None:
-        self.ctx.llm = llm
-
     @property
-    def universal(self) -> Any:
+    def universal(self) -> Embedder:
         return self.ctx.universal
 
     @property
-    def native(self) -> Any:
+    def native(self) -> Embedder:
         return self.ctx.native
 
     @property

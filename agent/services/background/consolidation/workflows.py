@@ -17,14 +17,8 @@ def run(ctx: PassContext, conn: psycopg.Connection[Any], now: datetime) -> dict[
     """Recurring multi-step procedures in the sessions with new user turns (the named
     sequence-heuristic; agent/services/reach/workflows.py), and the open offers whose
     session completed or skipped them (seed 000 §10.5)."""
-    from agent.services.reach.intentions import real_model
-    from agent.services.reach.workflows import STATE_KEY, Workflows, WorkflowsConfig
+    from agent.services.reach.workflows import STATE_KEY
 
-    if ctx.workflows is None:
-        ctx.workflows = Workflows(
-            WorkflowsConfig.from_tables(ctx.settings.workflows, ctx.settings.context),
-            lambda t: ctx.universal.embed_documents(list(t)),
-            ctx.universal.embed_query, lambda: real_model(ctx.llm))
     since = get_state(conn, STATE_KEY).get("scanned_to")
     found, watermark = ctx.workflows.detect_since(
         conn, now, datetime.fromisoformat(since) if since else None)
