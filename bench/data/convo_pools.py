@@ -1,4 +1,4 @@
-"""Word pools and templates of bench/convo.py (two friends chatting over months).
+"""Word pools and templates of bench/data/convo.py (two friends chatting over months).
 
 Templates are `str.format` strings. `{O}` is the person a fact is about, `{P}` the other
 speaker, `{v}` a value drawn from the frame's pool (`{v1}` / `{v2}`: the old and the new

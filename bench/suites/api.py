@@ -3,7 +3,7 @@
     python -m bench api [--memories 10000] [--queries 200] [--cache DIR] [--quick]
 
 Offline, in a throwaway embedded Postgres (bench/common.py): `memories` holds N
-synthetic sentences with real embeddings (bench/loop.py's load: every 10th row another
+synthetic sentences with real embeddings (bench/suites/loop.py's load: every 10th row another
 user's), then `cogd serve` runs as its own process and one bearer token is made for the
 bench user. For each query, in turn (so the three paths share the machine's state):
 

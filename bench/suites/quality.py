@@ -1,9 +1,9 @@
 """Retrieval quality on the synthetic long conversation: cogd's recall pipeline vs baselines.
 
     python -m bench quality [--turns 2000] [--seed 7] [--quick]
-    python -m bench quality --corpus convo [--seed 7] [--quick]   # bench/quality_convo.py
+    python -m bench quality --corpus convo [--seed 7] [--quick]   # bench/suites/quality_convo.py
 
-Generates the synthetic conversation of bench/synth.py (2000 turns by default, 600 with
+Generates the synthetic conversation of bench/data/synth.py (2000 turns by default, 600 with
 --quick), imports it through the live write path into a throwaway embedded database
 (bench.calibrate.import_corpus), and runs every question through five retrievers against
 that same database, each returning its top 20 day-table turns:
@@ -500,11 +500,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true",
                         help="600 turns (convo: 3 conversations)")
     parser.add_argument("--corpus", choices=("synth", "convo", "realtalk"), default="synth",
-                        help="synth: bench/synth.py's one-user conversation (the default, "
-                        "what `python -m bench all` summarises); convo: bench/convo.py's "
-                        "dated two-speaker conversations (bench/quality_convo.py; seed 7 "
+                        help="synth: bench/data/synth.py's one-user conversation (the default, "
+                        "what `python -m bench all` summarises); convo: bench/data/convo.py's "
+                        "dated two-speaker conversations (bench/suites/quality_convo.py; seed 7 "
                         "dev, seed 11 held out); realtalk: REALTALK's real conversations "
-                        "(bench/quality_realtalk.py; needs --data)")
+                        "(bench/suites/quality_realtalk.py; needs --data)")
     parser.add_argument("--data", default=None,
                         help="realtalk: the directory of REALTALK's Chat_*.json files "
                         "(default: $COGD_REALTALK_DIR)")
@@ -513,7 +513,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         "tune here) or all ten")
     parser.add_argument("--db", default=None,
                         help="realtalk: keep the imported database in this directory and "
-                        "reuse it when it holds the split already (bench/recall_pools.py)")
+                        "reuse it when it holds the split already (bench/suites/recall_pools.py)")
     args = parser.parse_args(argv)
     if args.corpus == "realtalk":
         from bench.data.realtalk import DataMissing, data_dir

@@ -1,8 +1,8 @@
-"""Retrieval quality on bench/convo.py's dated two-speaker conversations: cogd vs baselines.
+"""Retrieval quality on bench/data/convo.py's dated two-speaker conversations: cogd vs baselines.
 
     python -m bench quality --corpus convo [--seed 7] [--quick]   # seed 11: held-out report
 
-Generates the conversations of bench/convo.py (10, or 3 with --quick), imports their turns
+Generates the conversations of bench/data/convo.py (10, or 3 with --quick), imports their turns
 through the live write path into a throwaway embedded database
 (bench.calibrate.import_corpus), and asks every question within its own conversation (the
 user the turns belong to), each system returning its top 20 turns:
@@ -288,7 +288,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [
         f"# Retrieval quality on dated two-speaker conversations, {data['date']}", "",
         f"`{cmd}` on {m['cpus']} CPUs ({m['processor']}), Python {m['python']}; wall time "
-        f"{data['wall_s']} s. Corpus `bench/convo.py` seed {data['seed']} "
+        f"{data['wall_s']} s. Corpus `bench/data/convo.py` seed {data['seed']} "
         f"({'dev / tuning' if data['seed'] == 7 else 'held out' if data['seed'] == 11 else 'other'}"
         f"): {data['conversations']} conversations, {data['turns']} turns, "
         f"{data['questions']} questions {data['counts']}; {data['import']['inserted']} turns "

@@ -2,7 +2,7 @@
 
     python -m bench quality --corpus realtalk --data DIR [--split heldout|dev|all]
 
-DIR holds REALTALK's Chat_*.json files (or set COGD_REALTALK_DIR; bench/realtalk.py says
+DIR holds REALTALK's Chat_*.json files (or set COGD_REALTALK_DIR; bench/data/realtalk.py says
 where to get them: they are evaluation data only and never copied into this repository).
 Cite: Dong-Ho Lee, Adyasha Maharana, Jay Pujara, Xiang Ren, Francesco Barbieri, "REALTALK:
 A 21-Day Real-World Dataset for Long-Term Conversation", arXiv 2502.13270 (2025).
@@ -16,7 +16,7 @@ the convo corpus (bench/quality_convo.run_systems): cogd, a few cogd variants
 ("(8 May 2023) Ana said, ...", `ctx`) and cogd's own index text (`idx`).
 
 Per category (fact / date / inference) and overall: R@1/5/10/20 (an evidence turn in the
-top k), MRR; also per slice of who the question names (bench/realtalk.py: the speaker who
+top k), MRR; also per slice of who the question names (bench/data/realtalk.py: the speaker who
 said the evidence, only the other speaker, none or both). Evidence ids that match no turn
 are left out and counted; questions with none left are not asked (counted).
 
@@ -53,7 +53,7 @@ REALTALK_ABLATIONS: dict[str, dict[str, Any]] = {
     # issue 39 item 4: how far the person preference may push a turn down (config: 3); the
     # learned fusion's person features are bounded the same way (learned_parts). The hand
     # weights person_boost and the shift variants 1 and 10 of the reports before item 2 act
-    # on the rrf fusion only: bench/fusion_train.py drops the learned one's feature groups
+    # on the rrf fusion only: bench/suites/fusion_train.py drops the learned one's feature groups
     "person shift unbounded (before issue 39)": {"person_max_shift": -1},
 }
 
@@ -152,7 +152,7 @@ def run(data_dir: str | None, split: str, db_dir: str | None = None) -> dict[str
             settings, url = stack.enter_context(scratch_database())
             print(f"importing {len(corpus.turns)} turns", flush=True)
             imported = import_corpus(settings, url, Lines(list(corpus.turns)))
-        else:  # imported once into db_dir, reused by later runs (bench/recall_pools.py)
+        else:  # imported once into db_dir, reused by later runs (bench/suites/recall_pools.py)
             settings, url, imported = stack.enter_context(
                 kept_database(Path(db_dir), corpus))
         print(f"querying {len(corpus.questions)} questions x {len(systems)} systems",

@@ -1,5 +1,5 @@
 """Recall's candidate pools on REALTALK, dumped once per split, for fitting the learned fusion
-offline (issue 39 item 2; agent/domain/fusion.py, bench/fusion_train.py).
+offline (issue 39 item 2; agent/domain/fusion.py, bench/suites/fusion_train.py).
 
     python -m bench recall_pools --data DIR --split dev [--db DIR] [--out FILE]
     python -m bench recall_pools --corpus synth --seed 7    # bench.quality --quick's corpus

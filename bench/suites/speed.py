@@ -2,7 +2,7 @@
 
     python -m bench speed [--turns 2000] [--seed 7] [--quick] [--rss-seconds 20]
 
-In a throwaway embedded database holding the synthetic conversation of bench/synth.py
+In a throwaway embedded database holding the synthetic conversation of bench/data/synth.py
 (imported through the live write path; 600 turns with --quick):
 
 - **NOTIFY**: 200 notifications through agent.bus between two connections: "one hop" is

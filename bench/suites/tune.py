@@ -1,4 +1,4 @@
-"""Choose the recall pipeline's fusion weights on the dev seed of bench/convo.py.
+"""Choose the recall pipeline's fusion weights on the dev seed of bench/data/convo.py.
 
     python -m bench tune [--seed 7] [--quick]
 
@@ -111,7 +111,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [f"# Recall weights chosen on the dev seed, {data['date']}", "",
              f"`python -m bench tune --seed {data['seed']}{' --quick' if data['quick'] else ''}`"
              f" on {data['machine']['cpus']} CPUs; {data['turns']} turns; wall "
-             f"{data['wall_s']} s. Coordinate descent over GRID (bench/tune.py); a value is "
+             f"{data['wall_s']} s. Coordinate descent over GRID (bench/suites/tune.py); a value is "
              f"kept when answerable R@10 rises (ties: MRR) and no category's R@10 drops by "
              f"more than {MAX_CATEGORY_DROP:.0%}.", "",
              "| field | start | chosen |", "| --- | --- | --- |"]

@@ -4,7 +4,7 @@ predictions and decisions) and the whole turn (context, then respond and commit)
 
     python -m bench turn [--turns 600] [--questions 40] [--seed 7]
 
-A throwaway embedded database holding bench/synth.py's conversation (imported through
+A throwaway embedded database holding bench/data/synth.py's conversation (imported through
 the live write path), then the corpus's questions asked in one new session, one turn at a
 time, with the heuristic System 1/2 (so the model's time is out of the figure); the first
 turn (a session start, and the warm-up) is not counted. To compare two commits, run it in
