@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Literal
 
@@ -18,11 +17,6 @@ from agent.providers.text import clean_text, with_prefix
 EmbedTask = Literal["document", "query", "clustering", "similarity"]
 EMBED_TASKS: tuple[str, ...] = ("document", "query", "clustering", "similarity")
 FloatArray = npt.NDArray[np.float32]
-# cogd choice: one turn of the loop embeds its compound query for recall, the corrections,
-# the intentions and the double takes; the loop keeps the last few query vectors
-# (read-only), so each text is embedded once (`keep_queries`; off by default, so that a
-# benchmark timing embed_query times the model)
-QUERY_CACHE_SIZE = 8
 
 
 def normalise(vectors: npt.NDArray[np.floating]) -> FloatArray:
@@ -53,8 +47,6 @@ class BaseEmbedder:
         self.max_chars = max_chars
         self.recorder: CallRecorder = recorder or NullRecorder()
         self.role = role
-        self._queries: OrderedDict[str, FloatArray] = OrderedDict()
-        self._keep_queries = 0
 
     @property
     def model_id(self) -> str:
@@ -72,24 +64,9 @@ class BaseEmbedder:
 
     def embed_query(self, text: str) -> FloatArray:
         """One unit vector for a search query (asymmetric where the provider supports it).
-        After `keep_queries(n)`, the last n texts are answered from memory, read-only."""
-        hit = self._queries.get(text)
-        if hit is not None:
-            self._queries.move_to_end(text)
-            return hit
-        vec = self.embed_texts([text], "query")[0]
-        if self._keep_queries:
-            vec.flags.writeable = False
-            self._queries[text] = vec
-            if len(self._queries) > self._keep_queries:
-                self._queries.popitem(last=False)
-        return vec
-
-    def keep_queries(self, n: int = QUERY_CACHE_SIZE) -> None:
-        """Keep the last `n` query vectors (0: none)."""
-        self._keep_queries = max(0, n)
-        while len(self._queries) > self._keep_queries:
-            self._queries.popitem(last=False)
+        A loop turn embeds its query and message once and passes the vectors on
+        (Cognition.prepare_turn, RecallOutcome.vectors)."""
+        return self.embed_texts([text], "query")[0]
 
     def embed_texts(
         self, texts: Sequence[str], task: EmbedTask = "document", memory_type: str | None = None

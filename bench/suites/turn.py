@@ -1,6 +1,6 @@
-"""One loop turn's cost: `Cognition.context` (the user turn written, recall, and what reaches
-the prompt: handoff, corrections, intentions, emotion, double takes, workflows, principles,
-predictions and decisions) and the whole turn (context, then respond and commit).
+"""One loop turn's cost: `Cognition.prepare_turn` (the user turn written, recall, and what
+reaches the prompt: handoff, corrections, intentions, emotion, double takes, workflows,
+principles, predictions and decisions) and the whole turn (context, then respond and commit).
 
     python -m bench turn [--turns 600] [--questions 40] [--seed 7]
 
@@ -45,7 +45,7 @@ def run(turns: int, questions: int, seed: int) -> dict[str, Any]:
             sid = ensure_session(conn, ensure_user(conn, "user"), None)
             for i, q in enumerate([q.text for q in corpus.questions][: questions + 1]):
                 t0 = time.perf_counter()
-                ctx = cog.context(conn, sid, q)
+                ctx = cog.prepare_turn(conn, sid, q)
                 t1 = time.perf_counter()
                 cog.commit(conn, ctx, cog.respond(ctx))
                 t2 = time.perf_counter()
@@ -68,7 +68,7 @@ def report(d: dict[str, Any]) -> str:
              f"{d['turns']} synthetic turns imported, then the questions asked in one new "
              "session with the heuristic System 1/2 (the first turn not counted).", "",
              "| measure (ms) | n | p50 | p95 | max |", "| --- | --- | --- | --- | --- |"]
-    for name, label in (("context", "`Cognition.context` (write, recall, prompt parts)"),
+    for name, label in (("context", "`Cognition.prepare_turn` (writes, recall, prompt parts)"),
                         ("turn", "whole turn (context, respond, commit)")):
         s = d["stats"][name]
         lines.append(f"| {label} | {s['n']} | {s['p50']} | {s['p95']} | {s['max']} |")

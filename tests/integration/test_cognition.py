@@ -356,14 +356,14 @@ def test_a_turn_is_context_then_respond_then_commit_each_alone(
     inbox = conn.execute("INSERT INTO inbox (session_id, content) VALUES (%s, %s) RETURNING id",
                          (sid, "What was my locker code again?")).fetchone()[0]
     cog = loop.cognition
-    ctx = cog.context(loop.conn, sid, "What was my locker code again?", inbox_id=inbox)
+    ctx = cog.prepare_turn(loop.conn, sid, "What was my locker code again?", inbox_id=inbox)
     turns = conn.execute("SELECT role, count(*) FROM day_table WHERE inbox_id = %s GROUP BY role",
                          (inbox,)).fetchall()
     assert turns == [("user", 1)]
     # the earlier turn is still in the window: the prompt carries it as history
     assert any("4512" in text for _, text in ctx.parts.history)
     assert ctx.parts.user_message == "What was my locker code again?"
-    again = cog.context(loop.conn, sid, "What was my locker code again?", inbox_id=inbox)
+    again = cog.prepare_turn(loop.conn, sid, "What was my locker code again?", inbox_id=inbox)
     assert again.user_entry == ctx.user_entry  # a takeover continues the written turn
     # respond on a closed connection: it touches no database
     loop.conn.close()
@@ -378,3 +378,27 @@ def test_a_turn_is_context_then_respond_then_commit_each_alone(
     out = conn.execute("SELECT content FROM outbox WHERE inbox_id = %s", (inbox,)).fetchone()
     assert out == (resp.reply,)
     assert conn.execute("SELECT status FROM inbox WHERE id = %s", (inbox,)).fetchone() == ("done",)
+
+
+def test_a_turn_embeds_its_query_and_its_message_once(settings: Settings, conn: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recall embeds the compound query and the message; the corrections, intentions,
+    double takes, principles, workflows, boundaries and the grounded reply reuse those
+    vectors (issue 41 item 5): no text is embedded as a query twice in one turn."""
+    settings.llm.roles["system1"] = settings.llm.roles["system2"] = "heuristic"
+    cog = Runtime(settings).cognition(rng=NoFloor())
+    sid = make_session(conn)
+    cog.answer(conn, sid, "I parked the car on level 3 of the station garage.")
+    universal = cog.universal
+    asked: list[str] = []
+    embed_texts = universal.embed_texts
+
+    def counted(texts: Any, task: Any = "document", memory_type: Any = None) -> Any:
+        if task == "query":
+            asked.extend(texts)
+        return embed_texts(texts, task, memory_type)
+
+    monkeypatch.setattr(universal, "embed_texts", counted)
+    result = cog.answer(conn, sid, "Where did I park the car?")
+    assert result.reply and "Where did I park the car?" in asked
+    assert len(asked) == len(set(asked)), asked  # each query text embedded once

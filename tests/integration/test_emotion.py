@@ -61,7 +61,7 @@ def test_negative_turns_move_valence_down_and_a_gap_brings_it_back(
     assert shown.startswith(f"mood: {last['label']} (valence {last['valence']:+.2f}")
     assert "by lexicon-heuristic" in shown and "last changed" in shown
     # the prompt carries it as a tendency
-    ctx = loop.cognition.context(loop.conn, sid, "This is still broken and I'm frustrated.")
+    ctx = loop.cognition.prepare_turn(loop.conn, sid, "This is still broken and I'm frustrated.")
     assert ctx.parts.mood is not None and "let it colour your tone" in ctx.parts.mood
     assert ctx.parts.mood in build_messages(ctx.parts)[0]["content"]
     assert f"valence {ctx.mood.state.valence:+.2f}" in ctx.parts.mood
@@ -79,7 +79,7 @@ def test_negative_turns_move_valence_down_and_a_gap_brings_it_back(
     assert abs(later.valence - cfg.temperament_valence) < 0.15
     assert later.valence > low.valence + 1.0
     # a turn with no cue (and no gap) leaves the state where it was
-    neutral = loop.cognition.context(loop.conn, sid, "The meeting is at 3 pm in room B.")
+    neutral = loop.cognition.prepare_turn(loop.conn, sid, "The meeting is at 3 pm in room B.")
     assert neutral.mood.state.valence == pytest.approx(low.valence, abs=0.01)
 
 

@@ -75,29 +75,6 @@ def test_embeddings_ask_base64_and_come_back_normalised(stub_server: StubServer)
     np.testing.assert_allclose(q, out[2], rtol=1e-5)  # OpenAI embeddings are symmetric
 
 
-def test_a_repeated_query_is_embedded_once_and_read_only(stub_server: StubServer) -> None:
-    """One turn embeds its compound query for recall, corrections, intentions and double
-    takes: the loop's embedder keeps the last few query vectors."""
-    from agent.providers.embedding import QUERY_CACHE_SIZE
-
-    rec = ListRecorder()
-    emb = OpenAIEmbedder(endpoint(stub_server), "stub-embed", 8, recorder=rec)
-    emb.embed_query("where did I park?")
-    emb.embed_query("where did I park?")
-    assert len(rec.records) == 2  # off by default: a benchmark times the model
-    emb.keep_queries(QUERY_CACHE_SIZE)
-    rec.records.clear()
-    first = emb.embed_query("where did I park?")
-    again = emb.embed_query("where did I park?")
-    assert again is first and len(rec.records) == 1
-    with pytest.raises(ValueError):
-        first[0] = 0.0  # shared between callers: read-only
-    for i in range(QUERY_CACHE_SIZE):
-        emb.embed_query(f"other {i}")
-    emb.embed_query("where did I park?")  # evicted by the newer ones: embedded again
-    assert len(rec.records) == QUERY_CACHE_SIZE + 2
-
-
 def test_embedding_dimension_mismatch_is_a_clear_error(stub_server: StubServer) -> None:
     emb = OpenAIEmbedder(endpoint(stub_server), "stub-embed", 1536)
     with pytest.raises(Exception, match="returned 8-dimensional vectors"):

@@ -98,11 +98,11 @@ def test_back_dated_imports_promote_nothing_and_a_promoted_goal_stays_its_users(
         assert [g["description"] for g in api.goals(user="alice")["goals"]] == [goal]
     finally:
         api.close()
-    bob_ctx = cog.context(conn, bob_sid, "What should I do about billing?")
+    bob_ctx = cog.prepare_turn(conn, bob_sid, "What should I do about billing?")
     assert goal not in bob_ctx.parts.identity
     alice_sid = conn.execute("SELECT session_id FROM sessions WHERE external_id = "
                              "'alice-billing'").fetchone()[0]
-    assert goal in cog.context(conn, alice_sid, "What about billing?").parts.identity
+    assert goal in cog.prepare_turn(conn, alice_sid, "What about billing?").parts.identity
 
 
 def test_decay_reads_when_cogd_wrote_a_memory_not_its_back_dated_time(

@@ -50,7 +50,6 @@ from agent.domain.tags import parse_memory_tags
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
 from agent.inbox import Delivery, LostClaim
-from agent.providers.embedding import BaseEmbedder
 from agent.providers.ports import LLM, Embedder, Reranker
 from agent.services.conversation import emotion
 from agent.services.conversation.grounded import from_memory
@@ -122,14 +121,28 @@ class CognitionParts:
     foresight: Foresight
 
 
+@dataclass(frozen=True)
+class Speaker:
+    """Whose session a turn is in: its user (None: a session of no user) and the user's
+    tier, as the session's row names them (query `turn_session_user`)."""
+
+    user_id: Any
+    tier: Any
+
+
+def user_of(speaker: Speaker | None) -> Any:
+    """The speaker's user id; None without a speaker."""
+    return None if speaker is None else speaker.user_id
+
+
 @dataclass
 class TurnContext:
-    """What `context` gathered for one turn: the prompt's parts and what the monitors and
-    the commit need."""
+    """What `prepare_turn` gathered for one turn: the prompt's parts and what the monitors
+    and the commit need."""
 
     session_id: Any
     inbox_id: int | None
-    user: tuple[Any, Any] | None  # (user_id, tier) of the session
+    speaker: Speaker | None  # the session's user and tier; None: no session row
     user_entry: Any
     content: str  # the user's message as stored
     parts: PromptParts
@@ -142,6 +155,8 @@ class TurnContext:
     reach_meta: dict[str, Any] = field(default_factory=dict)  # handoff, corrections, intentions
     double_take_ids: list[str] = field(default_factory=list)  # epiphanies shown
     mood: Any = None  # the emotional state after this turn (services/emotion.Mood), or None
+    # the user's message as a query vector (universal), embedded once per turn
+    content_vector: Any = None
 
 
 @dataclass
@@ -180,8 +195,6 @@ class Cognition:
         gates' draws (give the writer's and the rollover's the same one)."""
         self.cfg = cfg
         self.universal = parts.universal
-        if isinstance(self.universal, BaseEmbedder):  # one embedding of each turn's query
-            self.universal.keep_queries()  # for recall, corrections, intentions, double takes
         self.native = parts.native
         self.system1 = parts.system1
         self.system2 = parts.system2
@@ -221,24 +234,24 @@ class Cognition:
 
     def write_user_turn(
         self, conn: psycopg.Connection[Any], session_id: Any, content: str,
-        inbox_id: int | None = None, user: tuple[Any, Any] | None = None,
+        inbox_id: int | None = None, speaker: Speaker | None = None,
     ) -> tuple[Any, str]:
         """Commit the user's message (with embeddings and the entry gate) before anything
         else; its entry id and its stored text. A message whose turn was written before a
         crash (the same inbox_id) is not written again: the turn continues from it.
-        `user`: the session's (user_id, tier) when the caller already has it."""
+        `speaker`: the session's user and tier when the caller already has it."""
         if inbox_id is not None:
             found = day_table.user_turn_of_inbox(conn, inbox_id)
             if found:
                 return found
-        if user is None:
-            user = self._session_user(conn, session_id)
+        if speaker is None:
+            speaker = self._session_speaker(conn, session_id)
         with conn.transaction():
             written = self.writer.write(  # cleans the text (InputError for an empty one)
                 conn,
-                [TurnInput(session_id=session_id, user_id=user[0] if user else None,
-                           user_tier=user[1] if user else None, role="user", content=content,
-                           inbox_id=inbox_id)],
+                [TurnInput(session_id=session_id, user_id=user_of(speaker),
+                           user_tier=None if speaker is None else speaker.tier, role="user",
+                           content=content, inbox_id=inbox_id)],
                 vectors_after_commit=True,  # the contextual vector: after the reply commits
             )
         turn = written[0]
@@ -259,31 +272,41 @@ class Cognition:
         on_partial: Callable[[str], None] | None = None,
         deliver: Delivery | None = None,
     ) -> TurnResult:
-        """One turn: context (writes the user turn) → respond (the models) → commit.
+        """One turn: prepare_turn (writes the user turn and what reaching the prompt
+        changes) → respond (the models) → commit.
         `inbox_id` keys the turn's two rows (a message is answered once); `deliver`: the
         loop's delivery of the reply (agent/inbox.py `delivery`), see `commit`."""
-        ctx = self.context(conn, session_id, content, inbox_id=inbox_id)
+        ctx = self.prepare_turn(conn, session_id, content, inbox_id=inbox_id)
         return self.commit(conn, ctx, self.respond(ctx, on_partial), deliver=deliver)
 
-    def context(
+    def prepare_turn(
         self, conn: psycopg.Connection[Any], session_id: Any, content: str, *,
         inbox_id: int | None = None,
     ) -> TurnContext:
-        """Steps 1-4: commit the user turn, roll the window over, recall on the compound
-        query, choose the identity block; the prompt's parts. Writes the user turn and its
-        emotional state, the rollover's exits, the recall log, and what reaching the
-        prompt changes: a fulfilled intention, a continuation note written on demand, the
-        intentions' and epiphanies' shown marks (issue 17), a workflow's match, predictions
-        and decisions this turn makes or settles (the thinking layer)."""
+        """Steps 1-4, and the turn's writes before the models: commit the user turn, roll
+        the window over, recall on the compound query, choose the identity block; the
+        prompt's parts. It WRITES (each in its own statement or transaction, before any
+        model runs): the user turn (day_table, its embeddings, the entry gate's
+        scratch_buffer row) and its emotional state; the rollover's exits (memories, gate
+        decisions) and their index entries; the recall log; the epiphanies' shown marks;
+        what reaching the prompt changes (a fulfilled intention, a continuation note
+        written on demand, the intentions' surfaced marks, the overnight thoughts shown,
+        issue 17); a workflow's offer; predictions and decisions this turn makes or
+        settles (the thinking layer); the DMN thoughts taken into the prompt.
+
+        The query is embedded once: recall embeds the compound query and the message
+        (RecallOutcome.vectors), and the corrections, intentions, double takes,
+        principles, workflows, boundaries and the grounded reply reuse those vectors."""
         started = time.perf_counter()
         self.bootstrap(conn)
-        user = self._session_user(conn, session_id)  # (user_id, tier), once
-        user_entry, content = self.write_user_turn(conn, session_id, content, inbox_id, user)
-        mood = None if user is None else emotion.update(  # seed 000 §3: this turn's state
-            conn, user[0], user_entry, content, datetime.now(UTC), self.emotion_cfg,
+        speaker = self._session_speaker(conn, session_id)  # once
+        user_id = user_of(speaker)
+        user_entry, content = self.write_user_turn(conn, session_id, content, inbox_id, speaker)
+        mood = None if speaker is None else emotion.update(  # seed 000 §3: this turn's state
+            conn, user_id, user_entry, content, datetime.now(UTC), self.emotion_cfg,
             judge=self.emotion_judge, rng=self.emotion_rng)
         traits = load_traits(conn)
-        goals = load_goals(conn, user[0] if user else None)  # never another user's
+        goals = load_goals(conn, user_id)  # never another user's
         self.relevance.set_targets(
             [t.description or t.name for t in traits if not t.is_boundary]
             + [g.description or g.name for g in goals]
@@ -306,13 +329,23 @@ class Cognition:
         outcome = self.recaller.recall(
             conn, query_text, verdict_text=content, recent_ids=recent, session_id=session_id,
             entry_id=user_entry, goal_vector=self._goal_centroid(goals),
-            user_id=user[0] if user else None,
+            user_id=user_id,
             mood=emotion_rules.MoodCue(mood.state, self.emotion_cfg)
             if mood is not None and self.emotion_cfg.mood_congruence else None,
         )
         recalled = [i for i in outcome.result.items if i.verdict != "no_match"]
+        # the turn's two query vectors, embedded once (by recall, unless it searched a
+        # bounded text: then here)
+        vectors = dict(outcome.vectors)
+
+        def vector_of(text: str) -> Any:
+            if text not in vectors:
+                vectors[text] = self.universal.embed_query(text)
+            return vectors[text]
+
+        query_vector, content_vector = vector_of(query_text), vector_of(content)
         # 4. identity: the hash always, the full identity on a trigger
-        boundary_sims = self._boundary_similarities(content, traits)
+        boundary_sims = self._boundary_similarities(content_vector, traits)
         before = day_table.previous_exchange(conn, user_entry)  # None: no reply yet
         signals = IdentitySignals(
             session_start=len(user_msgs) <= 1 and before is None,
@@ -329,22 +362,23 @@ class Cognition:
             if fired else identity_hash(traits, goals, self.cfg.identity)
         )
         double = take_double_takes(  # seed 001 §9.8.2: each epiphany once, when relevant
-            conn, self.universal, user[0] if user else None, query_text,
-            {i.id for i in recalled}, self.cfg.double_take_min_similarity)
+            conn, self.universal, user_id, query_text,
+            {i.id for i in recalled}, self.cfg.double_take_min_similarity,
+            query_vector=query_vector)
         reach = self.continuity.turn(  # issue 17: handoff, corrections, intentions
-            conn, session_id=session_id, user_id=user[0] if user else None,
+            conn, session_id=session_id, user_id=user_id,
             entry_id=user_entry, content=content, query_text=query_text,
-            window_ids={f"day_table:{t.entry_id}" for t in inside})
+            window_ids={f"day_table:{t.entry_id}" for t in inside}, query_vector=query_vector)
         flows, flow_meta = self.workflows.turn(
-            conn, session_id=session_id, user_id=user[0] if user else None,
-            entry_id=user_entry, content=content)
+            conn, session_id=session_id, user_id=user_id,
+            entry_id=user_entry, content=content, content_vector=content_vector)
         if flow_meta:
             reach.metadata["workflows"] = flow_meta
         principles = self.principles.match(  # seed 000 §10.4, like the corrections
-            conn, user[0] if user else None, self.universal.embed_query(query_text))
+            conn, user_id, query_vector)
         if principles:
             reach.metadata["principles"] = [p.as_dict() for p in principles]
-        if user is not None:  # predictions made or settled, decisions and their outcomes
+        if speaker is not None:  # predictions made or settled, decisions and their outcomes
             reach.metadata.update(self.foresight.user_turn(conn, user_entry, content))
         parts = PromptParts(
             handoff=reach.handoff,
@@ -353,7 +387,7 @@ class Cognition:
             identity=identity_block,
             recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict, i.speaker, i.created_at)
                       for i in recalled],  # whose words and when: the data section's labels
-            thoughts=self._thoughts(conn, session_id, user[0] if user else None),
+            thoughts=self._thoughts(conn, session_id, user_id),
             double_takes=[t for _, t in double],
             history=[(t.role, t.content) for t in inside],
             user_message=content,
@@ -362,11 +396,11 @@ class Cognition:
             principles=[p.line for p in principles],
         )
         return TurnContext(
-            session_id=session_id, inbox_id=inbox_id, user=user, user_entry=user_entry,
+            session_id=session_id, inbox_id=inbox_id, speaker=speaker, user_entry=user_entry,
             content=content, parts=parts, recall=outcome, recalled=recalled,
             boundary_sims=boundary_sims, identity_triggers=fired, exits=exits,
             started=started, double_take_ids=[i for i, _ in double], mood=mood,
-            reach_meta=reach.metadata,
+            reach_meta=reach.metadata, content_vector=content_vector,
         )
 
     def respond(
@@ -376,7 +410,8 @@ class Cognition:
         no database."""
         parts = ctx.parts
         best = ctx.recall.result.best_match
-        grounded = (from_memory(self.universal, ctx.content, ctx.recall.result.items)
+        grounded = (from_memory(self.universal, ctx.content, ctx.recall.result.items,
+                                question_vector=ctx.content_vector)
                     if self.grounded else None)
         if grounded is None:
             reply, logprobs, fallback = self._system1(parts, on_partial)
@@ -438,12 +473,13 @@ class Cognition:
         metadata.update(ctx.reach_meta)  # handoff, corrections, intentions (issue 17)
         if ctx.mood is not None:  # seed 000 §3: the state this turn left
             metadata["emotion"] = ctx.mood.as_dict()
-        inbox_id, user = ctx.inbox_id, ctx.user
+        inbox_id, speaker = ctx.inbox_id, ctx.speaker
         with conn.transaction():
             written = self.writer.write(
                 conn,
-                [TurnInput(session_id=ctx.session_id, user_id=user[0] if user else None,
-                           user_tier=user[1] if user else None, role="assistant",
+                [TurnInput(session_id=ctx.session_id, user_id=user_of(speaker),
+                           user_tier=None if speaker is None else speaker.tier,
+                           role="assistant",
                            content=resp.reply if resp.reply.strip() else "(no reply)",
                            inbox_id=inbox_id)],  # the reply to that message
                 notify_turn=False, vectors_after_commit=True,
@@ -462,7 +498,7 @@ class Cognition:
                     "triggers": json.dumps(first.triggers), "stakes": json.dumps(first.stakes),
                     "monitors": json.dumps(resp.report.as_dict()), "loops": resp.loops,
                     "outcome": "max_loops_reached" if resp.max_loops_reached else "reflected"})
-            if user is not None and assistant_entry is not None:  # the agent's predictions
+            if speaker is not None and assistant_entry is not None:  # the agent's predictions
                 metadata.update(self.foresight.agent_turn(conn, assistant_entry, resp.reply))
             metadata["latency_ms"] = round((time.perf_counter() - ctx.started) * 1000, 1)
             if deliver is not None:
@@ -479,9 +515,9 @@ class Cognition:
     # -- helpers --------------------------------------------------------------
 
     @staticmethod
-    def _session_user(conn: psycopg.Connection[Any], session_id: Any) -> tuple[Any, Any] | None:
+    def _session_speaker(conn: psycopg.Connection[Any], session_id: Any) -> Speaker | None:
         row = conn.execute(query("turn_session_user"), {"session_id": session_id}).fetchone()
-        return None if row is None else (row[0], row[1])
+        return None if row is None else Speaker(row[0], row[1])
 
     def _goal_centroid(self, goals: list[Any]) -> Any:
         """The normalised mean embedding of the active goals (None without goals)."""
@@ -502,7 +538,8 @@ class Cognition:
             ids += [i["id"] for i in items or [] if i.get("verdict") != "no_match"]
         return set(ids[: self.cfg.recall.injected_dedup_size])
 
-    def _boundary_similarities(self, text: str, traits: list[Any]) -> dict[str, float]:
+    def _boundary_similarities(self, query_vector: Any, traits: list[Any]) -> dict[str, float]:
+        """The message's similarity (its query vector) to each hard boundary."""
         bounds = [t for t in traits if t.is_boundary]
         if not bounds:
             return {}
@@ -510,7 +547,7 @@ class Cognition:
         if self._boundary_vectors is None or self._boundary_vectors[0] != names:
             vecs = self.universal.embed_documents([t.description for t in bounds])
             self._boundary_vectors = (names, np.asarray(vecs))
-        q = np.asarray(self.universal.embed_query(text))
+        q = np.asarray(query_vector)
         sims = self._boundary_vectors[1] @ q
         return {n: float(s) for n, s in zip(names, sims, strict=True)}
 

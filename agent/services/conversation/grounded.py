@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -14,15 +15,18 @@ from agent.providers.ports import Embedder
 
 
 def from_memory(embedder: Embedder, question: str, items: Sequence[RecallItem],
-                now: datetime | None = None) -> GroundedReply | None:
+                now: datetime | None = None, question_vector: Any = None
+                ) -> GroundedReply | None:
     """The grounded reply to `question`, or None for the model to answer. Embeds the
-    sentences (one batch, a few ms) only for a fact question."""
+    sentences (one batch, a few ms) only for a fact question; the question too unless its
+    query vector is given (`question_vector`: the turn's, embedded once)."""
     if not is_fact_question(question):
         return None
     sentences = [s.sentence for s in said_sentences(items)]
     sims: list[float] = []
     if sentences:
-        q = np.asarray(embedder.embed_query(question), dtype=np.float32)
+        q = np.asarray(embedder.embed_query(question) if question_vector is None
+                       else question_vector, dtype=np.float32)
         docs = np.asarray(embedder.embed_documents(sentences), dtype=np.float32)
         sims = [float(x) for x in docs @ q]  # the embedder's vectors are unit length
     return grounded_reply(question, items, sims, now or datetime.now(UTC))

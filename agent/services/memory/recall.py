@@ -67,6 +67,9 @@ class RecallOutcome:
     latency_ms: float
     log_id: int | None
     cortex_events: list[dict[str, Any]] = field(default_factory=list)  # reconsolidation
+    # the universal query vectors this recall embedded, by the text embedded (its query and
+    # the judged question, as bounded): the loop reuses them for the rest of the turn
+    vectors: dict[str, Any] = field(default_factory=dict)
 
 
 class Recaller:
@@ -141,6 +144,7 @@ class Recaller:
         self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None,
         goal_vector: Sequence[float] | None = None, user_id: Any = None,
         context: domain.QueryContext | None = None, speaker_names: Sequence[str] = (),
+        embedded: dict[str, Any] | None = None,
     ) -> tuple[list[domain.Candidate], frozenset[str]]:
         """Candidates from every list (dense | BM25 per table, both inside the asked time
         window, cortex), each with similarity and term coverage; and the people the query
@@ -150,6 +154,8 @@ class Recaller:
         `text` is what is searched (the compound query in the loop); `verdict_text`
         (default: `text`) is what the verdict judges: the question actually asked.
         `user_id`: only that user's rows (and rows of no user); None: everyone's.
+        `embedded`: the universal query vectors already embedded, by text (reused, not
+        embedded again); those embedded here are added to it.
 
         psycopg pipeline mode. The speaker lookup and the BM25 lists are sent first: the
         server ranks them while the query is embedded (the local model embeds a query on two
@@ -204,9 +210,17 @@ class Recaller:
                         sparse.append(("window_sparse_rank", "turn", _list(
                             conn, "recall_bm25_day_table", {**bm25, **window})))
                 _flush_request(conn)  # their rows come back as soon as they are ranked
-                qvec_raw = self.embedder.embed_query(text)
+                known = {} if embedded is None else embedded
+                qvec_raw = known.get(text)
+                if qvec_raw is None:
+                    qvec_raw = self.embedder.embed_query(text)
                 qvec = vector_text(qvec_raw)
-                jvec = qvec if judge == text else vector_text(self.embedder.embed_query(judge))
+                jvec_raw = qvec_raw if judge == text else known.get(judge)
+                if jvec_raw is None:
+                    jvec_raw = self.embedder.embed_query(judge)
+                jvec = qvec if judge == text else vector_text(jvec_raw)
+                if embedded is not None:  # the caller's: what was embedded, by its text
+                    embedded[text], embedded[judge] = qvec_raw, jvec_raw
                 goal = None if goal_vector is None else vector_text(goal_vector)
                 params = {"query": qvec, "k": pool, "user_id": uid, "judge": jvec, "goal": goal}
                 # the side's list first: its HNSW scan, the longest, starts at once
@@ -389,8 +403,9 @@ class Recaller:
         decision, nodes = self.broad_nodes(verdict_text or text, ctx, now, user_id,
                                            recent_ids or set(), budget)
         budget -= sum(self.count_tokens(n.content) for n in nodes)
+        embedded: dict[str, Any] = {}
         cands, people = self.candidates(conn, text, k, verdict_text, goal_vector, user_id, ctx,
-                                        speaker_names=names)
+                                        speaker_names=names, embedded=embedded)
         ctx = replace(ctx, people=people)
         rerank_scores = self._rerank(text, cands)
         result = domain.recall_pipeline(
@@ -409,7 +424,8 @@ class Recaller:
         if (result.verdict != "strong_match" and self.cfg.fallback_query_variants > 0
                 and (self.rewriter is not None or self.cfg.heuristic_fallback)):
             result = self._fallback(conn, cands, result, text, verdict_text, goal_vector,
-                                    user_id, ctx, now, k, verify, recent_ids, budget)
+                                    user_id, ctx, now, k, verify, recent_ids, budget,
+                                    embedded)
         if decision.fired:  # the nodes first: the prompt shows the overview before turns
             result.items = nodes + result.items
             result.tokens += sum(self.count_tokens(n.content) for n in nodes)
@@ -423,25 +439,27 @@ class Recaller:
         latency = (time.perf_counter() - started) * 1000
         log_id = self._log(conn, text, result, latency, session_id, entry_id) if log else None
         return RecallOutcome(result=result, query_text=text, latency_ms=latency, log_id=log_id,
-                             cortex_events=events)
+                             cortex_events=events, vectors=embedded)
 
     def _fallback(
         self, conn: psycopg.Connection[Any], cands: list[domain.Candidate],
         first: domain.RecallResult, text: str, verdict_text: str | None,
         goal_vector: Sequence[float] | None, user_id: Any, ctx: domain.QueryContext,
         now: datetime, k: int, verify: bool, recent_ids: set[str] | None,
-        budget_tokens: int | None,
+        budget_tokens: int | None, embedded: dict[str, Any] | None = None,
     ) -> domain.RecallResult:
         """Weak-match fallback (seed 003 §17e #7): the question rewritten (by the LLM of
         role `rewrite`, else the named heuristic: clauses and keywords), each rewrite's
-        ranking fused with the first pass as one more list."""
+        ranking fused with the first pass as one more list. `embedded`: the first pass's
+        query vectors, by text (the judged question is not embedded again)."""
         judge = verdict_text or text
         variants, how = self.rewrites(judge)
         if not variants:
             return first
         merged = {c.id: c for c in cands}
         for variant in variants:
-            extra, _ = self.candidates(conn, variant, k, judge, goal_vector, user_id, ctx)
+            extra, _ = self.candidates(conn, variant, k, judge, goal_vector, user_id, ctx,
+                                       embedded=embedded)
             ranked = domain.recall_pipeline(extra, now=now, cfg=self.cfg, k=len(extra),
                                             context=ctx, budget_tokens=10**9,
                                             fusion=self.fusion())

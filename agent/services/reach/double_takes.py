@@ -50,12 +50,16 @@ def _excerpt_vectors(universal: Embedder, texts: Sequence[str]) -> np.ndarray[An
 
 
 def take(conn: psycopg.Connection[Any], universal: Embedder, user_id: Any, query_text: str,
-         recalled_ids: Collection[str], min_similarity: float) -> list[tuple[str, str]]:
-    """(thought id, text) of the epiphanies this turn shows; each is marked shown."""
+         recalled_ids: Collection[str], min_similarity: float, query_vector: Any = None
+         ) -> list[tuple[str, str]]:
+    """(thought id, text) of the epiphanies this turn shows; each is marked shown.
+    `query_vector`: the query's vector when the caller has it (the loop's turn), else
+    `query_text` is embedded."""
     rows = conn.execute(query("double_take_candidates"), {"user_id": user_id}).fetchall()
     if not rows:
         return []
-    q = np.asarray(universal.embed_query(query_text), dtype=np.float32)
+    q = np.asarray(universal.embed_query(query_text) if query_vector is None
+                   else query_vector, dtype=np.float32)
     def excerpt(content: str, sources: Any) -> str:
         return next((s["excerpt"] for s in sources or [] if isinstance(s, dict)
                      and s.get("excerpt")), content)

@@ -197,16 +197,17 @@ class Continuity:
 
     def turn(self, conn: psycopg.Connection[Any], *, session_id: Any, user_id: Any,
              entry_id: Any, content: str, query_text: str,
-             window_ids: Collection[str] = ()) -> Reach:
+             window_ids: Collection[str] = (), query_vector: Any = None) -> Reach:
         """For a user turn already written: the fulfilment check, then (a session start)
-        the handoff, the corrections that match and the intentions on the topic."""
+        the handoff, the corrections that match and the intentions on the topic.
+        `query_vector`: `query_text`'s vector when the caller has it (the loop's turn)."""
         reach = Reach()
         fulfilled = self.intentions.check_fulfilment(conn, user_id, entry_id, content)
         if fulfilled:
             reach.metadata["intentions_fulfilled"] = fulfilled
         row = conn.execute(query("handoff_turn_at"), (entry_id,)).fetchone()
         at = row[0] if row else datetime.now(UTC)
-        qvec = self.embed_query(query_text)
+        qvec = self.embed_query(query_text) if query_vector is None else query_vector
         matches = self.corrections.match(conn, user_id, query_text, [qvec])
         shown: set[str] = set()
         start = self.start(conn, session_id, user_id, entry_id, at)

@@ -187,13 +187,15 @@ class Workflows(ConsolidationModel):
     # -- the offer (every turn) ------------------------------------------------------
 
     def turn(self, conn: psycopg.Connection[Any], *, session_id: Any, user_id: Any,
-             entry_id: Any, content: str) -> tuple[list[str], list[dict[str, Any]]]:
+             entry_id: Any, content: str, content_vector: Any = None
+             ) -> tuple[list[str], list[dict[str, Any]]]:
         """The prompt lines and metadata of the workflows whose trigger this user turn
         matches (seed 000 §5.4.1 step 4, §10.5); an offer already open in this session is
-        not made again (the same turn run again after a crash gets it again, uncounted)."""
+        not made again (the same turn run again after a crash gets it again, uncounted).
+        `content_vector`: the content's query vector when the caller has it (the loop's)."""
         if user_id is None or not content.strip():
             return [], []
-        qvec = self.embed_query(content)
+        qvec = self.embed_query(content) if content_vector is None else content_vector
         rows = conn.execute(query("workflows_matching"), {
             "user": user_id, "q": vector_text(qvec), "min_sim": self.cfg.match_min_similarity,
             "k": self.cfg.surface_max}).fetchall()
