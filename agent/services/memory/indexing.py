@@ -135,8 +135,3 @@ def index_pending(conn: psycopg.Connection[Any], indexer: Indexer,
     `cogd reindex`'s)."""
     return indexer.run(conn, kinds=kinds, limit=limit, count=False)
 
-
-def index_config(settings: Any) -> IndexConfig:
-    """Transitional (issue 41 item 2): only agent/services/background still calls this
-    until it takes its config from agent/runtime.py (Runtime.index_config); then it goes."""
-    return IndexConfig.from_table(settings.recall)

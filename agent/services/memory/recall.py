@@ -640,27 +640,6 @@ def warm(conn: psycopg.Connection[Any], cfg: domain.RecallConfig,
 REWRITE_PROVIDERS = ("openai", "gemini")
 
 
-def build_recaller(settings: Any, recorder: Any = None) -> Recaller:
-    """Transitional (issue 41 item 2): only agent/services/background still calls this
-    until it takes its recaller from agent/runtime.py (Runtime.recaller); then it goes."""
-    from agent.cortex.store import CortexWhenPresent
-    from agent.providers import factory
-    from agent.providers.text import default_counter
-
-    universal = factory.build_universal_embedder(settings)
-    _, profile = settings.role_profile("rewrite")
-    return Recaller(
-        universal,
-        factory.build_reranker(settings, recorder),
-        domain.RecallConfig.from_table(settings.recall),
-        default_counter().count,
-        cortex=CortexWhenPresent(settings, universal),
-        rewriter=(factory.build_llm(settings, "rewrite", recorder)
-                  if profile.provider in REWRITE_PROVIDERS else None),
-        broad_cfg=broad.BroadConfig.from_table(settings.recall),
-    )
-
-
 _RELAXED: weakref.WeakKeyDictionary[psycopg.Connection[Any], int] = weakref.WeakKeyDictionary()
 
 
