@@ -23,27 +23,61 @@ from agent.errors import InputError
               help="Stop at the first bad line (default: report it and continue).")
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(1, 10000),
               help="Lines per transaction (one NOTIFY per batch).")
+@click.option("--format", "fmt", default="auto", show_default=True,
+              type=click.Choice(["auto", "cogd", "chatgpt", "claude", "text"]),
+              help="The file's format; auto detects it (a .jsonl file or stdin is cogd's).")
+@click.option("--assistant", "assistant", multiple=True, metavar="NAME",
+              help="--format text: the speaker who is the assistant (repeatable) "
+              "[default: assistant, ChatGPT, GPT, Claude, AI, bot, cogd].")
 @json_option
 def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
-            as_json: bool) -> int:
-    """Import a conversation from JSONL through the live write path.
+            fmt: str, assistant: tuple[str, ...], as_json: bool) -> int:
+    """Import a conversation history through the live write path.
 
-    One message per line: {"session", "speaker", "role", "content", "timestamp",
-    "external_id", "user"}: `speaker` (who said it) is stored and indexed; `user` is the
-    account the session belongs to. Idempotent on external_id: importing a file twice adds nothing.
-    A bad line is reported with its line number and skipped (or, with
-    --stop-on-error, stops the import; lines before it stay imported).
+    \b
+    Formats (--format, default auto):
+      cogd     cogd's JSONL, one message per line: {"session", "speaker", "role",
+               "content", "timestamp", "external_id", "user"}
+      chatgpt  ChatGPT's conversations.json (the branch each conversation ended on;
+               system, tool, hidden and non-text messages are skipped and counted)
+      claude   Claude.ai's conversations.json
+      text     a text or Markdown log of "Name: message" lines (one session, named
+               after the file; --assistant NAME says who the assistant is)
+
+    For cogd JSONL, `speaker` (who said it) is stored and indexed; `user` is the
+    account the session belongs to. Idempotent on external_id: importing a file twice
+    adds nothing. A bad JSONL line is reported with its line number and skipped (or, with
+    --stop-on-error, stops the import; lines before it stay imported). A ChatGPT, Claude or
+    text file is read whole first: a truncated or foreign one is refused with one line
+    naming the line or node, and nothing is written.
     """
     from agent.db.connect import connect
     from agent.runtime import Runtime
+    from agent.services.access.import_formats import detect_format, parse_file, read_text_file
     from agent.services.access.importer import Importer, ImportReport, read_lines
 
     settings = settings_from()
     if str(file) != "-" and not file.exists():
         raise InputError(f"{file}: no such file")
+    parsed = None
+    if fmt != "cogd" and not (fmt == "auto" and (str(file) == "-"
+                                                 or file.suffix.lower() == ".jsonl")):
+        # read and validated whole before anything is written (import_formats.py)
+        text = sys.stdin.read() if str(file) == "-" else read_text_file(file)
+        if fmt == "auto":
+            fmt = detect_format(file, text)
+        if fmt != "cogd":
+            parsed = parse_file(Path("stdin") if str(file) == "-" else file, fmt,
+                                default_user, assistant, text=text)
     url = ready_url(settings)
     writer = Runtime(settings).turn_writer()
     report = ImportReport()
+    if parsed is not None:
+        report.lines = len(parsed.lines)
+        with connect(url, app="cogd-import", autocommit=True) as conn:
+            Importer(conn, writer, default_user, batch_size).run(iter(parsed.lines), report)
+        return _import_summary(report, as_json, parsed.format,
+                               dict(sorted(parsed.skipped.items())))
     stream: IO[str]
     if str(file) == "-":
         stream = sys.stdin
@@ -62,7 +96,13 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
             importer.run(lines, report)
     if stream is not sys.stdin:
         stream.close()
-    data = report.as_dict()
+    return _import_summary(report, as_json, "cogd", {})
+
+
+def _import_summary(report: Any, as_json: bool, fmt: str, skipped: dict[str, int]) -> int:
+    """The import's summary: one line, or --json's object (with the format read and the
+    messages skipped, by reason)."""
+    data = {**report.as_dict(), "format": fmt, "skipped": skipped}
     if as_json:
         click.echo(json.dumps(data))
     else:
@@ -70,9 +110,16 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
             click.echo(f"cogd: skipped {err}", err=True)
         if len(report.errors) > 20:
             click.echo(f"cogd: ... and {len(report.errors) - 20} more bad lines", err=True)
-        click.echo(f"imported {report.inserted} turns, {report.duplicates} already present, "
-                   f"{len(report.errors)} bad lines skipped, {report.scratched} flagged to "
-                   f"scratch_buffer ({report.lines} lines read)")
+        if fmt == "cogd":
+            click.echo(f"imported {report.inserted} turns, {report.duplicates} already "
+                       f"present, {len(report.errors)} bad lines skipped, {report.scratched} "
+                       f"flagged to scratch_buffer ({report.lines} lines read)")
+        else:
+            left = ", ".join(f"{n} {why}" for why, n in skipped.items()) or "none"
+            click.echo(f"imported {report.inserted} turns from a {fmt} export, "
+                       f"{report.duplicates} already present, {len(report.errors)} refused, "
+                       f"{report.scratched} flagged to scratch_buffer ({report.lines} "
+                       f"messages read; skipped: {left})")
     return 0
 
 

@@ -137,6 +137,13 @@ def test_a_truncated_export_names_where_it_ends(tmp_path: Path) -> None:
         with pytest.raises(InputError) as exc:
             parse_file(path, fmt, "ana")
         assert str(exc.value).startswith(f"{path}: truncated JSON (it ends at line {lines} ")
+    # wherever the file is cut (in a string, a number, a literal, between values)
+    for fmt, source in (("chatgpt", CHATGPT), ("claude", CLAUDE)):
+        whole = source.read_text()
+        for cut in range(1, len(whole) - 2, 11):
+            path.write_text(whole[:cut])
+            with pytest.raises(InputError, match="truncated JSON"):
+                parse_file(path, fmt, "ana")
     path.write_text('[{"mapping": {}} oops]')
     with pytest.raises(InputError, match=r"not valid JSON at line 1 column 18"):
         parse_file(path, "chatgpt", "ana")

@@ -107,13 +107,21 @@ def detect_format(path: Path, text: str | None = None) -> str:
     raise InputError(f"{path}: no messages (only headings and blank lines)")
 
 
+_PARTIAL = re.compile(r"[A-Za-z0-9.+\-]*\s*")
+
+
 def load_json(name: str, text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()):
-            raise InputError(f"{name}: truncated JSON (it ends at line {exc.lineno} "
-                             f"column {exc.colno})") from None
+        # the file was cut if the error is at its end, in a literal or number running to
+        # its end, or in a string running to its end (a raw newline in a string is another
+        # error)
+        if _PARTIAL.fullmatch(text, exc.pos) or exc.msg.startswith("Unterminated string"):
+            lineno = text.count("\n") + 1
+            colno = len(text) - text.rfind("\n")
+            raise InputError(f"{name}: truncated JSON (it ends at line {lineno} "
+                             f"column {colno})") from None
         raise InputError(f"{name}: not valid JSON at line {exc.lineno} column {exc.colno} "
                          f"({exc.msg})") from None
     except (ValueError, RecursionError) as exc:
