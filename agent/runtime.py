@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.config import Settings
+from agent.db.pool import SidePool, side_pool
 from agent.providers import factory
 
 if TYPE_CHECKING:
@@ -55,10 +56,42 @@ if TYPE_CHECKING:
 class Runtime:
     """What one process builds from its Settings: adapters once, then services from them."""
 
-    def __init__(self, settings: Settings, recorder: Any = None) -> None:
+    def __init__(self, settings: Settings, recorder: Any = None, *, url: str | None = None,
+                 process: str | None = None) -> None:
         self.settings = settings
         self.recorder = recorder
+        self.url = url  # a worker's database and name: its side pool (`pool`)
+        self.process = process
         self._llms: dict[str, LLM] = {}
+        self._pool: SidePool | None = None
+
+    # -- connections: the process's side pool ---------------------------------------------
+
+    @property
+    def pool(self) -> SidePool:
+        """The worker's pool for side work (agent/db/pool.py): heartbeat, inbox lease,
+        partial replies, llm_calls and recall's pooled dense list. Opened on first use,
+        closed by `close_pool` when the worker stops; a Runtime built without `url` and
+        `process` (a CLI command) has none."""
+        if self._pool is None:
+            if self.url is None or self.process is None:
+                raise RuntimeError("this Runtime was built without a database url and "
+                                   "process name: it has no side pool")
+            self._pool = side_pool(self.settings, self.url, self.process)
+        return self._pool
+
+    def close_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def record_calls(self) -> None:
+        """Record every model call in llm_calls through the side pool (the loop and
+        consolidation). Call it before anything builds a model: adapters keep the
+        recorder they were built with."""
+        from agent.db.llm_calls import PgCallRecorder
+
+        self.recorder = PgCallRecorder(self.pool.connection)
 
     # -- adapters: built on first use, then shared ---------------------------------------
 
@@ -126,11 +159,11 @@ class Runtime:
 
         return self._llm_of("emotion", JUDGE_PROVIDERS)
 
-    def recaller(self) -> Recaller:
+    def recaller(self, side: Checkout | None = None) -> Recaller:
         """The recall pipeline as `cogd recall`, the memory API and the DMN use it: the
         universal embedder, the reranker, the default token counter, the cortex and the
         rewriter. A new Recaller each call (it holds a side connection and a size cache);
-        the adapters are shared."""
+        the adapters are shared. `side`: a pool's checkout for the largest dense list."""
         from agent.domain.broad import BroadConfig
         from agent.domain.recall import RecallConfig
         from agent.providers.text import default_counter
@@ -139,7 +172,7 @@ class Runtime:
         return Recaller(
             self.universal, self.reranker, RecallConfig.from_table(self.settings.recall),
             default_counter().count, cortex=self.cortex, rewriter=self.rewriter(),
-            broad_cfg=BroadConfig.from_table(self.settings.recall))
+            broad_cfg=BroadConfig.from_table(self.settings.recall), side=side)
 
     def indexer(self) -> Indexer:
         """The contextual indexer with the universal embedder (it re-embeds turns)."""

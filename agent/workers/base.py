@@ -19,18 +19,19 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from types import FrameType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import psycopg
-from psycopg_pool import ConnectionPool
 
 from agent.bus import Channel, Event, Kind, Listener
 from agent.config import Settings
 from agent.db import locks
 from agent.db.connect import app_role, application_name, connect
-from agent.db.pool import side_pool
 from agent.errors import AlreadyRunning, CogdError, DatabaseError
 from agent.heartbeat import Beater
+
+if TYPE_CHECKING:
+    from agent.db.pool import SidePool
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,11 @@ class Worker:
         self.signalled: int | None = None  # the signal that asked this worker to stop
         self.stopped = threading.Event()  # run() has closed everything: nothing to wait for
         self.running = threading.Event()  # run() was entered: there may be an item in hand
-        self._pool: ConnectionPool | None = None
+        # the composition root: the side pool and whatever setup() builds (agent/runtime.py;
+        # imported here: it loads the provider factory, which a CLI command may not need)
+        from agent.runtime import Runtime
+
+        self.runtime = Runtime(settings, url=url, process=self.name)
 
     # --- to override -------------------------------------------------------
     def setup(self) -> None:
@@ -88,17 +93,13 @@ class Worker:
         return connect(self.url, app=self.app, autocommit=True, role=app_role(self.settings))
 
     @property
-    def pool(self) -> ConnectionPool:
+    def pool(self) -> SidePool:
         """The worker's pool for side work: heartbeat, lease, partial replies, llm_calls
-        (agent/db/pool.py); opened on first use, closed when the worker stops."""
-        if self._pool is None:
-            self._pool = side_pool(self.settings, self.url, self.name)
-        return self._pool
+        (the Runtime's; opened on first use, closed when the worker stops)."""
+        return self.runtime.pool
 
     def close_pool(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        self.runtime.close_pool()
 
     def install_signal_handlers(self) -> None:
         def _stop(signum: int, frame: FrameType | None) -> None:

@@ -27,11 +27,8 @@ class ConsolidationWorker(Worker):
     singleton = True
 
     def setup(self) -> None:
-        from agent.db.llm_calls import PgCallRecorder
-        from agent.runtime import Runtime
-
-        self.recorder = PgCallRecorder(self.pool.connection)
-        self.consolidator = Runtime(self.settings, self.recorder).consolidator()
+        self.runtime.record_calls()
+        self.consolidator = self.runtime.consolidator()
         self.last_pass: float | None = None
         self.turns_since = 0
         self.last_report: dict[str, Any] = {}

@@ -30,9 +30,8 @@ class IdleWorker(Worker):
 
     def setup(self) -> None:
         from agent.domain.dmn import DmnConfig
-        from agent.runtime import Runtime
 
-        self.dmn = Runtime(self.settings).dmn()
+        self.dmn = self.runtime.dmn()
         self.cfg = DmnConfig.from_table(self.settings.idle)
         self.last_activity = time.monotonic()
         self.last_tick: float | None = None

@@ -33,13 +33,9 @@ class LoopWorker(Worker):
     turn_since: float | None = None  # monotonic start of the turn in hand
 
     def setup(self) -> None:
-        from agent.db.llm_calls import PgCallRecorder
-        from agent.runtime import Runtime
-
-        self.recorder = PgCallRecorder(self.pool.connection)
+        self.runtime.record_calls()
         # recall's largest dense list runs on a pooled connection beside the others
-        self.cognition = Runtime(self.settings, self.recorder).cognition(
-            side=self.pool.connection)
+        self.cognition = self.runtime.cognition(side=self.pool.connection)
         self.lease_s = float(self.settings.process.inbox_lease_s)
         self.max_attempts = int(self.settings.process.inbox_max_attempts)
         self.keeper = inbox.LeaseKeeper(self.pool.connection, self.lease_s,

@@ -885,9 +885,8 @@ def recall_clients(settings: Any, url: str, app: str) -> tuple[Any, Any, TimedEm
     from agent.providers.local import LocalEmbedder
     from agent.runtime import Runtime
 
-    recaller = Runtime(settings).recaller()
     side = side_pool(settings, url, app, role=False)
-    recaller.side = side.connection
+    recaller = Runtime(settings).recaller(side=side.connection)
     bare = factory.build_universal_embedder(settings)
     if isinstance(bare, LocalEmbedder):  # the strongest bare baseline: two threads, left
         bare.spin = "after"  # spinning (3.6 ms a query, against 4.5 stopped and 4.9 on
