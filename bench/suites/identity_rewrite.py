@@ -124,8 +124,9 @@ def markdown(data: dict[str, Any]) -> str:
         "held-out set was written and committed before the detector, and measured once. "
         "Not in the detector: similarity to a corpus of attempts (no dev hit left to add). "
         "Not measured here: the model screen that promotion adds when the consolidation "
-        "role is an openai or gemini model (agent/services/background/consolidation/promotion.py; it "
-        "needs a real model to measure).", "",
+        "role is an openai or gemini model "
+        "(agent/services/background/consolidation/promotion.py; it needs a real model "
+        "to measure).", "",
         "Caveats: one author wrote the held-out set and the detector on the same day, so "
         "the held-out figures are optimistic for phrasing nobody here thought of; the sets "
         "are small (0 false positives in 45 negatives bounds the rate below about 6.5 % at "
