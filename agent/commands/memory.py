@@ -18,7 +18,8 @@ from agent.errors import InputError
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--user", "default_user", default="user", show_default=True,
-              help="User handle for lines whose speaker is missing.")
+              help="User handle for lines whose speaker is missing (a ChatGPT or Claude "
+              "export: whose the user's messages are).")
 @click.option("--stop-on-error", is_flag=True,
               help="Stop at the first bad line (default: report it and continue).")
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(1, 10000),
