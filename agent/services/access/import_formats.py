@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import InputError
-from agent.services.access.importer import ImportLine, _key
+from agent.services.access.importer import ImportLine, check_key
 
 FORMATS = ("auto", "cogd", "chatgpt", "claude", "text")
 # cogd choice: speakers a text log's assistant usually goes by (compared case-insensitively)
@@ -154,7 +154,7 @@ def _iso(where: str, value: Any) -> datetime | None:
 def _line(where: str, n: int, session: str, speaker: str, role: str, content: str,
           when: datetime | None, ext: str, named: str | None) -> ImportLine:
     for key, value in (("session", session), ("speaker", speaker), ("external_id", ext)):
-        _key(where, key, value)
+        check_key(where, key, value)
     if "\x00" in content:
         raise InputError(f"{where}: the message contains a NUL character")
     return ImportLine(n, session, speaker, role, content, when, ext, named=named)

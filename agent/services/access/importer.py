@@ -82,17 +82,17 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
     session = data.get("session")
     if session is None or not str(session).strip():
         raise InputError(f"{where}: 'session' is required")
-    _key(where, "session", str(session))
+    check_key(where, "session", str(session))
     named = data.get("speaker")
     if named is not None and not isinstance(named, str):
         raise InputError(f"{where}: 'speaker' must be a string")
     speaker = named or (default_user if role == "user" else role)
-    _key(where, "speaker", speaker)
+    check_key(where, "speaker", speaker)
     user = data.get("user")
     if user is not None:
         if not isinstance(user, str):
             raise InputError(f"{where}: 'user' must be a string (an account handle)")
-        _key(where, "user", user)
+        check_key(where, "user", user)
     stamp = data.get("timestamp")
     when: datetime | None = None
     if stamp is not None:
@@ -116,12 +116,12 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
         ext = f"sha256:{digest}"
     elif not isinstance(ext, str | int) or not str(ext).strip():
         raise InputError(f"{where}: 'external_id' must be a non-empty string")
-    _key(where, "external_id", str(ext))
+    check_key(where, "external_id", str(ext))
     return ImportLine(lineno, str(session), speaker, role, content, when, str(ext),
                       named=named.strip() if named and named.strip() else None, user=user)
 
 
-def _key(where: str, name: str, value: str) -> None:
+def check_key(where: str, name: str, value: str) -> None:
     """Refuse a key Postgres cannot store or index (NUL, lone surrogates, blank, too long)."""
     if not value.strip():
         raise InputError(f"{where}: '{name}' must not be blank")
