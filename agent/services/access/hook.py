@@ -5,8 +5,9 @@ The same rules as the idle DMN's proactive recall (agent/services/background/dmn
 strong matches only, not from the prompt's own session (its turns and memories made
 from them), not surfaced in it within `[idle] topic_cooldown_minutes`, at most `[idle]
 max_injected_thoughts`; each surfaced item is stored as a `proactive_recall` thought
-(theme `prompt_submit`), which is what the cooldown reads. The session is the one
-`cogd watch` imports the transcript into (`claude:<session_id>`), owned by the user.
+(theme `prompt_submit`) already shown ('injected'), which is what the cooldown reads.
+The session is the one `cogd watch` imports the transcript into (`claude:<session_id>`),
+owned by the user.
 The block is quoted data between HOOK_OPEN and HOOK_CLOSE: each item neutralised and
 flagged (agent/domain/quoting.py; issue 38 finding 6).
 """
@@ -79,10 +80,12 @@ def _recall(conn: psycopg.Connection[Any], dmn: Dmn, user: str, prompt: str,
         # no session id (plain text on stdin): one session per user for such prompts
         sid = ensure_session(conn, uid, claude_session(session) if session else f"hook:{uid}",
                              channel="import")
-        items = dmn._recall_for(conn, None, sid, prompt, ["prompt_submit"],
-                                now or datetime.now(UTC), detector="prompt_submit")
+        now = now or datetime.now(UTC)
+        items = dmn._recall_for(conn, None, sid, prompt, ["prompt_submit"], now,
+                                detector="prompt_submit")
         if deadline is not None and time.monotonic() > deadline:
             raise _Late
+        dmn.shown(conn, items, now)  # printed now: what holds the cooldown in this session
         return items
 
 

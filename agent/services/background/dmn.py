@@ -192,12 +192,22 @@ class Dmn:
         `topic_cooldown_minutes`. Keyed by the item and the session it was injected into
         (a thought is pending for its own session's prompt only: another conversation has
         not seen it), and by the item a thought surfaced (its first source), not by the
-        turn that triggered it."""
+        turn that triggered it. Only a thought shown, or waiting for a prompt that will show
+        it, counts; one that nothing reads (a 'new' thought of a `claude:` session) does
+        not (agent/db/sql/dmn.sql `dmn_thought_already_surfaced`; issue 42 item 5)."""
         row = conn.execute(
             query("dmn_thought_already_surfaced"),
             {"sources": json.dumps([source]), "item": source, "session": session,
              "since": now - self.minutes(self.cfg.topic_cooldown_minutes)}).fetchone()
         return row is not None
+
+    def shown(self, conn: psycopg.Connection[Any], thoughts: list[dict[str, Any]],
+              now: datetime) -> None:
+        """Store `thoughts` (as `_recall_for` returned them) as shown at `now`: what the
+        cooldown counts for a session whose pending thoughts nothing reads (`cogd hook`)."""
+        if thoughts:
+            conn.execute(query("dmn_thought_shown"),
+                         {"ids": [t["thought_id"] for t in thoughts], "at": now})
 
     def _thought(self, conn: psycopg.Connection[Any], kind: str, content: str, theme: str,
                  sources: list[Any], session: Any, now: datetime,
