@@ -213,11 +213,14 @@ class Runtime:
     def memory_api(self, url: str, default_user: str, channel: str = "mcp",
                    app: str = "cogd-mcp") -> MemoryAPI:
         """What cogd offers other programs (the MCP server, the HTTP API)."""
+        from agent.domain.emotion import EmotionConfig
         from agent.services.access.memory_api import MemoryAPI
 
         return MemoryAPI(url, default_user, recaller=self.recaller(),
                          writer=self.turn_writer(), identity_cfg=self.identity_config,
                          decisions=self.decision_tracker(), forgetter=self.forgetter,
+                         continuity=self.continuity,
+                         emotion_cfg=EmotionConfig.from_table(self.settings.emotion),
                          channel=channel, app=app)
 
     def cognition(self, rng: random.Random | None = None,

@@ -27,7 +27,8 @@ INSTRUCTIONS = (
     "item has a verdict (strong_match / weak_match / no_match): rely on strong matches, "
     "say so when there is none. Call `remember` when the user asks you to remember "
     "something or states a lasting fact about themselves. `why` shows where a memory "
-    "comes from."
+    "comes from. At the start of a session, call `handoff`: the last session's note, open "
+    "intentions, corrections to heed and the morning brief."
 )
 USER_ARG = ("Whose memories (a user handle); default: the user the server was started for "
             "(cogd mcp --user)")
@@ -143,6 +144,38 @@ def build_server(api: Any, base_url: str | None = None) -> Any:
         weighted traits and boundaries behind it."""
         return call(api.identity, user=user)  # type: ignore[no-any-return]
 
+    @server.tool()
+    def handoff(user: User = None) -> dict[str, Any]:
+        """Call at the start of a session: what cogd would hand a new session of the user
+        now, as one block of text (`text`) and its items (kind, id, text, source ids):
+        the time since the last session, the last session's note, open intentions
+        (overdue ones flagged), corrections that apply, and the user's morning brief and
+        overnight thoughts. `text` is null when there is nothing to hand over."""
+        return call(api.handoff, user=user)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def mood(user: User = None) -> dict[str, Any]:
+        """The agent's emotional state with the user now: valence (-1..1), energy and
+        openness (0..1), the nearest emotion (`label`), the tendency line its prompt
+        carries (a tone, not facts), and when and by what it last changed."""
+        return call(api.mood, user=user)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def corrections(user: User = None) -> dict[str, Any]:
+        """The user's active corrections (things the agent got wrong and was corrected
+        on): each with its id, what was corrected, when the old answer fails
+        (fails_when) and when it is fine (fine_when). Heed them when they apply."""
+        return call(api.corrections, user=user)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def intentions(status: Annotated[str, Field(description="open (default), fulfilled, "
+                                                "dropped, or all")] = "open",
+                   user: User = None) -> dict[str, Any]:
+        """The user's intentions (plans, promises, reminders, unfinished work) with their
+        ids, kind, due date, urgency, how many sessions they were carried over, and
+        status; open ones first."""
+        return call(api.intentions, user=user, status=status)  # type: ignore[no-any-return]
+
     @server.resource("cogd://identity", mime_type="text/plain",
                      description="The identity hash the agent's prompt carries (Layer 0).")
     def identity_resource() -> str:
@@ -207,7 +240,8 @@ def _loopback(host: str) -> bool:
               help="With --http: the port.")
 def mcp(user: str, http: bool, host: str, port: int) -> int:
     """Serve cogd's memory over MCP (Model Context Protocol) for Claude Code, Cursor and
-    other assistants: tools recall, remember, why, forget, status, goals, identity; resources
+    other assistants: tools recall, remember, why, forget, status, goals, identity, handoff,
+    mood, corrections, intentions; resources
     cogd://identity, cogd://brief/latest, cogd://intentions.
 
     stdio by default: the assistant starts `cogd mcp` itself (README: the config lines).

@@ -274,6 +274,35 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
             raise ApiError(404, f"no memory {memory_id}", "not_found_error")
         return api.why(memory_id, user=who.handle)  # type: ignore[no-any-return]
 
+    @app.get("/v1/handoff", tags=["session"])
+    def handoff(who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """What a new session of the caller would be handed now: `text` (the block the
+        first prompt carries; null when there is nothing) and its items: the gap, the
+        last session's note, open intentions, corrections, the morning brief."""
+        return api.handoff(user=who.handle)  # type: ignore[no-any-return]
+
+    @app.get("/v1/mood", tags=["session"])
+    def mood(who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """The emotional state with the caller now: valence, energy, openness, the nearest
+        emotion, the prompt's tendency line, when and by what it last changed."""
+        return api.mood(user=who.handle)  # type: ignore[no-any-return]
+
+    @app.get("/v1/corrections", tags=["session"])
+    def corrections(who: Annotated[Caller, Depends(caller)],
+                    limit: int = Query(default=50)) -> dict[str, Any]:
+        """The caller's active corrections (and those of no user): id, what was
+        corrected, fails_when, fine_when, the prompt's line."""
+        return api.corrections(user=who.handle, limit=limit)  # type: ignore[no-any-return]
+
+    @app.get("/v1/intentions", tags=["session"])
+    def intentions(who: Annotated[Caller, Depends(caller)],
+                   status: str = Query(default="open"),
+                   limit: int = Query(default=50)) -> dict[str, Any]:
+        """The caller's intentions with ids and due dates; `status`: open (default),
+        fulfilled, dropped or all."""
+        return api.intentions(user=who.handle, status=status,  # type: ignore[no-any-return]
+                              limit=limit)
+
     @app.post("/v1/import", tags=["memory"])
     async def import_(request: Request, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
         """JSONL in `cogd import`'s format; every line becomes the caller's (a line naming
@@ -505,8 +534,9 @@ def _export(url: str, handle: str) -> Iterator[str]:
 def serve(host: str, port: int) -> int:
     """Serve the HTTP API: /v1/chat/completions (OpenAI-compatible, streaming), /v1/recall,
     /v1/memories (list, get, why, remember), /v1/import, /v1/export, /v1/status,
-    /healthz; OpenAPI at /docs. Every /v1 route needs a bearer token bound to a user
-    (cogd token create --user HANDLE)."""
+    /v1/handoff, /v1/mood, /v1/corrections, /v1/intentions, /healthz; OpenAPI at /docs.
+    Every /v1 route needs a bearer token bound to a user (cogd token create --user
+    HANDLE)."""
     import uvicorn
 
     from agent.commands.context import ready_url

@@ -20,7 +20,8 @@ from tests.acceptance.test_cli import COGD, assert_clean_error, run
 from tests.acceptance.test_memory_cli import env_for
 from tests.conftest import free_port
 
-TOOLS = {"recall", "remember", "why", "forget", "status", "goals", "identity"}
+TOOLS = {"recall", "remember", "why", "forget", "status", "goals", "identity", "handoff", "mood",
+         "corrections", "intentions"}
 
 
 def stdio(env: dict[str, str], *args: str) -> StdioServerParameters:

@@ -66,3 +66,17 @@ SELECT memory_id FROM memories WHERE memory_id = ANY(%(ids)s::uuid[])
 SELECT g.name, g.weight, g.description, u.handle
 FROM goals g LEFT JOIN users u ON u.user_id = g.user_id
 WHERE g.status = 'active' ORDER BY g.weight DESC, g.name;
+
+-- name: introspect_intentions_of_user
+-- A user's intentions of one status (NULL: every status), open ones first, due first.
+SELECT intention_id, kind, content, due_at, urgency, carried_count, created_at, status,
+       resolved_at
+FROM intentions WHERE user_id = %(user_id)s AND (%(status)s::text IS NULL OR status = %(status)s)
+ORDER BY status <> 'open', due_at NULLS LAST, urgency DESC, created_at DESC LIMIT %(limit)s;
+
+-- name: introspect_corrections_of_user
+-- The active corrections a user's prompt may show (theirs and those of no user), newest first.
+SELECT memory_id, content, fails_when, fine_when, user_id IS NULL, created_at FROM memories
+WHERE memory_type = 'correction' AND status = 'active'
+  AND (user_id IS NULL OR user_id = %(user_id)s)
+ORDER BY created_at DESC LIMIT %(limit)s;

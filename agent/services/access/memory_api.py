@@ -1,5 +1,6 @@
-"""What cogd offers other programs: remember, recall, why, status, goals, identity, open
-intentions and the latest morning brief, each scoped to one user.
+"""What cogd offers other programs: remember, recall, why, status, goals, identity,
+intentions, the latest morning brief, and what a new session's prompt would carry (the
+handoff, the mood, the corrections), each scoped to one user.
 
 The MCP server (`cogd mcp`, agent/commands/mcp.py) calls this; the HTTP API of issue 16
 will too. One object per process: the embedding model loads once, one connection (as
@@ -17,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +27,13 @@ import psycopg
 from agent.db import catalog
 from agent.db.connect import connect
 from agent.db.queries import query
-from agent.db.schema import MEMORY_STATUSES
+from agent.db.schema import INTENTION_STATUSES, MEMORY_STATUSES
+from agent.domain import emotion as emotion_rules
+from agent.domain.handoff import correction_line
 from agent.domain.prompt import IdentityConfig, identity_hash
 from agent.errors import InputError
 from agent.services.access import introspect
+from agent.services.conversation import emotion
 from agent.services.records.identity import load_goals, load_traits
 from agent.services.records.sessions import ensure_session, ensure_user
 from agent.services.records.turns import TurnWriter
@@ -37,6 +41,7 @@ from agent.services.records.turns import TurnWriter
 if TYPE_CHECKING:
     from agent.services.memory.forget import Forgetter
     from agent.services.memory.recall import Recaller
+    from agent.services.reach.handoff import Continuity
     from agent.services.thinking.decisions import DecisionTracker
 
 MAX_TEXT_CHARS = 20_000
@@ -48,9 +53,13 @@ class MemoryAPI:
     def __init__(self, url: str, default_user: str, *, recaller: Recaller, writer: TurnWriter,
                  identity_cfg: IdentityConfig, decisions: DecisionTracker,
                  forgetter: Callable[[psycopg.Connection[Any]], Forgetter],
+                 continuity: Callable[[], Continuity],
+                 emotion_cfg: emotion_rules.EmotionConfig,
                  channel: str = "mcp", app: str = "cogd-mcp") -> None:
         """Runtime.memory_api builds one. `forgetter`: a Forgetter on a connection, built
-        for each forget (its cortex handle must read the latest version)."""
+        for each forget (its cortex handle must read the latest version); `continuity`:
+        the loop's handoff service, built on the first handoff() (it counts tokens with
+        the system1 model)."""
         if not default_user.strip():
             raise InputError("the default user handle is empty (--user / COGD_USER)")
         self.default_user = default_user.strip()
@@ -60,6 +69,9 @@ class MemoryAPI:
         self.identity_cfg = identity_cfg
         self.decisions = decisions
         self.forgetter = forgetter
+        self._continuity_of = continuity
+        self._continuity: Continuity | None = None
+        self.emotion_cfg = emotion_cfg
         self.url, self.app = url, app
         self.conn = connect(url, app=app, autocommit=True)
         self._lock = threading.Lock()
@@ -228,15 +240,79 @@ class MemoryAPI:
                             "description": t.description, "boundary": t.is_boundary}
                            for t in traits]}
 
-    def intentions(self, user: str | None = None, limit: int = 50) -> dict[str, Any]:
-        """The user's open intentions: plans, promises, reminders, unfinished work."""
+    def intentions(self, user: str | None = None, status: str | None = "open",
+                   limit: int = 50) -> dict[str, Any]:
+        """The user's intentions (plans, promises, reminders, unfinished work) of one
+        status (open, fulfilled, dropped; None or "all": every one), with their ids and
+        due dates, open ones first."""
+        if status == "all":
+            status = None
+        if status is not None and status not in INTENTION_STATUSES:
+            raise InputError(f"status must be one of {', '.join(INTENTION_STATUSES)} or "
+                             f"all, got {status!r}")
+        if not 1 <= limit <= 500:
+            raise InputError(f"limit must be 1-500, got {limit}")
         with self._db():
             handle, uid = self._user(user)
-            rows = self.conn.execute(query("introspect_open_intentions"),
-                                     (uid, limit)).fetchall()
+            rows = self.conn.execute(query("introspect_intentions_of_user"), {
+                "user_id": uid, "status": status, "limit": limit}).fetchall()
         return {"user": handle, "intentions": [
             {"id": str(r[0]), "kind": r[1], "content": r[2], "due_at": _iso(r[3]),
-             "urgency": r[4], "carried": r[5], "created_at": _iso(r[6])} for r in rows]}
+             "urgency": r[4], "carried": r[5], "created_at": _iso(r[6]), "status": r[7],
+             "resolved_at": _iso(r[8])} for r in rows]}
+
+    def handoff(self, user: str | None = None) -> dict[str, Any]:
+        """What the first prompt of a new session of the user would carry now: the gap
+        and its mode, the last session's continuation note, the open intentions, the
+        corrections that apply to it, and the user's morning brief blocks and overnight
+        thoughts (Continuity's session-start handoff; a missing note is written, as at
+        the loop's session start; nothing is marked shown)."""
+        with self._db():
+            handle, uid = self._user(user)
+            if self._continuity is None:
+                self._continuity = self._continuity_of()
+            # a session that has no turn yet: no query to match corrections against (the
+            # note's vector still finds those on the last session's topic)
+            now = datetime.now(UTC)
+            start = self._continuity.start(self.conn, None, uid, None, now)
+            start.is_start = True
+            made = self._continuity.handoff(self.conn, user_id=uid, at=now, start=start,
+                                            query_text="", query_vec=None, matches=[])
+        if made is None:
+            return {"user": handle, "text": None, "mode": None, "gap_minutes": None,
+                    "items": [], "brief": None, "cut": 0,
+                    "note": "no handoff: no earlier session, no open intention, no "
+                            "morning brief"}
+        text, meta = made
+        return {"user": handle, "text": text, **meta}
+
+    def mood(self, user: str | None = None) -> dict[str, Any]:
+        """The user's emotional state now (decayed toward the temperament; a read changes
+        nothing): valence, energy, openness, its nearest emotion, the tendency line the
+        prompt carries, and when and by what it last changed (None: the temperament)."""
+        now = datetime.now(UTC)
+        with self._db():
+            handle, uid = self._user(user)
+            got = emotion.current(self.conn, uid, now, self.emotion_cfg)
+        return {"user": handle, **got.as_dict(),
+                "tendency": emotion_rules.render(got.state, self.emotion_cfg),
+                "changed_at": _iso(got.changed_at),
+                "temperament": got.changed_at is None}
+
+    def corrections(self, user: str | None = None, limit: int = 50) -> dict[str, Any]:
+        """The active corrections the user's prompt may show (theirs, and those of no
+        user: `shared`), newest first: what was corrected, when it fails, when it is fine,
+        and the line the prompt shows."""
+        if not 1 <= limit <= 500:
+            raise InputError(f"limit must be 1-500, got {limit}")
+        with self._db():
+            handle, uid = self._user(user)
+            rows = self.conn.execute(query("introspect_corrections_of_user"), {
+                "user_id": uid, "limit": limit}).fetchall()
+        return {"user": handle, "corrections": [
+            {"id": str(r[0]), "content": r[1], "fails_when": r[2], "fine_when": r[3],
+             "shared": bool(r[4]), "created_at": _iso(r[5]),
+             "line": correction_line(r[1], r[2], r[3], str(r[0]))} for r in rows]}
 
     def brief(self, user: str | None = None) -> dict[str, Any]:
         """The user's own newest morning brief (markdown, night_briefs), or why there is
