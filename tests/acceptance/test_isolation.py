@@ -13,7 +13,8 @@ the chat and consolidation models, tests/stubserver.py) where alice first puts p
 text, each piece with a marker word of its own, through chat (/v1/chat/completions),
 remember, an import back-dated over two weeks (/v1/import), one consolidation pass
 (`cogd consolidate --once`, the stub answering an insight) and a night cycle
-(`cogd night-cycle`). Then bob calls each route, tool and resource, with alice's memory
+(`cogd night-cycle`), then an intention and a correction of hers (issue 42: her handoff
+carries them). Then bob calls each route, tool and resource, with alice's memory
 ids where it takes an id (refused: 404 or a tool error, and alice's memory is still
 there) and without; no marker may appear in any answer, nor in the prompt cogd sends the
 chat model for bob's turn (the stub records it). Bob's status, goals and identity must
@@ -53,6 +54,8 @@ MARKERS = {
     "remember": "Tavrilox",   # POST /v1/memories
     "import": "Kelvaris",     # the back-dated import
     "insight": "Dravenholt",  # the stub consolidation model's insight from the import
+    "plan": "Sorbellian",     # an open intention of hers, with a due date (issue 42)
+    "correction": "Thrennwick",  # a correction of hers, with fails_when / fine_when
 }
 ALICE_KEY = "zafrelline"  # her chat session's name and her import keys (bob uses them too)
 ALICE_CHAT = [
@@ -179,6 +182,18 @@ def _seed_alice(w: World, env: dict[str, str]) -> None:
     night = run("night-cycle", "--json", env=env, timeout=300)
     assert night.returncode == 0, night.stderr
     with psycopg.connect(w.db_url) as conn:
+        # what her next session's handoff carries: an intention, a correction (in the
+        # shape consolidation writes them)
+        conn.execute(
+            "INSERT INTO intentions (user_id, kind, content, due_at) SELECT user_id, 'plan', "
+            "%s, now() + interval '3 days' FROM users WHERE handle = 'alice'",
+            (f"Renew the {MARKERS['plan']} lease with the landlord",))
+        conn.execute(
+            "INSERT INTO memories (memory_type, content, fails_when, fine_when, user_id) "
+            "SELECT 'correction', %s, %s, 'the lease is signed', user_id FROM users "
+            "WHERE handle = 'alice'",
+            (f"Her landlord is {MARKERS['correction']}, not the agency",
+             f"the {MARKERS['correction']} lease is mentioned"))
         w.alice_ids = [str(r[0]) for r in conn.execute(
             "SELECT m.memory_id FROM memories m JOIN users u USING (user_id) "
             "WHERE u.handle = 'alice' ORDER BY m.created_at")]
@@ -202,7 +217,6 @@ def world(pg_admin_url: str, template_db: str,
            "COGD_LLM__PROFILES__OPENAI__MODEL": "stub-chat",
            "OPENAI_API_KEY": "sk-test-not-real", "COGD_RETRY__MAX_RETRIES": "0"}
     env = cogd_env(COGD_DATABASE_URL=url, COGD_DATA_DIR=str(tmp / "data"),
-                   COGD_LLM__ROLES__GATE="heuristic", COGD_LLM__ROLES__DMN="heuristic",
                    COGD_LLM__ROLES__NIGHT_CYCLE="heuristic", **llm)
     tokens = {}
     for user in ("alice", "bob"):
@@ -389,6 +403,57 @@ def http_chat(w: World) -> Evidence:
     return out
 
 
+SESSION_VIEWS = ("handoff", "mood", "corrections", "intentions")  # issue 42 item 6
+
+
+def _alices_ids(w: World) -> list[str]:
+    """The ids of alice's intentions and corrections (her memories: w.alice_ids)."""
+    with psycopg.connect(w.db_url) as conn:
+        return [str(r[0]) for r in conn.execute(
+            "SELECT i.intention_id FROM intentions i JOIN users u USING (user_id) "
+            "WHERE u.handle = 'alice' UNION ALL SELECT m.memory_id FROM memories m "
+            "JOIN users u USING (user_id) WHERE u.handle = 'alice' "
+            "AND m.memory_type = 'correction'")]
+
+
+def _no_alice_ids(w: World, where: str, text: str) -> None:
+    seen = [i for i in _alices_ids(w) + w.alice_ids if i.lower() in text.lower()]
+    assert not seen, f"{where} shows bob alice's ids {seen}"
+
+
+def http_session_view(view: str) -> Callable[[World], Evidence]:
+    """GET /v1/{view} as bob: his own (user bob), none of alice's markers or ids; for
+    intentions every status."""
+    def case(w: World) -> Evidence:
+        out = []
+        params: list[dict[str, Any]] = (
+            [{}, *({"status": s} for s in ("open", "fulfilled", "dropped", "all"))]
+            if view == "intentions" else [{}])
+        for p in params:
+            got = w.http("bob").get(f"/v1/{view}", params=p)
+            assert got.status_code == 200, got.text
+            assert got.json()["user"] == "bob", got.text
+            _no_alice_ids(w, f"GET /v1/{view} {p}", got.text)
+            out.append((f"GET /v1/{view} {p}", got.text))
+        return out
+    return case
+
+
+def mcp_session_view(view: str) -> Callable[[World], Evidence]:
+    async def body(c: Any, w: World, problems: list[str]) -> Evidence:
+        calls = [{}, *({"status": s} for s in ("fulfilled", "dropped", "all"))] \
+            if view == "intentions" else [{}]
+        out = [await _bob_call(c, problems, view, args) for args in calls]
+        out.append(await _bob_call(c, problems, view, {"user": "alice"}, refused=True))
+        for where, text in out:
+            seen = [i for i in await anyio.to_thread.run_sync(_alices_ids, w)
+                    if i.lower() in text.lower()]
+            if seen:
+                problems.append(f"{where} shows alice's ids {seen}")
+        return out
+    return _mcp_case(body)
+
+
 def _mcp_case(body: Callable[[Any, World, list[str]], Awaitable[Evidence]],
               views: tuple[tuple[str, str], ...] = ()) -> Callable[[World], Evidence]:
     """An MCP case: `body` calls as bob over one SDK session and appends what went wrong
@@ -512,6 +577,7 @@ CASES: dict[tuple[str, str], Case] = {
     ("POST", "/v1/import"): http_import,
     ("GET", "/v1/export"): http_export,
     ("POST", "/v1/chat/completions"): http_chat,
+    **{("GET", f"/v1/{v}"): http_session_view(v) for v in SESSION_VIEWS},
     ("tool", "recall"): _mcp_case(mcp_recall),
     ("tool", "remember"): _mcp_case(mcp_remember),
     ("tool", "why"): _mcp_case(mcp_why),
@@ -521,6 +587,7 @@ CASES: dict[tuple[str, str], Case] = {
     # finding 2: goals derived from alice's words; the identity block lists the goals
     ("tool", "goals"): _mcp_case(mcp_goals, (("goals", "bob's goals"),)),
     ("tool", "identity"): _mcp_case(mcp_identity, (("identity", "bob's identity"),)),
+    **{("tool", v): mcp_session_view(v) for v in SESSION_VIEWS},
     ("resource", "cogd://identity"): _mcp_case(
         res_identity, (("identity_resource", "bob's identity block"),)),
     ("resource", "cogd://brief/latest"): _mcp_case(res_brief),
@@ -581,13 +648,18 @@ def test_bob_sees_none_of_alices_data(world: World, key: tuple[str, str]) -> Non
 
 def test_alice_still_sees_her_own(world: World) -> None:
     """The markers are really there for their owner (else the suite could not fail): in
-    her memories, her recall, her goals' source insight and her morning brief."""
+    her memories, her recall, her goals' source insight, her handoff, intentions and
+    corrections, and her morning brief."""
     alice = world.http("alice")
     texts = [alice.get("/v1/memories", params={"limit": 500, "status": s}).text
              for s in ("active", "superseded")]
     texts += [alice.post("/v1/recall", json={"query": q, "k": 50}).text for q in RECALLED]
     for key in ("chat", "vault", "remember", "import", "insight"):
         assert any(MARKERS[key] in t for t in texts), key
+
+    views = {v: alice.get(f"/v1/{v}").text for v in ("handoff", "intentions", "corrections")}
+    assert MARKERS["plan"] in views["handoff"] and MARKERS["plan"] in views["intentions"]
+    assert MARKERS["correction"] in views["corrections"]
 
     async def brief(c: Any) -> str:
         return str((await c.read_resource("cogd://brief/latest")).contents[0].text)
