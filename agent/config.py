@@ -40,8 +40,17 @@ from agent.errors import ConfigError
 ProviderName = Literal["local", "openai", "gemini", "heuristic"]
 EMBEDDING_PROVIDERS: tuple[str, ...] = ("local", "openai", "gemini")
 LLM_PROVIDERS: tuple[str, ...] = ("local", "openai", "gemini", "heuristic")
-ROLES: tuple[str, ...] = ("system1", "system2", "gate", "consolidation", "dmn", "night_cycle",
-                          "rewrite", "emotion")
+# the LLM roles of [llm.roles]: each one is asked for by some code (Runtime.llm, build_llm;
+# tests/unit/test_roles_used.py compares this list with config/default.toml and the code)
+ROLES: tuple[str, ...] = ("system1", "system2", "consolidation", "night_cycle", "rewrite",
+                          "emotion")
+# roles [llm.roles] once listed that nothing ever built (issue 42 item 7): a user file that
+# still names one is refused with the reason, like any other key that would have no effect
+RETIRED_ROLES: dict[str, str] = {
+    "gate": "the entry and exit gates are rules, they ask no model",
+    "dmn": "the idle DMN's internal turn is a System 1 turn (seed 003 §Idle Loop) and runs "
+           "on the system1 role",
+}
 
 
 def default_config_path() -> Path:
@@ -508,5 +517,9 @@ def _validate(settings: Settings) -> None:
                 f"valid providers: {', '.join(LLM_PROVIDERS)}"
             )
     for role in settings.llm.roles:
+        if role in RETIRED_ROLES:
+            raise ConfigError(
+                f"llm.roles: role {role!r} was removed, as nothing ever used it "
+                f"({RETIRED_ROLES[role]}); delete it from your configuration")
         if role not in ROLES:
             raise ConfigError(f"llm.roles: unknown role {role!r}; valid roles: {', '.join(ROLES)}")

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from agent.commands.context import json_option
+from agent.config import ROLES
 
 
 def _settings() -> Any:
@@ -104,8 +105,7 @@ def embed(text: str, native: bool, memory_type: str | None, as_json: bool) -> No
 @click.argument("question")
 @click.option(
     "--role", default="system1", show_default=True, envvar="COGD_ASK_ROLE", show_envvar=True,
-    help="Which role's LLM profile answers (system1, system2, gate, consolidation, dmn, "
-    "night_cycle).",
+    help=f"Which role's LLM profile answers ({', '.join(ROLES)}).",
 )
 @click.option(
     "--stream/--no-stream", default=True, show_default=True, envvar="COGD_ASK_STREAM",

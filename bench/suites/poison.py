@@ -208,7 +208,7 @@ def steps(settings: Any, url: str, sizes: list[int]) -> dict[str, Any]:
     from agent.services.records.sessions import ensure_session, ensure_user
     from agent.workers.loop import LoopWorker
 
-    for role in ("system1", "system2", "gate"):
+    for role in ("system1", "system2"):
         settings.llm.roles[role] = "heuristic"
     worker = LoopWorker(settings, url)
     worker.conn = connect(worker.url, app=worker.app, autocommit=True,

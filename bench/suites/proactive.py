@@ -101,7 +101,7 @@ def run(turns: int, seed: int) -> dict[str, Any]:
                             "seed": seed, "machine": machine()}
     started = time.perf_counter()
     with scratch_database() as (settings, url):
-        for role in ("system1", "system2", "consolidation", "dmn"):
+        for role in ("system1", "system2", "consolidation"):
             settings.llm.roles[role] = "heuristic"  # the pass itself uses no LLM
         settings.bus.poll_interval_s = 1.0
         cog = Runtime(settings).cognition()

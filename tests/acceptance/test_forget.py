@@ -30,7 +30,7 @@ TERM = "zorb"  # the word as the BM25 lexicon keeps it (agent/domain/lexical.py:
 def env_for(url: str, data: Path) -> dict[str, str]:
     return cogd_env(COGD_DATABASE_URL=url, COGD_DATA_DIR=str(data),
                     **{f"COGD_LLM__ROLES__{r}": "heuristic"
-                       for r in ("NIGHT_CYCLE", "SYSTEM1", "SYSTEM2", "GATE")})
+                       for r in ("NIGHT_CYCLE", "SYSTEM1", "SYSTEM2")})
 
 
 @pytest.fixture(scope="module")
@@ -322,7 +322,7 @@ def touch_everything(url: str, data: Path, handle: str) -> None:
     from agent.workers.loop import LoopWorker
 
     settings = load_settings(data_dir=data, database_url=url)
-    for role in ("system1", "system2", "gate"):
+    for role in ("system1", "system2"):
         settings.llm.roles[role] = "heuristic"
     settings.context["window_tokens"] = 60  # turns roll out (exit gate, memories)
     worker = LoopWorker(settings, url)

@@ -103,7 +103,7 @@ def echo_server() -> Iterator[EchoingAuthServer]:
 
 def _openai_env(db_url: str, data: Path, key: str, base_url: str) -> dict[str, str]:
     roles = {f"COGD_LLM__ROLES__{r}": "openai"
-             for r in ("SYSTEM1", "SYSTEM2", "GATE", "CONSOLIDATION", "DMN", "NIGHT_CYCLE")}
+             for r in ("SYSTEM1", "SYSTEM2", "CONSOLIDATION", "NIGHT_CYCLE")}
     return cogd_env(
         COGD_DATABASE_URL=db_url, COGD_DATA_DIR=str(data), OPENAI_API_KEY=key,
         COGD_LLM__PROFILES__OPENAI__BASE_URL=base_url,
@@ -301,7 +301,7 @@ def test_the_daemon_logs_in_as_the_app_role_on_embedded_defaults(
 
     env = cogd_env(COGD_DATA_DIR=str(embedded_dir), COGD_PROCESS__HEARTBEAT_INTERVAL_S="0.5",
                    **{f"COGD_LLM__ROLES__{r}": "heuristic"
-                      for r in ("SYSTEM1", "SYSTEM2", "GATE", "CONSOLIDATION", "DMN")})
+                      for r in ("SYSTEM1", "SYSTEM2", "CONSOLIDATION")})
     owner = run("db-url", env=env).stdout.strip()
     log = (tmp_path / "up.log").open("w")
     up = subprocess.Popen([COGD, "up", "--workers", "loop,consolidate"], env=env,

@@ -24,8 +24,7 @@ from tests.conftest import free_port
 
 @pytest.fixture
 def server(db_url: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
-    env = env_for(db_url, tmp_path, COGD_LLM__ROLES__GATE="heuristic",
-                  COGD_LLM__ROLES__CONSOLIDATION="heuristic", COGD_LLM__ROLES__DMN="heuristic")
+    env = env_for(db_url, tmp_path, COGD_LLM__ROLES__CONSOLIDATION="heuristic")
     tokens = {}
     for user in ("alice", "bob"):
         made = run("token", "create", "--user", user, "--name", "test", "--create-user",

@@ -38,7 +38,7 @@ FAULT_LLM = os.environ.get("COGD_FAULT_LLM", "heuristic")
 if FAULT_LLM not in ("heuristic", "local"):
     raise pytest.UsageError(f"COGD_FAULT_LLM={FAULT_LLM!r}: heuristic or local")
 LLM_ENV = {f"COGD_LLM__ROLES__{r}": FAULT_LLM
-           for r in ("SYSTEM1", "SYSTEM2", "GATE", "CONSOLIDATION", "DMN", "NIGHT_CYCLE")}
+           for r in ("SYSTEM1", "SYSTEM2", "CONSOLIDATION", "NIGHT_CYCLE")}
 FAST = {"COGD_PROCESS__HEARTBEAT_INTERVAL_S": "0.5", "COGD_BUS__POLL_INTERVAL_S": "1.0",
         "COGD_BUS__RECONNECT_DELAY_S": "0.5", "COGD_IDLE__SECONDS_PER_MINUTE": "1"}
 WORKERS = ("loop", "consolidate", "idle")

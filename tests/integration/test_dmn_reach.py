@@ -43,7 +43,7 @@ class NoFloor(random.Random):
 
 @pytest.fixture
 def fast(settings: Settings) -> Settings:
-    for role in ("system1", "system2", "consolidation", "dmn"):
+    for role in ("system1", "system2", "consolidation"):
         settings.llm.roles[role] = "heuristic"
     settings.idle["seconds_per_minute"] = 1.0  # one DMN "minute" is one second
     return settings

@@ -125,7 +125,7 @@ def test_prompt_injection_never_reaches_layer0(
     until a person approves one."""
     corpus = [line for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert len(corpus) >= 25
-    for role in ("system1", "system2", "consolidation", "dmn", "gate"):
+    for role in ("system1", "system2", "consolidation"):
         settings.llm.roles[role] = "heuristic"
     settings.context["window_tokens"] = 60  # small: turns roll out through the exit gate
     settings.idle["seconds_per_minute"] = 0.01

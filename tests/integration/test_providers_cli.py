@@ -26,12 +26,12 @@ def invoke(args: list[str], env: dict[str, str]) -> tuple[int, str, BaseExceptio
 
 
 def test_ask_heuristic_json_says_fallback(env: dict[str, str]) -> None:
-    env["COGD_LLM__ROLES__GATE"] = "heuristic"
-    code, out, exc = invoke(["ask", "--role", "gate", "--json", "anything at all?"], env)
+    env["COGD_LLM__ROLES__CONSOLIDATION"] = "heuristic"
+    code, out, exc = invoke(["ask", "--role", "consolidation", "--json", "anything at all?"], env)
     assert code == 0, (out, exc)
     data = json.loads(out)
     assert data["fallback"] is True and data["text"].startswith("[heuristic fallback] ")
-    assert data["provider"] == "heuristic" and data["calls"][0]["role"] == "gate"
+    assert data["provider"] == "heuristic" and data["calls"][0]["role"] == "consolidation"
 
 
 def test_ask_streams_from_an_openai_compatible_server(
@@ -71,15 +71,17 @@ def test_models_reports_each_role(env: dict[str, str], stub_server: StubServer) 
     env.update({"OPENAI_API_KEY": "sk-cli", "COGD_LLM__ROLES__SYSTEM1": "openai",
                 "COGD_LLM__PROFILES__OPENAI__BASE_URL": stub_server.openai_base_url,
                 "COGD_LLM__PROFILES__OPENAI__MODEL": "stub-chat",
-                "COGD_LLM__ROLES__GATE": "heuristic", "COGD_LLM__ROLES__DMN": "gemini",
+                "COGD_LLM__ROLES__NIGHT_CYCLE": "heuristic",
+                "COGD_LLM__ROLES__CONSOLIDATION": "gemini",
                 "GEMINI_API_KEY": "g", "COGD_LLM__PROFILES__GEMINI__BASE_URL": "http://127.0.0.1:9"})
     code, out, exc = invoke(["models", "--json"], env)
     assert code == 0, (out, exc)
     roles = {r["role"]: r for r in json.loads(out)["roles"]}
     assert roles["system1"]["reachable"] and roles["system1"]["detail"] == "2 models listed"
-    assert roles["gate"]["reachable"] and roles["gate"]["provider"] == "heuristic"
+    assert roles["night_cycle"]["reachable"] and roles["night_cycle"]["provider"] == "heuristic"
     assert roles["system2"]["provider"] == "local" and roles["system2"]["reachable"]
-    assert not roles["dmn"]["reachable"] and roles["dmn"]["provider"] == "gemini"
+    assert (not roles["consolidation"]["reachable"]
+            and roles["consolidation"]["provider"] == "gemini")
     assert json.loads(out)["reranker"].startswith("disabled: model ms-marco-MiniLM-L-12-v2")
     code, out, _ = invoke(["models"], env)
     assert "system1" in out and "reranker      disabled" in out

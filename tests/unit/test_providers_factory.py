@@ -67,8 +67,8 @@ def test_key_present_builds_and_never_shows_it(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret")
-    settings.llm.roles["dmn"] = "openai"
-    llm = factory.build_llm(settings, "dmn")
+    settings.llm.roles["consolidation"] = "openai"
+    llm = factory.build_llm(settings, "consolidation")
     assert isinstance(llm, LLM) and llm.provider == "openai" and llm.model == "gpt-4o-mini"
     assert "sk-very-secret" not in repr(Endpoint("openai", "sk-very-secret", None, "X"))
 
@@ -79,9 +79,9 @@ def test_loopback_openai_compatible_server_needs_no_key(settings: Settings) -> N
 
 
 def test_roles_route_to_their_profiles(settings: Settings) -> None:
-    settings.llm.roles["gate"] = "heuristic"
-    llm = factory.build_llm(settings, "gate")
-    assert isinstance(llm, HeuristicLLM) and llm.role == "gate"
+    settings.llm.roles["night_cycle"] = "heuristic"
+    llm = factory.build_llm(settings, "night_cycle")
+    assert isinstance(llm, HeuristicLLM) and llm.role == "night_cycle"
     local = factory.build_llm(settings, "system1")
     assert local.provider == "local"
     with pytest.raises(ConfigError, match="valid roles"):

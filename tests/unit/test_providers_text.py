@@ -77,7 +77,7 @@ def test_extract_picks_relevant_sentences_in_order() -> None:
 
 def test_heuristic_says_it_is_a_fallback_everywhere() -> None:
     rec = ListRecorder()
-    llm = HeuristicLLM(recorder=rec, role="gate")
+    llm = HeuristicLLM(recorder=rec, role="system2")
     messages = [
         {"role": "system", "content": "Answer about tea briefly.\n- the user prefers green "
                                       "tea.\n- The sky is blue."},
@@ -92,7 +92,7 @@ def test_heuristic_says_it_is_a_fallback_everywhere() -> None:
     none = llm.chat([{"role": "user", "content": "Quantum chromodynamics?"}])
     assert none.text.startswith(FALLBACK_PREFIX) and "nothing in the context" in none.text
     assert [r.kind for r in rec.records] == ["chat", "stream", "chat"]
-    assert all(r.provider == "heuristic" and r.role == "gate" and r.ok for r in rec.records)
+    assert all(r.provider == "heuristic" and r.role == "system2" and r.ok for r in rec.records)
 
 
 def test_heuristic_is_deterministic_and_bounded_on_huge_input() -> None:
