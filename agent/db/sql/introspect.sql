@@ -24,12 +24,6 @@ RETURNING memory_id;
 SELECT memory_id FROM memories WHERE memory_id = %(memory_id)s
   AND (user_id IS NULL OR user_id = %(user_id)s);
 
--- name: introspect_open_intentions
--- A user's open intentions (plans, promises, reminders, unfinished work), due first.
-SELECT intention_id, kind, content, due_at, urgency, carried_count, created_at
-FROM intentions WHERE user_id = %s AND status = 'open'
-ORDER BY due_at NULLS LAST, urgency DESC, created_at DESC LIMIT %s;
-
 -- name: introspect_latest_brief
 -- One user's newest morning brief (night_briefs: their own, never the run's brief.md).
 SELECT b.run_id, r.finished_at, b.content FROM night_briefs b
