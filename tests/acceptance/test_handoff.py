@@ -171,6 +171,12 @@ def test_the_second_session_starts_with_the_handoff_and_an_intention_is_fulfille
     assert made is not None and made[1]["mode"] == "catch_up"
     assert {i["kind"] for i in made[1]["items"]} >= {"note", "correction", "brief"}
     assert conn.execute("SELECT count(*) FROM day_table").fetchone()[0] == turns
+    # /handoff in a session with no turn yet (the REPL's first command): no text to embed,
+    # the handoff as now (session 3 has just spoken: an instant resume), nothing written
+    s4 = make_session(conn, "alice")
+    fresh = loop.cognition.continuity.for_session(conn, s4, alice)
+    assert fresh is not None and fresh[1]["mode"] == "instant_resume"
+    assert conn.execute("SELECT count(*) FROM day_table").fetchone()[0] == turns
 
 
 def test_an_intention_is_dropped_by_its_user_only(conn: Any, settings: Settings,

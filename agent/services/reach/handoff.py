@@ -319,7 +319,9 @@ class Continuity:
         entry, at, text = first if first else (None, datetime.now(UTC), "")
         start = self.start(conn, session_id, user_id, entry, at)
         start.is_start = True
-        qvec = self.embed_query(text or " ")
+        # before the session's first turn there is no text to embed: the handoff reads no
+        # query vector of its own (only the note's), and no correction matches nothing
+        qvec = self.embed_query(text) if text else None
         return self.handoff(conn, user_id=user_id, at=at, start=start, query_text=text or "",
                             query_vec=qvec,
                             matches=self.corrections.match(conn, user_id, text, [qvec])
