@@ -272,8 +272,7 @@ class Runtime:
         its value: each asks for the model the first time it would use it."""
         from agent.services.reach.intentions import REAL_PROVIDERS
 
-        _, profile = self.settings.role_profile("consolidation")
-        return self.llm("consolidation") if profile.provider in REAL_PROVIDERS else None
+        return self._llm_of("consolidation", REAL_PROVIDERS)
 
     def intention_tracker(self) -> IntentionTracker:
         """Open intentions: fulfilled by a later turn, surfaced on their topic ([intentions])."""
@@ -365,11 +364,9 @@ class Runtime:
         from agent.services.thinking.self_test import REAL_PROVIDERS, SelfTest, SelfTestConfig
 
         s = self.settings
-        system1 = self.llm("system1")
-        _, profile = s.role_profile("system1")
         return SelfTest(SelfTestConfig.from_tables(s.self_test, s.identity, s.context, s.goals),
-                        self.universal, system1,
-                        system1 if profile.provider in REAL_PROVIDERS else None)
+                        self.universal, self.llm("system1"),
+                        self._llm_of("system1", REAL_PROVIDERS))
 
     # -- services: background (consolidation, the DMN) ------------------------------------
 
