@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import InputError
-from agent.services.access.importer import ImportLine, check_key
+from agent.services.access.importer import ImportLine, check_key, parse_timestamp
 
 FORMATS = ("auto", "cogd", "chatgpt", "claude", "text")
 # cogd choice: speakers a text log's assistant usually goes by (compared case-insensitively)
@@ -137,18 +137,6 @@ def _epoch(where: str, value: Any) -> datetime | None:
         return datetime.fromtimestamp(value, UTC)
     except (OverflowError, OSError, ValueError):
         raise InputError(f"{where}: create_time {value!r} is out of range") from None
-
-
-def _iso(where: str, value: Any) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InputError(f"{where}: created_at {value!r} is not an ISO 8601 string")
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError(f"{where}: created_at {value!r} is not ISO 8601") from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _line(where: str, n: int, session: str, speaker: str, role: str, content: str,
@@ -309,9 +297,9 @@ def read_claude(name: str, text: str, default_user: str) -> Parsed:
                 continue
             role = "user" if sender == "human" else "assistant"
             speaker = default_user if role == "user" else "Claude"
-            out.lines.append(_line(at, len(out.lines) + 1, cid, speaker, role, body,
-                                   _iso(at, msg.get("created_at")), f"claude:{msg['uuid']}",
-                                   None if role == "user" else speaker))
+            when = parse_timestamp(at, "created_at", msg.get("created_at"), naive_is_utc=True)
+            out.lines.append(_line(at, len(out.lines) + 1, cid, speaker, role, body, when,
+                                   f"claude:{msg['uuid']}", None if role == "user" else speaker))
     return out
 
 

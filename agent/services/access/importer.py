@@ -94,20 +94,7 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
             raise InputError(f"{where}: 'user' must be a string (an account handle)")
         check_key(where, "user", user)
     stamp = data.get("timestamp")
-    when: datetime | None = None
-    if stamp is not None:
-        if not isinstance(stamp, str):
-            raise InputError(f"{where}: 'timestamp' must be an ISO 8601 string")
-        try:
-            when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-        except ValueError:
-            raise InputError(f"{where}: 'timestamp' {stamp!r} is not ISO 8601") from None
-        if when.tzinfo is None:
-            raise InputError(f"{where}: 'timestamp' {stamp!r} has no time zone")
-        try:
-            when.astimezone(UTC)
-        except OverflowError:
-            raise InputError(f"{where}: 'timestamp' {stamp!r} is out of range in UTC") from None
+    when = parse_timestamp(where, "'timestamp'", stamp)
     ext = data.get("external_id")
     if ext is None:
         digest = hashlib.sha256(
@@ -119,6 +106,30 @@ def parse_line(lineno: int, raw: str, default_user: str) -> ImportLine:
     check_key(where, "external_id", str(ext))
     return ImportLine(lineno, str(session), speaker, role, content, when, str(ext),
                       named=named.strip() if named and named.strip() else None, user=user)
+
+
+def parse_timestamp(where: str, what: str, stamp: Any, *, naive_is_utc: bool = False
+                    ) -> datetime | None:
+    """An ISO 8601 time (a trailing Z allowed) or None; a clear InputError naming `where`
+    and `what` otherwise. Without a zone it is refused, or read as UTC with
+    `naive_is_utc` (exports that write UTC without saying so)."""
+    if stamp is None:
+        return None
+    if not isinstance(stamp, str):
+        raise InputError(f"{where}: {what} must be an ISO 8601 string")
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{where}: {what} {stamp!r} is not ISO 8601") from None
+    if when.tzinfo is None:
+        if not naive_is_utc:
+            raise InputError(f"{where}: {what} {stamp!r} has no time zone")
+        when = when.replace(tzinfo=UTC)
+    try:
+        when.astimezone(UTC)
+    except OverflowError:
+        raise InputError(f"{where}: {what} {stamp!r} is out of range in UTC") from None
+    return when
 
 
 def check_key(where: str, name: str, value: str) -> None:
