@@ -53,6 +53,13 @@ RETIRED_ROLES: dict[str, str] = {
 }
 
 
+# keys that moved to another table: a file or env var still naming the old place is
+# refused with the new one
+MOVED_KEYS: dict[str, str] = {
+    "night_cycle.cortex_uri": "[cortex] uri (env COGD_CORTEX__URI)",
+}
+
+
 def default_config_path() -> Path:
     """config/default.toml in a checkout; agent/default.toml inside a wheel."""
     here = Path(__file__).resolve().parent
@@ -97,6 +104,27 @@ class DatabaseSettings(BaseModel):
     app_role: str = "cogd_app"
     # the embedded server's shared_buffers (agent/db/embedded.py): "auto" or a size
     embedded_shared_buffers: Annotated[str, AfterValidator(_shared_buffers)] = "auto"
+
+
+def _storage_value(value: Any) -> str:
+    """A storage option as LanceDB takes it: text (true/false for a TOML boolean)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    raise ValueError(f"{value!r} is not a storage option value: write text, a number or "
+                     "true/false")
+
+
+class CortexSettings(BaseModel):
+    """Where the LanceDB cortex lives ([cortex]): a local path or an object-store URI, and
+    the options LanceDB opens that store with (endpoint, region, allow_http, ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uri: str = ""  # "": DATA_DIR/cortex
+    storage_options: dict[str, Annotated[str, BeforeValidator(_storage_value)]] = Field(
+        default_factory=dict)
 
 
 class EmbeddingSettings(BaseModel):
@@ -314,6 +342,7 @@ class Settings(BaseSettings):
     app_database_url: str | None = Field(
         default=None, validation_alias=AliasChoices("COGD_APP_DATABASE_URL"))
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    cortex: CortexSettings = Field(default_factory=CortexSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
@@ -478,6 +507,9 @@ def _explain(exc: ValidationError) -> str:
         also = f"; also {'unknown' if kind == 'extra_forbidden' else 'missing'}: " \
             + ", ".join(bad[1:]) if bad[1:] else ""
         if kind == "extra_forbidden":
+            if f"{table}.{key}" in MOVED_KEYS:
+                return (f"{table}.{key} moved: set {MOVED_KEYS[f'{table}.{key}']} instead "
+                        f"(config/default.toml){also}")
             return (f"{table}.{key}: unknown key: config/default.toml has no [{table}] {key}, "
                     "so it would have no effect (keys marked 'not read yet' there are not "
                     f"used either){also}")

@@ -33,7 +33,6 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from agent.config import Settings
-from agent.domain.tables import need
 from agent.errors import CogdError, InputError
 
 BLOCKS = "cortex_blocks"
@@ -45,9 +44,8 @@ TS = pa.timestamp("us", tz="UTC")
 
 
 def cortex_uri(settings: Settings) -> str:
-    """[night_cycle] cortex_uri, or DATA_DIR/cortex."""
-    uri = str(need(settings.night_cycle, "cortex_uri") or "")
-    return uri or str(Path(settings.data_dir) / "cortex")
+    """[cortex] uri, or DATA_DIR/cortex."""
+    return settings.cortex.uri or str(Path(settings.data_dir) / "cortex")
 
 
 # What to do when the cortex cannot be written, by the OS error behind it. Other errors
@@ -96,6 +94,19 @@ class CortexWriteError(CogdError):
     def within(self, during: str, then: str) -> CortexWriteError:
         """The same error, saying what was being done and how to carry on."""
         return CortexWriteError(self.uri, self.code, during=during, then=then)
+
+
+class CortexOpenError(CogdError):
+    """The cortex's store cannot be opened: a missing bucket, a wrong endpoint or keys."""
+
+    def __init__(self, uri: str, exc: BaseException) -> None:
+        text = " ".join(str(exc).split())
+        code = re.search(r"<Code>([^<]+)</Code>", text)  # an S3 error reply's code
+        reason = code.group(1) if code else text[:240]
+        super().__init__(
+            f"cannot open the LanceDB cortex at {uri}: {reason}. Check [cortex] uri and "
+            "[cortex] storage_options (endpoint, region, allow_http) and the store's "
+            "credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the like)")
 
 
 def _vec(dim: int) -> pa.DataType:
@@ -167,7 +178,8 @@ class LanceCortex:
     """One LanceDB database holding the four cortex tables."""
 
     def __init__(self, uri: str, universal_dim: int, native_dim: int,
-                 read_consistency_s: float | None = None) -> None:
+                 read_consistency_s: float | None = None,
+                 storage_options: dict[str, str] | None = None) -> None:
         # lance logs (Rust) go to stderr at WARN by default: keep the CLI's stderr for cogd
         os.environ.setdefault("LANCEDB_LOG", "error")
         import lancedb
@@ -177,7 +189,15 @@ class LanceCortex:
         self.native_dim = native_dim
         interval = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
         with self._writing():  # a local directory is created if missing
-            self.db = lancedb.connect(uri, read_consistency_interval=interval)
+            # storage_options: [cortex] storage_options (an object store's endpoint, region,
+            # allow_http, ...); LanceDB also reads AWS_* and the like from the environment
+            try:
+                self.db = lancedb.connect(uri, read_consistency_interval=interval,
+                                          storage_options=storage_options or None)
+            except (OSError, RuntimeError, ValueError) as exc:
+                if "://" not in uri or os_error_code(exc) in REMEDIES:
+                    raise
+                raise CortexOpenError(uri, exc) from exc
         self._tables: dict[str, Any] = {}
 
     @contextmanager
@@ -197,7 +217,8 @@ class LanceCortex:
     def from_settings(cls, settings: Settings, read_consistency_s: float | None = None
                       ) -> LanceCortex:
         emb = settings.embedding
-        return cls(cortex_uri(settings), emb.universal_dim, emb.native_dim, read_consistency_s)
+        return cls(cortex_uri(settings), emb.universal_dim, emb.native_dim, read_consistency_s,
+                   dict(settings.cortex.storage_options))
 
     def schema(self, name: str) -> pa.Schema:
         if name == BLOCKS:

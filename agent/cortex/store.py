@@ -31,6 +31,7 @@ from agent.cortex.lance import (
     ARCHIVE,
     BLOCKS,
     CLUSTERS,
+    CortexOpenError,
     CortexWriteError,
     LanceCortex,
     cortex_uri,
@@ -203,9 +204,17 @@ class CortexWhenPresent:
         if "://" not in uri and not (Path(uri) / f"{BLOCKS}.lance").exists():
             return None
         cfg = self.settings.night_cycle
-        cortex = LanceCortex.from_settings(
-            self.settings, read_consistency_s=float(need(cfg, "cortex_read_consistency_s")))
-        if not (cortex.exists(BLOCKS) or cortex.exists(ARCHIVE)):
+        try:
+            cortex = LanceCortex.from_settings(
+                self.settings, read_consistency_s=float(need(cfg, "cortex_read_consistency_s")))
+            if not (cortex.exists(BLOCKS) or cortex.exists(ARCHIVE)):
+                return None
+        except (CortexOpenError, OSError, RuntimeError, ValueError) as exc:
+            # an object store that does not answer (or a bucket that is not there):
+            # recall goes on without the cortex and tries again in retry_s
+            logger.warning("%s; recalling from the hippocampus only for now",
+                           exc if isinstance(exc, CortexOpenError)
+                           else CortexOpenError(uri, exc))
             return None
         # an embedder, or a builder of one (the runtime's, built when the cortex opens)
         native = self.native() if callable(self.native) else self.native

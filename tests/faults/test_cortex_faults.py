@@ -191,7 +191,7 @@ def night_under_file_limit(url: str, data: Path, cortex: Path, limit: int,
 
 # --- the CLI and the state it leaves --------------------------------------------------------
 def env_for(url: str, data: Path, cortex: Path | None = None) -> dict[str, str]:
-    extra = {} if cortex is None else {"COGD_NIGHT_CYCLE__CORTEX_URI": str(cortex)}
+    extra = {} if cortex is None else {"COGD_CORTEX__URI": str(cortex)}
     # ~20 cortex blocks: clusters of 3, as in tests/integration/test_night_cycle.py
     return cogd_env(COGD_DATABASE_URL=url, COGD_DATA_DIR=str(data),
                     COGD_LLM__ROLES__NIGHT_CYCLE="heuristic",
