@@ -26,6 +26,7 @@ TABLES = {
     "cognitive_models", "model_evidence", "predictions", "principles", "workflows", "decisions",
     "problem_queue", "self_test_runs", "self_test_items", "night_briefs",
     "claims",  # revision 0022
+    "console_sessions",  # revision 0027
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",
