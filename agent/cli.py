@@ -103,6 +103,7 @@ def _register() -> None:
     for command in getattr(models, "COMMANDS", ()):
         cli.add_command(command)
     from agent.commands import assist, bench, chat, intentions, mcp, memory, problems, serve
+    from agent.commands import profile as profile_cmd
 
     for command in _predictions_commands():  # issue 18: predictions and calibration
         cli.add_command(command)
@@ -110,6 +111,7 @@ def _register() -> None:
         cli.add_command(command)
     for command in (*chat.COMMANDS, *memory.COMMANDS, *intentions.COMMANDS, *mcp.COMMANDS,
                     *assist.COMMANDS, *serve.COMMANDS, *bench.COMMANDS, *problems.COMMANDS,
+                    *profile_cmd.COMMANDS,
                     *_thinking_commands()):
         cli.add_command(command)
 

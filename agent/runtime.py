@@ -40,10 +40,12 @@ if TYPE_CHECKING:
     from agent.services.conversation.cognition import Cognition
     from agent.services.memory.forget import Forgetter
     from agent.services.memory.indexing import Indexer
+    from agent.services.memory.profile import Profile
     from agent.services.memory.recall import Recaller
     from agent.services.reach.corrections import CorrectionMatcher
     from agent.services.reach.handoff import Continuity, NoteWriter
     from agent.services.reach.intentions import IntentionTracker
+    from agent.services.reach.long_range import LongRange
     from agent.services.reach.workflows import Workflows
     from agent.services.records.turns import TurnWriter
     from agent.services.thinking.decisions import DecisionTracker
@@ -221,7 +223,7 @@ class Runtime:
                          decisions=self.decision_tracker(), forgetter=self.forgetter,
                          continuity=self.continuity,
                          emotion_cfg=EmotionConfig.from_table(self.settings.emotion),
-                         channel=channel, app=app)
+                         profile=self.profile(), channel=channel, app=app)
 
     def cognition(self, rng: random.Random | None = None,
                   side: Checkout | None = None) -> Cognition:
@@ -303,7 +305,26 @@ class Runtime:
                           self.universal.embed_query,
                           count_tokens or self.llm("system1").count_tokens,
                           notes=self.note_writer(), corrections=self.correction_matcher(),
-                          intentions=self.intention_tracker())
+                          intentions=self.intention_tracker(), profile=self.profile(),
+                          long_range=self.long_range())
+
+    def profile(self) -> Profile:
+        """The user profile (issue 42 item 1; [context] profile_*): the consolidation
+        role's model reads the user's words when it routes to a real provider, else the
+        named heuristic."""
+        from agent.services.memory.profile import Profile, ProfileConfig
+
+        return Profile(ProfileConfig.from_table(self.settings.context),
+                       self.consolidation_model)
+
+    def long_range(self) -> LongRange:
+        """Landmarks and the temporal sweep at a session start (issue 42 item 2; [recall]
+        landmarks_at_session_start, sweep_*; seed 000 §4.6)."""
+        from agent.services.reach.long_range import LongRange, LongRangeConfig
+
+        return LongRange(LongRangeConfig.from_tables(self.settings.recall,
+                                                     self.settings.consolidation))
+
 
     def workflows(self) -> Workflows:
         """Seed 000 §10.5: workflows detected (consolidation), offered and settled."""
@@ -389,7 +410,8 @@ class Runtime:
                               rng or random.Random()),
             indexer=Indexer(None, self.index_config), notes=self.note_writer(),
             workflows=self.workflows(), decisions=self.decision_tracker(),
-            models_op=self.models_op(), principles_op=self.principles_op())
+            models_op=self.models_op(), principles_op=self.principles_op(),
+            profile=self.profile())
 
     def dmn(self, rng: random.Random | None = None) -> Dmn:
         """The idle default-mode network ([idle]): proactive recall with this runtime's

@@ -27,8 +27,9 @@ INSTRUCTIONS = (
     "item has a verdict (strong_match / weak_match / no_match): rely on strong matches, "
     "say so when there is none. Call `remember` when the user asks you to remember "
     "something or states a lasting fact about themselves. `why` shows where a memory "
-    "comes from. At the start of a session, call `handoff`: the last session's note, open "
-    "intentions, corrections to heed and the morning brief."
+    "comes from. At the start of a session, call `handoff`: who the user is (their "
+    "profile), the last session's note, open intentions, corrections to heed and the "
+    "morning brief; `profile` lists what the user said about themself, with sources."
 )
 USER_ARG = ("Whose memories (a user handle); default: the user the server was started for "
             "(cogd mcp --user)")
@@ -154,6 +155,14 @@ def build_server(api: Any, base_url: str | None = None) -> Any:
         return call(api.handoff, user=user)  # type: ignore[no-any-return]
 
     @server.tool()
+    def profile(user: User = None) -> dict[str, Any]:
+        """Who the user is, from their own words: the current claims (name, where they
+        live, work, people by relation, preferences, projects), each with its value, when
+        it was said and the turn it came from (`source_ids`), and the superseded ones
+        (kept, with the claim that replaced each). Read by consolidation."""
+        return call(api.profile, user=user)  # type: ignore[no-any-return]
+
+    @server.tool()
     def mood(user: User = None) -> dict[str, Any]:
         """The agent's emotional state with the user now: valence (-1..1), energy and
         openness (0..1), the nearest emotion (`label`), the tendency line its prompt
@@ -241,7 +250,7 @@ def _loopback(host: str) -> bool:
 def mcp(user: str, http: bool, host: str, port: int) -> int:
     """Serve cogd's memory over MCP (Model Context Protocol) for Claude Code, Cursor and
     other assistants: tools recall, remember, why, forget, status, goals, identity, handoff,
-    mood, corrections, intentions; resources
+    profile, mood, corrections, intentions; resources
     cogd://identity, cogd://brief/latest, cogd://intentions.
 
     stdio by default: the assistant starts `cogd mcp` itself (README: the config lines).

@@ -118,11 +118,8 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
     local_loop: dict[str, Any] = {}
 
     @asynccontextmanager
-    async def lifespan(started: Any) -> AsyncIterator[None]:
+    async def lifespan(_: Any) -> AsyncIterator[None]:
         yield
-        console = getattr(started.state, "console", None)
-        if console is not None:  # the web console's pool (agent/commands/console)
-            console.close()
         pair = local_loop.get("worker")
         if pair:  # the loop thread this process started, if it did
             worker, thread = pair
@@ -284,6 +281,12 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
         last session's note, open intentions, corrections, the morning brief."""
         return api.handoff(user=who.handle)  # type: ignore[no-any-return]
 
+    @app.get("/v1/profile", tags=["session"])
+    def profile(who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """Who the caller is, from their own words: current claims (kind, slot, value,
+        said_at, source_ids, detector) and the superseded ones, kept."""
+        return api.profile(user=who.handle)  # type: ignore[no-any-return]
+
     @app.get("/v1/mood", tags=["session"])
     def mood(who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
         """The emotional state with the caller now: valence, energy, openness, the nearest
@@ -402,9 +405,6 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
-    from agent.commands.console import mount
-
-    mount(app, settings, url, api)  # the web console under /ui (docs/console.md)
     return app
 
 
@@ -540,9 +540,10 @@ def _export(url: str, handle: str) -> Iterator[str]:
 def serve(host: str, port: int) -> int:
     """Serve the HTTP API: /v1/chat/completions (OpenAI-compatible, streaming), /v1/recall,
     /v1/memories (list, get, why, remember), /v1/import, /v1/export, /v1/status,
-    /v1/handoff, /v1/mood, /v1/corrections, /v1/intentions, /healthz; OpenAPI at /docs.
+    /v1/handoff, /v1/profile, /v1/mood, /v1/corrections, /v1/intentions, /healthz; OpenAPI
+    at /docs.
     Every /v1 route needs a bearer token bound to a user (cogd token create --user
-    HANDLE). The web console is at /ui (log in with such a token)."""
+    HANDLE)."""
     import uvicorn
 
     from agent.commands.context import ready_url

@@ -20,7 +20,6 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
-    ForeignKeyConstraint,
     Identity,
     Index,
     Integer,
@@ -58,6 +57,7 @@ MEMORY_TYPES = (
 )
 MEMORY_STATUSES = ("active", "superseded", "archived")
 CLAIM_STATUSES = ("current", "retired")  # revision 0022 (agent/domain/claims.py)
+PROFILE_KINDS = ("name", "residence", "work", "person", "preference", "project")  # 0024
 LINK_TYPES = ("supersedes", "contradicts", "related")
 THOUGHT_KINDS = (
     "self_prompt", "creative_impulse", "proactive_recall", "discarded",
@@ -324,6 +324,42 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
               postgresql_where=text("status = 'current'")),
         Index("ix_claims_slot_history", "user_id", "subject", "slot", "valid_from"),
         Index("ix_claims_retired_by", "retired_by"),
+    )
+
+    Table(  # revision 0024: the user's profile, from their own words; a newer statement
+        # on a slot retires the current one, kept (agent/services/memory/profile.py)
+        "profile_claims",
+        md,
+        _uuid_pk("claim_id"),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id"), nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("slot", Text, nullable=False),
+        Column("value", Text, nullable=False),
+        Column("source_entry_id", UUID(as_uuid=True), nullable=False),
+        Column("said_at", DateTime(timezone=True), nullable=False),
+        Column("status", Text, nullable=False, server_default="current"),
+        _ts("retired_at", nullable=True),
+        Column("retired_by", UUID(as_uuid=True),
+               ForeignKey("profile_claims.claim_id", ondelete="SET NULL")),
+        Column("detector", Text, nullable=False),
+        _ts(),
+        CheckConstraint(_in("kind", PROFILE_KINDS), name="ck_profile_claims_kind"),
+        CheckConstraint("slot = kind OR (starts_with(slot, kind || ':') "
+                        "AND length(slot) > length(kind) + 1)",
+                        name="ck_profile_claims_slot"),
+        CheckConstraint("length(value) BETWEEN 1 AND 200", name="ck_profile_claims_value"),
+        CheckConstraint(_in("status", CLAIM_STATUSES), name="ck_profile_claims_status"),
+        CheckConstraint(
+            "(status = 'current' AND retired_at IS NULL AND retired_by IS NULL) "
+            "OR (status = 'retired' AND retired_at IS NOT NULL)",
+            name="ck_profile_claims_retired"),
+        CheckConstraint("retired_by IS DISTINCT FROM claim_id",
+                        name="ck_profile_claims_not_self"),
+        UniqueConstraint("source_entry_id", "slot", name="uq_profile_claims_turn_slot"),
+        Index("ux_profile_claims_current", "user_id", "slot", unique=True,
+              postgresql_where=text("status = 'current'")),
+        Index("ix_profile_claims_history", "user_id", "slot", "said_at"),
+        Index("ix_profile_claims_retired_by", "retired_by"),
     )
 
     for layer, pk in (("identity", "trait_id"), ("goals", "goal_id")):
@@ -865,34 +901,6 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         CheckConstraint("token_hash ~ '^[0-9a-f]{64}$'", name="ck_api_tokens_hash"),
         Index("uq_api_tokens_hash", "token_hash", unique=True),
         Index("ix_api_tokens_user", "user_id"),
-        # revision 0027: what console_sessions' (token_id, user_id) foreign key points at
-        Index("uq_api_tokens_token_user", "token_id", "user_id", unique=True),
-    )
-    Table(  # revision 0027: web console logins (agent/commands/console), the secret hashed
-        "console_sessions",
-        md,
-        _uuid_pk("session_id"),
-        Column("secret_hash", Text, nullable=False),
-        Column("token_id", UUID(as_uuid=True), nullable=False),
-        Column("user_id", UUID(as_uuid=True), nullable=False),
-        Column("csrf_secret", Text, nullable=False),
-        _ts(),
-        Column("expires_at", DateTime(timezone=True), nullable=False),
-        _ts("revoked_at", nullable=True),
-        Column("ended_by", Text),
-        Column("user_agent", Text, nullable=False, server_default=""),
-        ForeignKeyConstraint(["token_id", "user_id"],
-                             ["api_tokens.token_id", "api_tokens.user_id"],
-                             name="fk_console_sessions_token_user"),
-        CheckConstraint("secret_hash ~ '^[0-9a-f]{64}$'", name="ck_console_sessions_hash"),
-        CheckConstraint("length(csrf_secret) >= 32", name="ck_console_sessions_csrf"),
-        CheckConstraint("expires_at > created_at", name="ck_console_sessions_expiry"),
-        CheckConstraint("(revoked_at IS NULL) = (ended_by IS NULL) AND "
-                        "(ended_by IS NULL OR ended_by IN ('logout', 'operator'))",
-                        name="ck_console_sessions_ended"),
-        Index("uq_console_sessions_hash", "secret_hash", unique=True),
-        Index("ix_console_sessions_token", "token_id"),
-        Index("ix_console_sessions_user", "user_id"),
     )
     # each term's document frequency, kept by the same triggers (revision 0012)
     Table(

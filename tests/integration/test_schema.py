@@ -26,13 +26,14 @@ TABLES = {
     "cognitive_models", "model_evidence", "predictions", "principles", "workflows", "decisions",
     "problem_queue", "self_test_runs", "self_test_items", "night_briefs",
     "claims",  # revision 0022
-    "console_sessions",  # revision 0027
+    "profile_claims",  # revision 0024
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",
     "v_night_cycle", "v_llm_calls", "v_citations", "v_escalations", "v_thoughts",
     "v_intentions", "v_emotion", "v_models", "v_predictions", "v_calibration", "v_principles",
     "v_workflows", "v_problem_queue", "v_self_test",
+    "v_profile",  # revision 0024
 }
 SEARCHED_EMBEDDINGS = {
     ("day_table", "universal_embedding"), ("day_table", "native_embedding"),

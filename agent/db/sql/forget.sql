@@ -74,10 +74,11 @@ l AS (DELETE FROM memory_links WHERE source_id = ANY(%(memories)s::uuid[])
 i AS (DELETE FROM intentions WHERE source_entry_id = ANY(%(turns)s::uuid[]) RETURNING 1),
 s AS (DELETE FROM scratch_buffer WHERE entry_id = ANY(%(turns)s::uuid[]) RETURNING 1),
 r AS (DELETE FROM recall_log WHERE entry_id = ANY(%(turns)s::uuid[]) RETURNING 1),
-e AS (DELETE FROM escalations WHERE entry_id = ANY(%(turns)s::uuid[]) RETURNING 1)
+e AS (DELETE FROM escalations WHERE entry_id = ANY(%(turns)s::uuid[]) RETURNING 1),
+p AS (DELETE FROM profile_claims WHERE source_entry_id = ANY(%(turns)s::uuid[]) RETURNING 1)
 SELECT (SELECT count(*) FROM g) + (SELECT count(*) FROM c) + (SELECT count(*) FROM l)
      + (SELECT count(*) FROM i) + (SELECT count(*) FROM s) + (SELECT count(*) FROM r)
-     + (SELECT count(*) FROM e);
+     + (SELECT count(*) FROM e) + (SELECT count(*) FROM p);
 
 -- name: forget_delete_memories
 DELETE FROM memories WHERE memory_id = ANY(%(memories)s::uuid[]);

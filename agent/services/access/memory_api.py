@@ -40,6 +40,7 @@ from agent.services.records.turns import TurnWriter
 
 if TYPE_CHECKING:
     from agent.services.memory.forget import Forgetter
+    from agent.services.memory.profile import Profile
     from agent.services.memory.recall import Recaller
     from agent.services.reach.handoff import Continuity
     from agent.services.thinking.decisions import DecisionTracker
@@ -54,7 +55,7 @@ class MemoryAPI:
                  identity_cfg: IdentityConfig, decisions: DecisionTracker,
                  forgetter: Callable[[psycopg.Connection[Any]], Forgetter],
                  continuity: Callable[[], Continuity],
-                 emotion_cfg: emotion_rules.EmotionConfig,
+                 emotion_cfg: emotion_rules.EmotionConfig, profile: Profile,
                  channel: str = "mcp", app: str = "cogd-mcp") -> None:
         """Runtime.memory_api builds one. `forgetter`: a Forgetter on a connection, built
         for each forget (its cortex handle must read the latest version); `continuity`:
@@ -72,6 +73,7 @@ class MemoryAPI:
         self._continuity_of = continuity
         self._continuity: Continuity | None = None
         self.emotion_cfg = emotion_cfg
+        self.profiles = profile
         self.url, self.app = url, app
         self.conn = connect(url, app=app, autocommit=True)
         self._lock = threading.Lock()
@@ -285,6 +287,15 @@ class MemoryAPI:
                             "morning brief"}
         text, meta = made
         return {"user": handle, "text": text, **meta}
+
+    def profile(self, user: str | None = None) -> dict[str, Any]:
+        """Who the user is, from their own words (issue 42 item 1): the current claims
+        (name, residence, work, people, preferences, projects), each with the turn it was
+        read from, when it was said and its detector; and the superseded ones, kept."""
+        with self._db():
+            handle, uid = self._user(user)
+            shown = self.profiles.show(self.conn, uid)
+        return {"user": handle, **shown}
 
     def mood(self, user: str | None = None) -> dict[str, Any]:
         """The user's emotional state now (decayed toward the temperament; a read changes

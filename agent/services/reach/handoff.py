@@ -36,6 +36,7 @@ from agent.domain.quoting import quoted_line
 from agent.domain.tables import need
 from agent.domain.text import storable_text
 from agent.errors import ProviderError
+from agent.services.memory.profile import Profile
 from agent.services.reach.corrections import CorrectionMatch, CorrectionMatcher
 from agent.services.reach.intentions import (
     ConsolidationModel,
@@ -43,6 +44,7 @@ from agent.services.reach.intentions import (
     ModelSource,
     no_model,
 )
+from agent.services.reach.long_range import LongRange
 
 logger = logging.getLogger(__name__)
 
@@ -179,8 +181,12 @@ class Continuity:
 
     def __init__(self, cfg: HandoffConfig, embed_query: Callable[[str], Any],
                  count_tokens: Callable[[str], int], *, notes: NoteWriter,
-                 corrections: CorrectionMatcher, intentions: IntentionTracker) -> None:
+                 corrections: CorrectionMatcher, intentions: IntentionTracker,
+                 profile: Profile | None = None, long_range: LongRange | None = None,
+                 ) -> None:
         self.cfg = cfg
+        self.profile = profile  # who the user is, first (issue 42 item 1; seed 000 §5.4.5)
+        self.long_range = long_range  # landmarks and the sweep (issue 42 item 2; §4.6)
         self.embed_query = embed_query
         self.count_tokens = count_tokens
         self.notes = notes
@@ -217,6 +223,8 @@ class Continuity:
             if handoff is not None:
                 reach.handoff, meta = handoff
                 reach.metadata["handoff"] = meta
+                if meta.get("profile"):
+                    reach.metadata["profile"] = meta["profile"]
                 shown = {i["id"] for i in meta["items"]}
                 self.intentions.mark_surfaced(conn, [
                     i["id"].split(":", 1)[1] for i in meta["items"] if i["kind"] == "intention"])
@@ -265,6 +273,9 @@ class Continuity:
         for m in sorted(found.values(), key=lambda m: -m.similarity)[: self.corrections.cfg.max]:
             items.append(rules.HandoffItem("correction", f"memory:{m.memory_id}", m.line,
                                            (f"memory:{m.memory_id}",)))
+        if self.long_range is not None:  # seed 000 §4.6.1-4.6.2
+            listed = {i.id for i in items}
+            items += [i for i in self.long_range.items(conn, user_id, at) if i.id not in listed]
         brief_run = None  # the run's id: never the operator's brief.md or its path
         brief = conn.execute(query("handoff_latest_brief"), {
             "user": user_id,
@@ -286,7 +297,9 @@ class Continuity:
             items.append(rules.HandoffItem(
                 "overnight", f"thought:{tid}",
                 overnight.handoff_line(kind, content, conf, str(tid)), tuple(src or ())))
-        if not items and start.previous_at is None:
+        profile = (None if self.profile is None
+                   else self.profile.block(conn, user_id, self.count_tokens))
+        if not items and start.previous_at is None and profile is None:
             return None
         gap = None if start.previous_at is None else (at - start.previous_at).total_seconds() / 60
         mode = None if gap is None else rules.gap_mode(gap, self.cfg.gap_bounds)
@@ -295,6 +308,9 @@ class Continuity:
                 "gap_minutes": None if gap is None else round(gap, 1),
                 "items": [i.as_dict() for i in kept], "brief": brief_run,
                 "cut": len(items) - len(kept)}
+        if profile is not None:  # seed 000 §5.4.5: who the user is comes first
+            text = f"{profile[0]}\n{text}"
+            meta["profile"] = profile[1]
         return text, meta
 
     def _note(self, conn: psycopg.Connection[Any], session_id: Any, at: datetime

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agent.providers.ports import LLM, Embedder
     from agent.services.conversation.rollover import RelevanceScorer, Rollover
     from agent.services.memory.indexing import Indexer
+    from agent.services.memory.profile import Profile
     from agent.services.reach.handoff import NoteWriter
     from agent.services.reach.workflows import Workflows
     from agent.services.thinking.decisions import DecisionTracker
@@ -90,6 +91,7 @@ class PassContext:
     decisions: DecisionTracker
     models_op: ModelsOp
     principles_op: PrinciplesOp
+    profile: Profile  # the user profile's reader (issue 42 item 1)
     should_stop: Callable[[], bool] = lambda: False
 
     @property

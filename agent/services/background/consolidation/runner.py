@@ -35,6 +35,7 @@ from agent.services.background.consolidation import (
     models,
     predictions,
     principles,
+    profile,
     promotion,
     strengthen,
     workflows,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from agent.providers.ports import LLM, Embedder
     from agent.services.conversation.rollover import RelevanceScorer, Rollover
     from agent.services.memory.indexing import Indexer
+    from agent.services.memory.profile import Profile
     from agent.services.reach.handoff import NoteWriter
     from agent.services.reach.workflows import Workflows
     from agent.services.thinking.decisions import DecisionTracker
@@ -55,7 +57,7 @@ Op = Callable[[PassContext, psycopg.Connection[Any], datetime], dict[str, Any] |
 # the order of a pass (seed 003 §Consolidation, and the thinking-layer operations)
 OPERATIONS: list[tuple[str, Op]] = [(m.NAME, m.run) for m in (
     drain_scratch, strengthen, merge, contradictions, decay, corrections, models, principles,
-    intentions, continuation, predictions, decisions, workflows, promotion, goal_safety,
+    intentions, continuation, profile, predictions, decisions, workflows, promotion, goal_safety,
     gate_tuning, index)]
 
 
@@ -82,11 +84,12 @@ class Consolidator:
     def __init__(self, config: PassConfig, *, llm: LLM, universal: Embedder, native: Embedder,
                  relevance: RelevanceScorer, rollover: Rollover, indexer: Indexer,
                  notes: NoteWriter, workflows: Workflows, decisions: DecisionTracker,
-                 models_op: ModelsOp, principles_op: PrinciplesOp) -> None:
+                 models_op: ModelsOp, principles_op: PrinciplesOp, profile: Profile) -> None:
         self.ctx = PassContext(
             config=config, llm=llm, universal=universal, native=native, relevance=relevance,
             rollover=rollover, indexer=indexer, notes=notes, workflows=workflows,
-            decisions=decisions, models_op=models_op, principles_op=principles_op)
+            decisions=decisions, models_op=models_op, principles_op=principles_op,
+            profile=profile)
         self.ops: list[tuple[str, Op]] = list(OPERATIONS)
 
     # the pass's models and config, as its callers read them
@@ -168,6 +171,9 @@ class Consolidator:
     def continuation(self, conn: psycopg.Connection[Any], now: datetime
                      ) -> dict[str, Any] | None:
         return continuation.run(self.ctx, conn, now)
+
+    def profile(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        return profile.run(self.ctx, conn, now)
 
     def predictions(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
         return predictions.run(self.ctx, conn, now)
