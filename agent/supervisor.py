@@ -2,7 +2,10 @@
 
 A crashed child is restarted with exponential backoff (reset once it has stayed up
 for [process] restart_stable_after_s). SIGINT/SIGTERM stop every child (SIGTERM,
-then SIGKILL after the grace period) and exit 0. One supervisor per database: an advisory lock.
+then SIGKILL after the grace period) and exit 0. One supervisor of the singleton workers
+(consolidate, idle) per database: an advisory lock. A supervisor of loop workers only
+(`cogd up --workers loop`) takes none: loops scale out, one `cogd up` per host against one
+database (the inbox claim keeps every message to one of them; docs/scaling.md).
 On the embedded server, a database that crashed (a killed postmaster) is started again at
 the next heartbeat, and Postgres recovers from its WAL as it starts; one stopped on
 purpose (`cogd down`) stays stopped.
@@ -39,6 +42,9 @@ from agent.heartbeat import Beater
 logger = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1
+# workers that any number of processes may run against one database: a loop claims each
+# inbox message under a lease (agent/inbox.py), and the schema allows one reply per message
+SCALE_OUT = frozenset({"loop"})
 
 
 def _die_with_parent(parent: int) -> Callable[[], None] | None:
@@ -90,6 +96,9 @@ class Supervisor:
         self.say = on_event or (lambda msg: logger.info("%s", msg))
         exe = [sys.executable, "-m", "agent.cli"]
         self.children = [Child(name=w, argv=[*exe, w]) for w in workers]
+        # the supervisor lock, unless it runs scale-out workers only (a second supervisor
+        # would run a singleton twice)
+        self.exclusive = not workers or not set(workers) <= SCALE_OUT
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -118,7 +127,8 @@ class Supervisor:
         proc_cfg = self.settings.process
         lock_conn = self._lock_connection()
         try:
-            locks.take(lock_conn, "up", command="cogd up")
+            if self.exclusive:
+                locks.take(lock_conn, "up", command="cogd up")
         except AlreadyRunning:
             lock_conn.close()
             raise
@@ -169,7 +179,8 @@ class Supervisor:
         except CogdError:
             return lock_conn  # still down; the next check tries again
         try:
-            locks.take(fresh, "up", command="cogd up")
+            if self.exclusive:
+                locks.take(fresh, "up", command="cogd up")
         except AlreadyRunning:
             # two supervisors would run every worker twice: this one gives way
             self.say("another `cogd up` took the supervisor lock while the database was "

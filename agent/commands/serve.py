@@ -118,8 +118,11 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
     local_loop: dict[str, Any] = {}
 
     @asynccontextmanager
-    async def lifespan(_: Any) -> AsyncIterator[None]:
+    async def lifespan(started: Any) -> AsyncIterator[None]:
         yield
+        console = getattr(started.state, "console", None)
+        if console is not None:  # the web console's pool (agent/commands/console)
+            console.close()
         pair = local_loop.get("worker")
         if pair:  # the loop thread this process started, if it did
             worker, thread = pair
@@ -405,6 +408,9 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
+    from agent.commands.console import mount
+
+    mount(app, settings, url, api)  # the web console under /ui (docs/console.md)
     return app
 
 
@@ -543,7 +549,7 @@ def serve(host: str, port: int) -> int:
     /v1/handoff, /v1/profile, /v1/mood, /v1/corrections, /v1/intentions, /healthz; OpenAPI
     at /docs.
     Every /v1 route needs a bearer token bound to a user (cogd token create --user
-    HANDLE)."""
+    HANDLE). The web console is at /ui (log in with such a token)."""
     import uvicorn
 
     from agent.commands.context import ready_url

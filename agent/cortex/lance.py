@@ -26,21 +26,31 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
 
 from agent.config import Settings
 from agent.errors import CogdError, InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 BLOCKS = "cortex_blocks"
 CLUSTERS = "cortex_clusters"
 ANTECHAMBER = "antechamber"
 ARCHIVE = "archive"
 TABLES = (BLOCKS, CLUSTERS, ANTECHAMBER, ARCHIVE)
-TS = pa.timestamp("us", tz="UTC")
+# pyarrow (about a second to import) is imported where a schema or a table is built: a
+# process that only checks whether the cortex exists (`cogd recall`, `cogd hook` before the
+# first night cycle) never loads it
+
+
+def _ts() -> pa.DataType:
+    import pyarrow as pa
+
+    return pa.timestamp("us", tz="UTC")
 
 
 def cortex_uri(settings: Settings) -> str:
@@ -110,10 +120,15 @@ class CortexOpenError(CogdError):
 
 
 def _vec(dim: int) -> pa.DataType:
+    import pyarrow as pa
+
     return pa.list_(pa.float32(), dim)
 
 
 def block_schema(universal_dim: int, native_dim: int, archive: bool = False) -> pa.Schema:
+    import pyarrow as pa
+
+    ts = _ts()
     fields = [
         ("block_id", pa.string()), ("kind", pa.string()), ("session_id", pa.string()),
         ("user_id", pa.string()), ("user_tier", pa.string()), ("run_id", pa.int64()),
@@ -125,32 +140,38 @@ def block_schema(universal_dim: int, native_dim: int, archive: bool = False) -> 
         ("citations", pa.string()), ("preoccupation_centroid_id", pa.string()),
         ("parent_metablock_id", pa.string()), ("continues_from", pa.string()),
         ("continued_by", pa.string()), ("session_continuity_flag", pa.bool_()),
-        ("arc_start_time", TS), ("arc_end_time", TS), ("created_at", TS),
-        ("migrated_at", TS), ("last_accessed", TS), ("vector_history", pa.string()),
+        ("arc_start_time", ts), ("arc_end_time", ts), ("created_at", ts),
+        ("migrated_at", ts), ("last_accessed", ts), ("vector_history", pa.string()),
     ]
     if archive:
-        fields.append(("archived_at", TS))
+        fields.append(("archived_at", ts))
     return pa.schema(fields)
 
 
 def cluster_schema(universal_dim: int) -> pa.Schema:
+    import pyarrow as pa
+
+    ts = _ts()
     return pa.schema([
         ("cluster_id", pa.string()), ("level", pa.int32()), ("parent_cluster_id", pa.string()),
         ("centroid", _vec(universal_dim)), ("summary_vector", _vec(universal_dim)),
         ("summary_text", pa.string()), ("summarizer", pa.string()),
         ("member_ids", pa.string()), ("member_count", pa.int32()), ("leaf_count", pa.int32()),
-        ("run_id", pa.int64()), ("created_at", TS),
+        ("run_id", pa.int64()), ("created_at", ts),
     ])
 
 
 def antechamber_schema(universal_dim: int) -> pa.Schema:
+    import pyarrow as pa
+
+    ts = _ts()
     return pa.schema([
         ("entry_id", pa.string()), ("implicit_question_embedding", _vec(universal_dim)),
         ("question_text", pa.string()), ("source_content_summary", pa.string()),
         ("source_session_id", pa.string()), ("source_block_id", pa.string()),
-        ("source_timestamp", TS), ("cluster_id", pa.string()),
-        ("cluster_density", pa.float64()), ("created_at", TS),
-        ("promoted_to_centroid", pa.bool_()), ("promotion_date", TS),
+        ("source_timestamp", ts), ("cluster_id", pa.string()),
+        ("cluster_density", pa.float64()), ("created_at", ts),
+        ("promoted_to_centroid", pa.bool_()), ("promotion_date", ts),
         ("centroid_id", pa.string()),
     ])
 
@@ -281,6 +302,8 @@ class LanceCortex:
         if not rows:
             return 0
         tbl = self.table(name)
+        import pyarrow as pa
+
         data = pa.Table.from_pylist(list(rows), schema=self.schema(name))
         with self._writing():
             (tbl.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
@@ -289,6 +312,8 @@ class LanceCortex:
 
     def replace(self, name: str, rows: Sequence[dict[str, Any]]) -> int:
         """Overwrite a derived table (the RAPTOR tree is rebuilt each night)."""
+        import pyarrow as pa
+
         data = pa.Table.from_pylist(list(rows), schema=self.schema(name))
         with self._writing():
             self._tables[name] = self.db.create_table(name, data=data, mode="overwrite")

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
 from psycopg import sql
 
 import migrations
@@ -17,11 +15,16 @@ from agent.config import Settings
 from agent.db.connect import connect
 from agent.domain.tables import need
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 logger = logging.getLogger(__name__)
 MIGRATE_LOCK_KEY = 0x636F6764  # "cogd": one migration at a time per database
 
 
 def alembic_config(url: str, settings: Settings) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(Path(migrations.__file__).parent))
     cfg.attributes["settings"] = settings
@@ -29,11 +32,43 @@ def alembic_config(url: str, settings: Settings) -> Config:
     return cfg
 
 
+# a revision file's `revision: str = "..."` and `down_revision: str | None = ...` lines
+_REVISION_LINE = re.compile(r'^(revision|down_revision)\s*(?::[^=]*)?=\s*(?:"([^"]*)"|None)\s*$',
+                            re.MULTILINE)
+
+
 def head_revision() -> str:
+    """The newest revision, read from migrations/versions without importing alembic (most
+    commands only check that the schema is at head, and alembic's import costs about half
+    a second of every CLI call); alembic's own answer when the files do not name one head
+    plainly (tests/unit/test_migrate_head.py compares the two)."""
+    return _scanned_head() or alembic_head_revision()
+
+
+def alembic_head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory(str(Path(migrations.__file__).parent))
     head = script.get_current_head()
     assert head is not None
     return head
+
+
+def _scanned_head() -> str | None:
+    """The one revision no other revision names as its down_revision, or None when a file
+    does not say both plainly (a branch, a merge, another shape)."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in (Path(migrations.__file__).parent / "versions").glob("*.py"):
+        found = dict((m.group(1), m.group(2)) for m in
+                     _REVISION_LINE.finditer(path.read_text(encoding="utf-8")))
+        if not found.get("revision") or "down_revision" not in found:
+            return None
+        revisions.add(str(found["revision"]))
+        if found["down_revision"] is not None:
+            parents.add(str(found["down_revision"]))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
 
 
 def current_revision(conn: psycopg.Connection[Any]) -> str | None:
@@ -69,6 +104,8 @@ def upgrade(url: str, settings: Settings, revision: str = "head") -> None:
             record_boundaries(conn, settings)
             set_app_password(conn)
             return
+        from alembic import command
+
         try:
             command.upgrade(alembic_config(url, settings), revision)
         except Exception as exc:
@@ -141,4 +178,6 @@ def record_boundaries(conn: psycopg.Connection[Any], settings: Settings) -> None
 
 
 def downgrade(url: str, settings: Settings, revision: str = "base") -> None:
+    from alembic import command
+
     _locked(url, lambda _conn: command.downgrade(alembic_config(url, settings), revision))

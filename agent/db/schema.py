@@ -20,6 +20,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Identity,
     Index,
     Integer,
@@ -901,6 +902,34 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         CheckConstraint("token_hash ~ '^[0-9a-f]{64}$'", name="ck_api_tokens_hash"),
         Index("uq_api_tokens_hash", "token_hash", unique=True),
         Index("ix_api_tokens_user", "user_id"),
+        # revision 0027: what console_sessions' (token_id, user_id) foreign key points at
+        Index("uq_api_tokens_token_user", "token_id", "user_id", unique=True),
+    )
+    Table(  # revision 0027: web console logins (agent/commands/console), the secret hashed
+        "console_sessions",
+        md,
+        _uuid_pk("session_id"),
+        Column("secret_hash", Text, nullable=False),
+        Column("token_id", UUID(as_uuid=True), nullable=False),
+        Column("user_id", UUID(as_uuid=True), nullable=False),
+        Column("csrf_secret", Text, nullable=False),
+        _ts(),
+        Column("expires_at", DateTime(timezone=True), nullable=False),
+        _ts("revoked_at", nullable=True),
+        Column("ended_by", Text),
+        Column("user_agent", Text, nullable=False, server_default=""),
+        ForeignKeyConstraint(["token_id", "user_id"],
+                             ["api_tokens.token_id", "api_tokens.user_id"],
+                             name="fk_console_sessions_token_user"),
+        CheckConstraint("secret_hash ~ '^[0-9a-f]{64}$'", name="ck_console_sessions_hash"),
+        CheckConstraint("length(csrf_secret) >= 32", name="ck_console_sessions_csrf"),
+        CheckConstraint("expires_at > created_at", name="ck_console_sessions_expiry"),
+        CheckConstraint("(revoked_at IS NULL) = (ended_by IS NULL) AND "
+                        "(ended_by IS NULL OR ended_by IN ('logout', 'operator'))",
+                        name="ck_console_sessions_ended"),
+        Index("uq_console_sessions_hash", "secret_hash", unique=True),
+        Index("ix_console_sessions_token", "token_id"),
+        Index("ix_console_sessions_user", "user_id"),
     )
     # each term's document frequency, kept by the same triggers (revision 0012)
     Table(

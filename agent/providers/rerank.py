@@ -29,7 +29,7 @@ def reranker_cache_dir(settings: Settings) -> Path:
 def flashrank_model_file(model: str, cache_dir: Path) -> tuple[Path | None, str | None]:
     """The model's ONNX file if present, else None and why not."""
     try:
-        from flashrank.Config import listwise_rankers, model_file_map
+        listwise_rankers, model_file_map = _flashrank_names()
     except ImportError as exc:
         return None, f"disabled: flashrank is not installed ({exc})"
     if model not in model_file_map or model in listwise_rankers:
@@ -42,6 +42,28 @@ def flashrank_model_file(model: str, cache_dir: Path) -> tuple[Path | None, str 
             f"{FLASHRANK_URL.format(model)} into that directory (cogd never downloads it)"
         )
     return path, None
+
+
+def _flashrank_names() -> tuple[Any, Any]:
+    """FlashRank's listwise rankers and model files (flashrank/Config.py, which imports
+    nothing), read without importing the package: its __init__ imports the Ranker and
+    onnxruntime, most of a second that every `cogd recall` and `cogd hook` paid to learn
+    that the model is not on disk."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("flashrank")
+    where = spec.submodule_search_locations if spec is not None else None
+    if not where:
+        raise ImportError("no module named 'flashrank'")
+    config = importlib.util.spec_from_file_location("cogd_flashrank_config",
+                                                    Path(next(iter(where))) / "Config.py")
+    if config is None or config.loader is None:
+        from flashrank.Config import listwise_rankers, model_file_map
+
+        return listwise_rankers, model_file_map
+    module = importlib.util.module_from_spec(config)
+    config.loader.exec_module(module)
+    return module.listwise_rankers, module.model_file_map
 
 
 def reranker_status(settings: Settings) -> str:

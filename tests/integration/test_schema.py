@@ -27,6 +27,7 @@ TABLES = {
     "problem_queue", "self_test_runs", "self_test_items", "night_briefs",
     "claims",  # revision 0022
     "profile_claims",  # revision 0024
+    "console_sessions",  # revision 0027
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",

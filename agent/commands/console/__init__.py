@@ -1,0 +1,110 @@
+"""The web console: `cogd serve` serves it under /ui (issue 44; docs/console.md).
+
+Server-rendered HTML (Jinja2, autoescaped) over the same MemoryAPI and tokens as the
+HTTP API: a token logs in (`POST /ui/login`, form field `token`), a server-side session
+(console_sessions, revision 0027) in an HttpOnly, SameSite=Strict cookie on /ui keeps
+it, and every page shows the token's user only. `mount(app, settings, url, api)` adds it
+to the FastAPI app `build_app` makes (agent/commands/serve.py).
+
+A page is a module with `register(ui: UI)` (agent/commands/console/core.py) listed in
+PAGES; /work/notes/console-interface.md for the helpers building on it.
+"""
+
+from __future__ import annotations
+
+import logging
+from types import ModuleType
+from typing import Any
+
+from agent.commands.console import auth, pages
+from agent.commands.console.core import (
+    HEADERS,
+    STATIC,
+    UI,
+    Console,
+    ConsoleError,
+    LoginRequired,
+    View,
+    Viewer,
+    login_redirect,
+)
+
+log = logging.getLogger("agent.console")
+
+__all__ = ["PAGES", "UI", "Console", "ConsoleError", "View", "Viewer", "mount"]
+
+# each adds its routes and its navigation entry, in this order
+PAGES: tuple[ModuleType, ...] = (pages,)
+
+
+def mount(app: Any, settings: Any, url: str, api: Any) -> Console:
+    """Add the console to `app`: /ui/login and /ui/logout, /ui/static, every page of
+    PAGES, HTML error pages for /ui paths, and the security headers of every /ui
+    response. The console's pool closes with `Console.close()` (serve's lifespan)."""
+    from fastapi import Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import RedirectResponse, Response
+    from fastapi.staticfiles import StaticFiles
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    console = Console(settings, url, api)
+    app.state.console = console
+    ui = UI(console)
+    for page in PAGES:
+        page.register(ui)
+
+    @ui.router.get("", include_in_schema=False)
+    def home(view: Viewer) -> Response:
+        return RedirectResponse("/ui/timeline", status_code=303)
+
+    app.mount("/ui/static", StaticFiles(directory=str(STATIC)), name="console-static")
+    app.include_router(auth.router())
+    app.include_router(ui.router)
+
+    def is_ui(request: Request) -> bool:
+        return request.url.path == "/ui" or request.url.path.startswith("/ui/")
+
+    def page_error(request: Request, status: int, message: str) -> Response:
+        view = getattr(request.state, "view", None)
+        return console.render(request, "error.html", view, status=status,
+                              title=f"{status}", message=message)
+
+    @app.exception_handler(LoginRequired)
+    async def login_required(request: Request, _: LoginRequired) -> Response:
+        if request.method in ("GET", "HEAD"):
+            return login_redirect(request)
+        return console.render(request, "login.html", None, status=401, title="Log in",
+                              error="log in first: this console session has ended",
+                              next=None)
+
+    @app.exception_handler(ConsoleError)
+    async def console_error(request: Request, exc: ConsoleError) -> Response:
+        return page_error(request, exc.status, exc.message)
+
+    # the API's JSON handlers stay the API's; a /ui path gets an HTML page instead
+    def html_on_ui(exc_class: Any, status_of: Any, message_of: Any) -> None:
+        json_handler = app.exception_handlers.get(exc_class)
+
+        async def handler(request: Request, exc: Exception) -> Response:
+            if is_ui(request) or json_handler is None:
+                if status_of(exc) >= 500:
+                    log.exception("console: %s failed", request.url.path)
+                return page_error(request, status_of(exc), message_of(exc))
+            return await json_handler(request, exc)  # type: ignore[no-any-return]
+
+        app.add_exception_handler(exc_class, handler)
+
+    html_on_ui(StarletteHTTPException, lambda e: e.status_code,
+               lambda e: "no such page" if e.status_code == 404 else str(e.detail))
+    html_on_ui(RequestValidationError, lambda e: 400, lambda e: "a bad value in the request")
+    html_on_ui(Exception, lambda e: 500, lambda e: f"internal error: {e.__class__.__name__}")
+
+    @app.middleware("http")
+    async def headers(request: Request, call_next: Any) -> Any:
+        response = await call_next(request)
+        if is_ui(request):
+            for name, value in HEADERS.items():
+                response.headers.setdefault(name, value)
+        return response
+
+    return console

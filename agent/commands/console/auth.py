@@ -1,0 +1,67 @@
+"""Logging in and out of the console.
+
+`GET /ui/login`: the token form. `POST /ui/login` with the form field `token` (an API
+token, `cogd token create --user HANDLE`) alone logs in, scripts too: a live token opens
+a console session, sets its cookie and answers 303 to `next` (a /ui path) or
+/ui/timeline; an unknown or revoked token answers 401 with the form and the error, and
+sets no cookie. There is no CSRF field to send before a session exists; a browser's
+login from another site (Origin or Sec-Fetch-Site) is refused with 403.
+`POST /ui/logout` (a page's button, with the CSRF field) ends the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import RedirectResponse, Response
+
+from agent.commands.console.core import (
+    COOKIE,
+    Viewer,
+    clear_cookie,
+    console_of,
+    safe_next,
+    same_site,
+    set_cookie,
+)
+
+
+def router() -> APIRouter:
+    """/ui/login (no session needed) and /ui/logout (behind the guard)."""
+    made = APIRouter(prefix="/ui", include_in_schema=False)
+
+    @made.get("/login")
+    async def login_form(request: Request, next: str | None = None) -> Response:
+        console = console_of(request)
+        secret = request.cookies.get(COOKIE, "")
+        if secret and await asyncio.to_thread(console.find, secret) is not None:
+            return RedirectResponse(safe_next(next), status_code=303)
+        return console.render(request, "login.html", None, title="Log in", error=None,
+                              next=safe_next(next))
+
+    @made.post("/login")
+    async def login(request: Request, token: str = Form(default=""),
+                    next: str | None = Form(default=None)) -> Response:
+        same_site(request)
+        console = console_of(request)
+        token = token.strip()
+        caller = await asyncio.to_thread(console.api.authenticate, token) if token else None
+        if caller is None:
+            return console.render(
+                request, "login.html", None, status=401, title="Log in", next=safe_next(next),
+                error="unknown or revoked token" if token else "enter a token")
+        secret, _ = await asyncio.to_thread(console.open, caller,
+                                            request.headers.get("user-agent", ""))
+        response = RedirectResponse(safe_next(next), status_code=303)
+        set_cookie(response, request, secret, console.session_seconds)
+        return response
+
+    @made.post("/logout")  # Viewer: the guard checks the session and the CSRF field
+    async def logout(request: Request, view: Viewer) -> Response:
+        await asyncio.to_thread(console_of(request).end, view.session)
+        response = RedirectResponse("/ui/login", status_code=303)
+        clear_cookie(response, request)
+        return response
+
+    return made

@@ -1,0 +1,67 @@
+-- The web console (`cogd serve` /ui, agent/commands/console; revision 0027). Every read
+-- names the caller's user: a console page never shows another user's rows.
+
+-- name: console_session_insert
+-- a login: the session's secret is stored hashed; (token_id, user_id) must be the token's
+-- own pair (foreign key) and the token live (trigger)
+INSERT INTO console_sessions (secret_hash, token_id, user_id, csrf_secret, expires_at,
+                              user_agent)
+VALUES (%(secret_hash)s, %(token_id)s, %(user_id)s, %(csrf)s,
+        now() + make_interval(secs => %(seconds)s), %(user_agent)s)
+RETURNING session_id, expires_at;
+
+-- name: console_session_lookup
+-- the live session of a cookie: not ended, not expired, and its token not revoked
+SELECT s.session_id, s.token_id, s.user_id, u.handle, t.operator, s.csrf_secret,
+       s.expires_at
+FROM console_sessions s
+JOIN api_tokens t ON t.token_id = s.token_id
+JOIN users u ON u.user_id = s.user_id
+WHERE s.secret_hash = %(secret_hash)s AND s.revoked_at IS NULL AND s.expires_at > now()
+  AND t.revoked_at IS NULL;
+
+-- name: console_session_end
+UPDATE console_sessions SET revoked_at = now(), ended_by = %(how)s
+WHERE session_id = %(session_id)s AND revoked_at IS NULL
+RETURNING session_id;
+
+-- name: console_timeline
+-- the user's turns, newest first, one page after the (created_at, entry_id) cursor, with
+-- their session and the memory made from each (an active one first), if any
+SELECT d.entry_id, d.session_id, s.channel, s.started_at, s.external_id, d.role,
+       d.speaker, d.content, d.created_at, d.message_type,
+       (SELECT m.memory_id FROM memories m
+        WHERE m.source_entry_id = d.entry_id AND m.user_id = %(user_id)s
+        ORDER BY (m.status = 'active') DESC, m.created_at LIMIT 1) AS memory_id
+FROM day_table d JOIN sessions s ON s.session_id = d.session_id
+WHERE d.user_id = %(user_id)s
+  AND (%(before)s::timestamptz IS NULL
+       OR (d.created_at, d.entry_id) < (%(before)s::timestamptz, %(before_id)s::uuid))
+ORDER BY d.created_at DESC, d.entry_id DESC
+LIMIT %(limit)s;
+
+-- name: console_memories_of_turns
+-- the memory made from each of these turns (the user's own; an active one first)
+SELECT DISTINCT ON (m.source_entry_id) m.source_entry_id, m.memory_id
+FROM memories m
+WHERE m.source_entry_id = ANY(%(entry_ids)s::uuid[]) AND m.user_id = %(user_id)s
+ORDER BY m.source_entry_id, (m.status = 'active') DESC, m.created_at;
+
+-- name: console_memory_detail
+-- what the memory page shows beside MemoryAPI.memory: use, decay and evidence
+SELECT access_count, last_accessed, written_at, metadata->>'decayed_at', landmark,
+       confidence, evidence_count, updated_at, emotion
+FROM memories WHERE memory_id = %(memory_id)s AND user_id = %(user_id)s;
+
+-- name: console_memory_links
+-- a memory's links both ways; the other end's text only when it is the user's or of no
+-- user (an insight merged across users shows that it exists, not what it says)
+SELECT l.link_type, l.strength, l.created_at,
+       CASE WHEN l.source_id = %(memory_id)s THEN 'out' ELSE 'in' END AS direction,
+       o.memory_id, o.memory_type, o.status,
+       CASE WHEN o.user_id IS NULL OR o.user_id = %(user_id)s THEN o.content END AS content
+FROM memory_links l
+JOIN memories o ON o.memory_id = CASE WHEN l.source_id = %(memory_id)s THEN l.target_id
+                                      ELSE l.source_id END
+WHERE l.source_id = %(memory_id)s OR l.target_id = %(memory_id)s
+ORDER BY l.created_at, l.id;

@@ -1,0 +1,255 @@
+"""The web console (issue 44): cogd serve's own app on a real Postgres, driven over HTTP
+as a browser would (form posts, the session cookie), without a browser: login with a
+token, the session cookie's attributes, the login page for a request without a session,
+CSRF on every action, escaping, the timeline and its search, a memory's page and chain,
+forget, and one user's session seeing none of another user's memories."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from agent.config import Settings
+from tests.integration.console_client import console_app, csrf_of, fresh, login
+
+LOCKER = "My locker code is 4512."
+
+
+def _cookie_header(response: Any) -> str:
+    cookies = [v for k, v in response.headers.multi_items() if k == "set-cookie"]
+    assert len(cookies) == 1, cookies
+    return cookies[0]
+
+
+def test_login_with_a_token_sets_a_strict_cookie_and_logout_or_revoking_ends_it(
+        settings: Settings, db_url: str) -> None:
+    from fastapi.testclient import TestClient
+
+    from agent.db.connect import connect
+    from agent.services.access.tokens import revoke
+
+    with console_app(settings, db_url) as (http, _, tokens):
+        # no session: a page sends the browser to the login form, an action gets it (401)
+        for path in ("/ui", "/ui/timeline", "/ui/memory/" + str(uuid.uuid4())):
+            got = http.get(path, follow_redirects=False)
+            assert got.status_code == 303, (path, got.status_code)
+            assert got.headers["location"].startswith("/ui/login?next=/ui")
+        form = http.get("/ui/login")
+        assert form.status_code == 200 and 'name="token"' in form.text
+        assert "csrf" not in form.text  # logged out: no session, no CSRF secret
+        refused = http.post("/ui/logout", data={"csrf": "x"}, follow_redirects=False)
+        assert refused.status_code == 401 and 'name="token"' in refused.text
+        # a bad token: the form again with the error, and no cookie
+        for token, error in (("cogd_nottoken", "unknown or revoked token"),
+                             ("", "enter a token")):
+            bad = http.post("/ui/login", data={"token": token}, follow_redirects=False)
+            assert bad.status_code == 401 and error in bad.text
+            assert "set-cookie" not in bad.headers and not http.cookies
+        # the token alone logs in (a script's form post)
+        ok = http.post("/ui/login", data={"token": tokens["alice"]}, follow_redirects=False)
+        assert ok.status_code == 303 and ok.headers["location"] == "/ui/timeline"
+        cookie = _cookie_header(ok)
+        attrs = {a.strip().split("=")[0].lower(): a.strip() for a in cookie.split(";")[1:]}
+        assert "httponly" in attrs and attrs["samesite"].lower() == "samesite=strict"
+        assert attrs["path"] == "Path=/ui" and "secure" not in attrs  # plain http here
+        secret = cookie.split(";")[0].split("=", 1)[1]
+        page = http.get("/ui/timeline")
+        assert page.status_code == 200 and '<span class="who" id="who">alice</span>' in page.text
+        for name in ("Content-Security-Policy", "X-Frame-Options", "Cache-Control"):
+            assert name in page.headers
+        assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+        with psycopg.connect(db_url) as conn:
+            rows = conn.execute("SELECT secret_hash, csrf_secret, ended_by FROM "
+                                "console_sessions").fetchall()
+        assert rows == [(hashlib.sha256(secret.encode()).hexdigest(), csrf_of(page.text),
+                         None)]  # only the secret's hash is kept
+        assert http.get("/ui/login", follow_redirects=False).headers["location"] == (
+            "/ui/timeline")  # logged in already
+        # logout is an action: without its CSRF field it is refused and changes nothing
+        assert http.post("/ui/logout", data={}).status_code == 403
+        assert http.get("/ui/timeline", follow_redirects=False).status_code == 200
+        out = http.post("/ui/logout", data={"csrf": csrf_of(page.text)},
+                        follow_redirects=False)
+        assert out.status_code == 303 and out.headers["location"] == "/ui/login"
+        assert 'cogd_console=""' in _cookie_header(out) or "Max-Age=0" in _cookie_header(out)
+        http.cookies.set("cogd_console", secret, path="/ui")  # the old cookie, kept anyway
+        assert http.get("/ui/timeline", follow_redirects=False).status_code == 303
+        # a revoked token ends its sessions
+        login(http, tokens["alice"])
+        assert http.get("/ui/timeline", follow_redirects=False).status_code == 200
+        with connect(db_url, autocommit=True) as conn:
+            revoke(conn, tokens["alice"][:12], "tester")
+        assert http.get("/ui/timeline", follow_redirects=False).status_code == 303
+        assert http.post("/ui/login", data={"token": tokens["alice"]}).status_code == 401
+        # next: a /ui path of this server only
+        went = http.post("/ui/login", data={"token": tokens["bob"], "next": "/ui/memory/x"},
+                         follow_redirects=False)
+        assert went.headers["location"] == "/ui/memory/x"
+        fresh(http)
+        away = http.post("/ui/login", data={"token": tokens["bob"],
+                                            "next": "https://evil.example/ui/"},
+                         follow_redirects=False)
+        assert away.headers["location"] == "/ui/timeline"
+        # a browser's login posted from another site is refused (login CSRF)
+        fresh(http)
+        cross = http.post("/ui/login", data={"token": tokens["bob"]},
+                          headers={"Origin": "https://evil.example"}, follow_redirects=False)
+        assert cross.status_code == 403 and "set-cookie" not in cross.headers
+        # over https the cookie is Secure
+        with TestClient(http.app, base_url="https://testserver") as tls:
+            made = tls.post("/ui/login", data={"token": tokens["bob"]},
+                            follow_redirects=False)
+            assert made.status_code == 303
+            assert "secure" in _cookie_header(made).lower()
+        with psycopg.connect(db_url) as conn:
+            actions = [r[0] for r in conn.execute(
+                "SELECT action FROM audit_log WHERE action LIKE 'console_%' ORDER BY id")]
+        assert actions.count("console_login") == 5 and actions.count("console_logout") == 1
+
+
+def test_the_schema_keeps_a_session_to_its_tokens_user_and_live_token(
+        settings: Settings, db_url: str) -> None:
+    from agent.db.connect import connect
+    from agent.services.access.tokens import revoke
+
+    with console_app(settings, db_url) as (_, _api, tokens), \
+            connect(db_url, autocommit=True) as conn:
+        ids = dict(conn.execute("SELECT u.handle, t.token_id FROM api_tokens t "
+                                "JOIN users u USING (user_id)").fetchall())
+        users = dict(conn.execute("SELECT handle, user_id FROM users").fetchall())
+        insert = ("INSERT INTO console_sessions (secret_hash, token_id, user_id, csrf_secret, "
+                  "expires_at) VALUES (%s, %s, %s, %s, now() + interval '1 hour')")
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):  # bob's token, alice's rows
+            conn.execute(insert, ("a" * 64, ids["bob"], users["alice"], "c" * 43))
+        with pytest.raises(psycopg.errors.CheckViolation, match="ck_console_sessions_hash"):
+            conn.execute(insert, ("the secret itself", ids["bob"], users["bob"], "c" * 43))
+        revoke(conn, tokens["bob"][:12], "tester")
+        with pytest.raises(psycopg.errors.CheckViolation, match="is revoked"):
+            conn.execute(insert, ("b" * 64, ids["bob"], users["bob"], "c" * 43))
+        assert conn.execute("SELECT count(*) FROM console_sessions").fetchone() == (0,)
+
+
+def test_search_a_memory_its_chain_and_forget_it_with_csrf(settings: Settings,
+                                                           db_url: str) -> None:
+    with console_app(settings, db_url) as (http, api, tokens):
+        mid = api.remember(LOCKER)["memory_id"]
+        api.remember("The train to Porto leaves at 7:15 on Fridays.")
+        csrf = login(http, tokens["alice"])
+        page = http.get("/ui/timeline").text
+        today = datetime.now(UTC).date().isoformat()
+        assert f"<h2>{today}</h2>" in page and LOCKER in page and "Porto" in page
+        assert page.index("Porto") < page.index(LOCKER)  # newest first
+        assert f'href="/ui/memory/{mid}"' in page  # the turn links its memory
+        found = http.get("/ui/timeline", params={"q": "What is my locker code?"}).text
+        results = found[found.index('id="results"'):found.index('id="days"')]
+        assert "strong_match" in results and "4512" in results
+        assert f'href="/ui/memory/{mid}"' in results
+        assert today in results  # the hit's date
+        memory = http.get(f"/ui/memory/{mid}")
+        assert memory.status_code == 200
+        text = memory.text
+        assert f'<p class="text" id="memory-text">{LOCKER}</p>' in text
+        assert 'id="importance">' in text and "importance x0.5 on or after" in text
+        chain = text[text.index('id="chain"'):text.index('id="links"')]
+        assert "turn " in chain and LOCKER in chain  # the memory's turn
+        confirm = http.get(f"/ui/memory/{mid}/forget").text
+        assert f'<code id="forget-id">{mid}</code>' in confirm and LOCKER in confirm
+        assert csrf_of(confirm) == csrf
+        # without the CSRF field, with a wrong one, or from another site: 403, kept
+        for data, headers in (({}, {}), ({"csrf": "x" * 43}, {}),
+                              ({"csrf": csrf[:-1]}, {}),
+                              ({"csrf": csrf}, {"Origin": "https://evil.example"}),
+                              ({"csrf": csrf}, {"Sec-Fetch-Site": "cross-site"})):
+            refused = http.post(f"/ui/memory/{mid}/forget", data=data, headers=headers)
+            assert refused.status_code == 403, (data, headers)
+            assert api.memory(mid) is not None
+        gone = http.post(f"/ui/memory/{mid}/forget", data={"csrf": csrf})
+        assert gone.status_code == 200 and 'id="forgotten"' in gone.text
+        assert "memories: 1" in gone.text and "4512" not in gone.text
+        assert http.get(f"/ui/memory/{mid}").status_code == 404
+        assert http.get(f"/ui/memory/{mid}/forget").status_code == 404
+        again = http.get("/ui/timeline", params={"q": "What is my locker code?"}).text
+        assert "4512" not in again and "Porto" in http.get("/ui/timeline").text
+        assert api.memory(mid) is None
+        with psycopg.connect(db_url) as conn:
+            assert conn.execute("SELECT count(*) FROM memories WHERE memory_id = %s",
+                                (mid,)).fetchone() == (0,)
+            assert conn.execute("SELECT count(*) FROM day_table WHERE content LIKE "
+                                "'%%4512%%'").fetchone() == (0,)
+            actor = conn.execute("SELECT actor FROM audit_log WHERE action = 'forget'"
+                                 ).fetchone()
+        assert actor is not None and actor[0].startswith("console:") and "alice" in actor[0]
+
+
+def test_pages_show_user_text_as_text(settings: Settings, db_url: str) -> None:
+    evil = "<script>alert(1)</script> and <img src=x onerror=alert(2)>"
+    with console_app(settings, db_url) as (http, api, tokens):
+        mid = api.remember(evil)["memory_id"]
+        login(http, tokens["alice"])
+        pages = [http.get("/ui/timeline").text,
+                 http.get("/ui/timeline", params={"q": evil}).text,
+                 http.get(f"/ui/memory/{mid}").text,
+                 http.get(f"/ui/memory/{mid}/forget").text]
+        for page in pages:
+            assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+            assert "<script>alert(1)" not in page and "<img src=x" not in page
+            assert "<script" not in page  # the console has no inline script at all
+        assert 'value="&lt;script&gt;alert(1)&lt;/script&gt;' in pages[1]  # the search box
+
+
+def test_a_second_users_session_sees_none_of_the_first_users_memories(
+        settings: Settings, db_url: str) -> None:
+    with console_app(settings, db_url) as (http, api, tokens):
+        mid = api.remember(LOCKER)["memory_id"]  # alice's
+        api.remember("Bob parks his bike behind the bakery.", user="bob")
+        csrf = login(http, tokens["bob"])
+        timeline = http.get("/ui/timeline").text
+        assert "bakery" in timeline and "4512" not in timeline and "locker" not in timeline
+        found = http.get("/ui/timeline", params={"q": "What is my locker code?"}).text
+        assert "4512" not in found and mid not in found
+        for path in (f"/ui/memory/{mid}", f"/ui/memory/{mid}/forget"):
+            got = http.get(path)
+            assert got.status_code == 404 and "4512" not in got.text
+        assert http.get("/ui/memory/not-a-uuid").status_code == 404
+        refused = http.post(f"/ui/memory/{mid}/forget", data={"csrf": csrf})
+        assert refused.status_code == 404 and "4512" not in refused.text
+        assert api.memory(mid, user="alice") is not None  # still alice's
+        login(http, tokens["alice"])
+        assert "4512" in http.get(f"/ui/memory/{mid}").text
+        assert "bakery" not in http.get("/ui/timeline").text
+
+
+def test_the_timeline_pages_by_turn_newest_first_grouped_by_day(settings: Settings,
+                                                                db_url: str) -> None:
+    with console_app(settings, db_url) as (http, _, tokens):
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            uid = conn.execute("SELECT user_id FROM users WHERE handle = 'alice'").fetchone()
+            assert uid is not None
+            sid = conn.execute("INSERT INTO sessions (user_id, channel) VALUES (%s, 'import') "
+                               "RETURNING session_id", uid).fetchone()
+            assert sid is not None
+            start = datetime(2026, 10, 1, 9, 0, tzinfo=UTC)
+            for i in range(70):  # 35 turns a day over two days
+                at = start + timedelta(days=i // 35, minutes=i)
+                conn.execute("INSERT INTO day_table (session_id, user_id, role, content, "
+                             "created_at) VALUES (%s, %s, 'user', %s, %s)",
+                             (sid[0], uid[0], f"note number {i:03d}", at))
+        login(http, tokens["alice"])
+        first = http.get("/ui/timeline").text
+        shown = re.findall(r"note number (\d{3})", first)
+        assert shown == [f"{i:03d}" for i in range(69, 19, -1)]  # 50, newest first
+        assert first.index("<h2>2026-10-02</h2>") < first.index("<h2>2026-10-01</h2>")
+        older = re.search(r'href="(/ui/timeline\?before=[^"]+)" id="older"', first)
+        assert older is not None
+        second = http.get(older.group(1).replace("&amp;", "&")).text
+        assert re.findall(r"note number (\d{3})", second) == [
+            f"{i:03d}" for i in range(19, -1, -1)]
+        assert 'id="older"' not in second and 'id="newest"' in second
+        assert http.get("/ui/timeline", params={"before": "yesterday",
+                                                "before_id": "x"}).status_code == 400
