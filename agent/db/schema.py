@@ -32,7 +32,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 
 # 'simple' is the language-agnostic text search configuration (no stemming, no stop words);
 # cogd_cjk_ngrams (revision 0003) adds CJK character bigrams so mixed-language text matches
@@ -60,6 +60,8 @@ MEMORY_STATUSES = ("active", "superseded", "archived")
 CLAIM_STATUSES = ("current", "retired")  # revision 0022 (agent/domain/claims.py)
 PROFILE_KINDS = ("name", "residence", "work", "person", "preference", "project")  # 0024
 LINK_TYPES = ("supersedes", "contradicts", "related")
+RESOLUTION_ACTIONS = ("keep_a", "keep_b", "merge")  # revision 0025 (seed 000 §4.5.3)
+MILESTONE_KINDS = ("first_mention", "decision", "move", "event")  # revision 0025
 THOUGHT_KINDS = (
     "self_prompt", "creative_impulse", "proactive_recall", "discarded",
     "internal_turn", "epiphany",  # revision 0014
@@ -326,6 +328,8 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_claims_slot_history", "user_id", "subject", "slot", "valid_from"),
         Index("ix_claims_retired_by", "retired_by"),
     )
+
+    _episodes_contradictions(md)
 
     Table(  # revision 0024: the user's profile, from their own words; a newer statement
         # on a slot retires the current one, kept (agent/services/memory/profile.py)
@@ -960,6 +964,77 @@ def _user_col() -> Column:
 
 def _entry_col(name: str) -> Column:
     return Column(name, UUID(as_uuid=True), ForeignKey("day_table.entry_id", ondelete="SET NULL"))
+
+
+def _episodes_contradictions(md: MetaData) -> None:
+    """Revision 0025: contradiction resolutions (seed 000 §4.5.3), episodes and milestones
+    (seed 000 §4.3, §4.6.3)."""
+    Table(  # one resolution per flagged link: a second resolve is refused by the key
+        "contradiction_resolutions", md, _serial_pk("resolution_id"),
+        Column("link_id", BigInteger, ForeignKey("memory_links.id", ondelete="CASCADE"),
+               nullable=False),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("action", Text, nullable=False),
+        Column("kept_id", UUID(as_uuid=True),
+               ForeignKey("memories.memory_id", ondelete="CASCADE"), nullable=False),
+        Column("superseded", ARRAY(UUID(as_uuid=True)), nullable=False),
+        Column("how", Text, nullable=False),
+        Column("actor", Text, nullable=False),
+        _ts(),
+        CheckConstraint(_in("action", RESOLUTION_ACTIONS),
+                        name="ck_contradiction_resolutions_action"),
+        CheckConstraint("cardinality(superseded) >= 1",
+                        name="ck_contradiction_resolutions_superseded"),
+        UniqueConstraint("link_id", name="uq_contradiction_resolutions_link"),
+    )
+    Table(
+        "episodes", md,
+        Column("episode_id", UUID(as_uuid=True), primary_key=True),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("session_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
+        Column("started_at", DateTime(timezone=True), nullable=False),
+        Column("ended_at", DateTime(timezone=True), nullable=False),
+        Column("title", Text, nullable=False),
+        Column("titled_by", Text, nullable=False),
+        Column("terms", ARRAY(Text), nullable=False, server_default=text("'{}'")),
+        Column("source_entry_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
+        Column("detector", Text, nullable=False),
+        Column("run_id", BigInteger, ForeignKey("night_cycle_runs.run_id")),
+        _ts(),
+        CheckConstraint("ended_at >= started_at", name="ck_episodes_span"),
+        Index("ix_episodes_user_started", "user_id", "started_at"),
+    )
+    Table(  # a block is in one episode at most
+        "episode_blocks", md,
+        Column("block_id", UUID(as_uuid=True),
+               ForeignKey("holographic_blocks.block_id", ondelete="CASCADE"),
+               primary_key=True),
+        Column("episode_id", UUID(as_uuid=True),
+               ForeignKey("episodes.episode_id", ondelete="CASCADE"), nullable=False),
+        Index("ix_episode_blocks_episode", "episode_id"),
+    )
+    Table(
+        "milestones", md, _uuid_pk("milestone_id"),
+        Column("episode_id", UUID(as_uuid=True),
+               ForeignKey("episodes.episode_id", ondelete="CASCADE"), nullable=False),
+        Column("user_id", UUID(as_uuid=True), ForeignKey("users.user_id")),
+        Column("kind", Text, nullable=False),
+        Column("key", Text, nullable=False),
+        Column("content", Text, nullable=False),
+        Column("at", DateTime(timezone=True), nullable=False),
+        Column("importance", Float, nullable=False),
+        Column("source_entry_id", UUID(as_uuid=True),
+               ForeignKey("day_table.entry_id", ondelete="SET NULL")),
+        Column("detector", Text, nullable=False),
+        _ts(),
+        CheckConstraint(_in("kind", MILESTONE_KINDS), name="ck_milestones_kind"),
+        CheckConstraint("importance >= 0 AND importance <= 1",
+                        name="ck_milestones_importance"),
+        # a first mention (or any milestone key) is recorded once per user
+        Index("ux_milestones_key", "user_id", "kind", "key", unique=True,
+              postgresql_nulls_not_distinct=True),
+        Index("ix_milestones_episode", "episode_id"),
+    )
 
 
 def _list_col(name: str, default: str = "[]") -> Column:

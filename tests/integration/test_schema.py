@@ -26,6 +26,7 @@ TABLES = {
     "cognitive_models", "model_evidence", "predictions", "principles", "workflows", "decisions",
     "problem_queue", "self_test_runs", "self_test_items", "night_briefs",
     "claims",  # revision 0022
+    "contradiction_resolutions", "episodes", "episode_blocks", "milestones",  # 0025
     "profile_claims",  # revision 0024
     "console_sessions",  # revision 0027
 }
