@@ -16,7 +16,7 @@ import logging
 from types import ModuleType
 from typing import Any
 
-from agent.commands.console import auth, pages
+from agent.commands.console import auth, health, mind, overnight, pages
 from agent.commands.console.core import (
     HEADERS,
     STATIC,
@@ -34,7 +34,7 @@ log = logging.getLogger("agent.console")
 __all__ = ["PAGES", "UI", "Console", "ConsoleError", "View", "Viewer", "mount"]
 
 # each adds its routes and its navigation entry, in this order
-PAGES: tuple[ModuleType, ...] = (pages,)
+PAGES: tuple[ModuleType, ...] = (pages, overnight, mind, health)
 
 
 def mount(app: Any, settings: Any, url: str, api: Any) -> Console:
