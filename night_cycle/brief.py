@@ -34,7 +34,7 @@ def _stage_lines(result: dict[str, Any]) -> list[str]:
     names = {"1": "flux detection", "2": "block formation", "3": "salience",
              "4": "compression", "5": "dual embedding", "6": "storage",
              "7": "cortex migration", "8": "RAPTOR clustering", "9": "day-table cleanup",
-             "10": "overnight thinking"}
+             "10": "overnight thinking", "11": "episodes and milestones"}
     lines = []
     for k, v in result["stages"].items():
         shown = {kk: vv for kk, vv in v.items() if kk not in ("artifact_sha256",)}

@@ -1,10 +1,11 @@
-"""The night-cycle run: one at a time (advisory lock), ten checkpointed stages (seed 001
-§8.2's nine, then seed 000 §9.5-9.6's overnight thinking), the morning briefs (the
+"""The night-cycle run: one at a time (advisory lock), eleven checkpointed stages (seed 001
+§8.2's nine, seed 000 §9.5-9.6's overnight thinking, and episodes and milestones, seed 000
+§4.3, which runs before the cleanup), the morning briefs (the
 operator's on disk, each user's own in night_briefs), one NOTIFY at the end.
 
 A run owns the day_table rows created before its start (its cutoff); its "now" is that
 start time too, so a resumed run judges ages exactly as the uninterrupted one would have.
-Stages 1, 3, 6, 7, 8 and 9 write the hippocampus in one transaction with their
+Stages 1, 3, 6, 7, 8, 9 and 11 write the hippocampus in one transaction with their
 checkpoint; stages 7 and 8 also write the cortex by key (upserts, derived ids) and are
 safe to repeat; stage 10 writes each result in a transaction of its own, under an id
 derived from what it is about (so a crash mid-stage never writes one twice). When the
@@ -48,6 +49,7 @@ from night_cycle.stages import (
     clustering,
     compression,
     embedding,
+    episodes,
     flux,
     migration,
     salience,
@@ -57,12 +59,14 @@ from night_cycle.stages import (
 
 logger = logging.getLogger(__name__)
 LOCK_NAME = "night-cycle"
+# in the order they run: stage 11 (episodes, issue 42) was added after the others and
+# keeps its number, but reads the turns the cleanup (9) may delete, so it runs before it
 STAGES: dict[int, ModuleType] = {
     1: flux, 2: blocks, 3: salience, 4: compression, 5: embedding, 6: storage,
-    7: migration, 8: clustering, 9: cleanup, 10: thinking,
+    7: migration, 8: clustering, 11: episodes, 9: cleanup, 10: thinking,
 }
 # stages 2-6 read the previous stage's artifact; these stand alone on the stores
-STANDALONE = (1, 7, 8, 9, 10)
+STANDALONE = (1, 7, 8, 9, 10, 11)
 
 
 class NightCycleStopped(CogdError):

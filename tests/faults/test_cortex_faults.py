@@ -363,7 +363,7 @@ def assert_resumed_to(proc: Any, url: str, cortex_dir: Path, expected: dict[str,
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["resumed"] and result["run_id"] == run_id
-    assert sorted(result["stages"], key=int) == [str(i) for i in range(1, 11)]
+    assert sorted(result["stages"], key=int) == [str(i) for i in range(1, 12)]
     got = {**pg_state(url), "cortex": cortex_state(cortex_dir),
            "migrated": result["stages"]["7"]["migrated"]}
     assert got == expected

@@ -129,7 +129,14 @@ def test_a_night_turns_the_day_table_into_blocks_cortex_clusters_and_cleans_by_t
     assert [json.loads(n.payload) for n in notes] == [{"type": "run_done",
                                                         "id": str(result["run_id"])}]
     stages = result["stages"]
-    assert sorted(stages, key=int) == [str(i) for i in range(1, 11)]
+    assert sorted(stages, key=int) == [str(i) for i in range(1, 12)]
+    # stage 11 (issue 42): every block of the run is in one episode, none twice
+    assert stages["11"]["episodes"] >= 1 and stages["11"]["blocks"] >= stages["11"]["episodes"]
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM holographic_blocks b WHERE NOT EXISTS "
+                            "(SELECT 1 FROM episode_blocks e WHERE e.block_id = b.block_id) "
+                            "AND b.flux_metrics->>'kind' IS DISTINCT FROM 'metablock'"
+                            ).fetchone() == (0,)
     assert stages["1"]["turns"] == 240 and stages["1"]["signals"] == {
         "embedding_novelty_proxy": 240}
     assert stages["4"]["summarizer"] == "extractive fallback (heuristic)"
