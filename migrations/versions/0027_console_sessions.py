@@ -8,10 +8,12 @@ user than its token's. `csrf_secret` is the value every console form carries in 
 hidden field (a POST without it or with another is refused).
 
 A session ends when it expires (`expires_at`), when its user logs out (`revoked_at`,
-`ended_by` 'logout'), or when its token is revoked: the lookup
-(agent/db/sql/console.sql, `console_session_lookup`) reads only sessions whose token is
-live, and a trigger refuses a session for a revoked token. Rows are kept after they
-end (revoked or expired), never deleted by cogd: they name who was logged in when.
+`ended_by` 'logout'), or when its token is revoked: a trigger on api_tokens ends the
+token's live sessions in the same statement (`ended_by` 'token_revoked'), another refuses
+a session for a revoked token, and the lookup (agent/db/sql/console.sql,
+`console_session_lookup`) reads only sessions whose token is live as well. Rows are kept
+after they end (revoked or expired), never deleted by cogd: they name who was logged in
+when.
 
 Revision ID: 0027_console_sessions
 Revises: 0026_bulk_import
@@ -43,6 +45,17 @@ BEGIN
 END $$;
 CREATE TRIGGER trg_console_sessions_live_token BEFORE INSERT ON console_sessions
 FOR EACH ROW EXECUTE FUNCTION cogd_console_session_live_token();
+
+CREATE OR REPLACE FUNCTION cogd_console_sessions_end_with_token() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE console_sessions SET revoked_at = NEW.revoked_at, ended_by = 'token_revoked'
+    WHERE token_id = NEW.token_id AND revoked_at IS NULL;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER trg_api_tokens_end_console_sessions AFTER UPDATE OF revoked_at ON api_tokens
+FOR EACH ROW WHEN (OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL)
+EXECUTE FUNCTION cogd_console_sessions_end_with_token();
 """
 
 
@@ -72,7 +85,7 @@ def upgrade() -> None:
         sa.CheckConstraint("length(csrf_secret) >= 32", name="ck_console_sessions_csrf"),
         sa.CheckConstraint("expires_at > created_at", name="ck_console_sessions_expiry"),
         sa.CheckConstraint("(revoked_at IS NULL) = (ended_by IS NULL) AND "
-                           "(ended_by IS NULL OR ended_by IN ('logout', 'operator'))",
+                           "(ended_by IS NULL OR ended_by IN ('logout', 'token_revoked'))",
                            name="ck_console_sessions_ended"),
     )
     op.create_index("uq_console_sessions_hash", "console_sessions", ["secret_hash"],
@@ -84,6 +97,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.execute("DROP TRIGGER IF EXISTS trg_api_tokens_end_console_sessions ON api_tokens")
+    op.execute("DROP FUNCTION IF EXISTS cogd_console_sessions_end_with_token()")
     op.drop_table("console_sessions")
     op.execute("DROP FUNCTION IF EXISTS cogd_console_session_live_token()")
     op.drop_index("uq_api_tokens_token_user", table_name="api_tokens")

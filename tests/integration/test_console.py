@@ -87,6 +87,10 @@ def test_login_with_a_token_sets_a_strict_cookie_and_logout_or_revoking_ends_it(
             revoke(conn, tokens["alice"][:12], "tester")
         assert http.get("/ui/timeline", follow_redirects=False).status_code == 303
         assert http.post("/ui/login", data={"token": tokens["alice"]}).status_code == 401
+        with psycopg.connect(db_url) as conn:  # the revoke ended the session in its row
+            ends = conn.execute("SELECT ended_by, revoked_at IS NOT NULL FROM console_sessions "
+                                "ORDER BY created_at").fetchall()
+        assert ends == [("logout", True), ("token_revoked", True)]
         # next: a /ui path of this server only
         went = http.post("/ui/login", data={"token": tokens["bob"], "next": "/ui/memory/x"},
                          follow_redirects=False)
