@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from agent.domain import timeref
+from agent.domain.tables import need
 
 EPISODE_HEURISTIC = "day/gap/topic-shift segmentation heuristic"
 TITLE_HEURISTIC = "salient-terms title heuristic"
@@ -106,19 +107,19 @@ class Segment:
 
 @dataclass(frozen=True)
 class EpisodeConfig:
-    gap_hours: float = 6.0
-    min_similarity: float = 0.2
-    title_terms: int = 3
-    event_importance: float = 0.85
+    """[night_cycle] episode_* and milestone_event_importance (stage 11)."""
+
+    gap_hours: float
+    min_similarity: float
+    title_terms: int
+    event_importance: float
 
     @classmethod
-    def from_table(cls, table: dict[str, Any]) -> EpisodeConfig:
-        return cls(gap_hours=float(table.get("episode_gap_hours", cls.gap_hours)),
-                   min_similarity=float(table.get("episode_min_similarity",
-                                                  cls.min_similarity)),
-                   title_terms=int(table.get("episode_title_terms", cls.title_terms)),
-                   event_importance=float(table.get("milestone_event_importance",
-                                                    cls.event_importance)))
+    def from_table(cls, table: Mapping[str, Any]) -> EpisodeConfig:
+        return cls(gap_hours=float(need(table, "episode_gap_hours")),
+                   min_similarity=float(need(table, "episode_min_similarity")),
+                   title_terms=int(need(table, "episode_title_terms")),
+                   event_importance=float(need(table, "milestone_event_importance")))
 
 
 def segment(pieces: Sequence[Piece], cfg: EpisodeConfig) -> list[Segment]:

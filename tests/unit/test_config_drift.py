@@ -21,6 +21,7 @@ from agent.domain.consolidation import ConsolidationConfig, SafetyConfig
 from agent.domain.contextual import IndexConfig
 from agent.domain.dmn import DmnConfig
 from agent.domain.emotion import EmotionConfig
+from agent.domain.episodes import EpisodeConfig
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.monitors import MonitorConfig
 from agent.domain.night_blocks import BlockConfig
@@ -73,6 +74,7 @@ BUILDERS: dict[type, Callable[[Callable[[str], Mapping[str, Any]]], Any]] = {
     BlockConfig: lambda t: BlockConfig.from_table(t("night_cycle")),
     FluxConfig: lambda t: FluxConfig.from_table(t("night_cycle")),
     SalienceConfig: lambda t: SalienceConfig.from_table(t("night_cycle")),
+    EpisodeConfig: lambda t: EpisodeConfig.from_table(t("night_cycle")),  # issue 42
     IdentityConfig: lambda t: IdentityConfig.from_tables(t("identity"), t("context"),
                                                          t("goals")),
     ModelConfig: lambda t: ModelConfig.from_table(t("cognitive_models")),
