@@ -257,3 +257,48 @@ def test_the_timeline_pages_by_turn_newest_first_grouped_by_day(settings: Settin
         assert 'id="older"' not in second and 'id="newest"' in second
         assert http.get("/ui/timeline", params={"before": "yesterday",
                                                 "before_id": "x"}).status_code == 400
+
+
+def test_an_insights_page_shows_its_sources_and_turns_and_links_without_other_users_text(
+        settings: Settings, db_url: str) -> None:
+    with console_app(settings, db_url) as (http, api, tokens):
+        m1 = api.remember("I swim at the lake on Mondays.")["memory_id"]
+        m2 = api.remember("I swim at the lake on Thursdays.")["memory_id"]
+        theirs = api.remember("Bob's boat is called Marlin.", user="bob")["memory_id"]
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            row = conn.execute(
+                "INSERT INTO memories (user_id, memory_type, content, importance) "
+                "SELECT user_id, 'insight', 'Alice swims at the lake twice a week.', 0.7 "
+                "FROM users WHERE handle = 'alice' RETURNING memory_id").fetchone()
+            shared = conn.execute(  # made as alice's, then of no user (as a shared fact)
+                "UPDATE memories SET user_id = NULL WHERE memory_id = %s RETURNING memory_id",
+                (api.remember("The lake closes in November.")["memory_id"],)).fetchone()
+            assert row is not None and shared is not None
+            insight = str(row[0])
+            for source in (m1, m2):
+                conn.execute("INSERT INTO memory_links (source_id, target_id, link_type) "
+                             "VALUES (%s, %s, 'supersedes')", (insight, source))
+                conn.execute("UPDATE memories SET status = 'superseded' WHERE memory_id = %s",
+                             (source,))
+            conn.execute("INSERT INTO memory_links (source_id, target_id, link_type, strength) "
+                         "VALUES (%s, %s, 'related', 0.4), (%s, %s, 'contradicts', 0.9)",
+                         (insight, shared[0], insight, theirs))
+        login(http, tokens["alice"])
+        page = http.get(f"/ui/memory/{insight}").text
+        chain = page[page.index('id="chain"'):page.index('id="links"')]
+        nodes = re.findall(r'<li class="node depth-(\d)" data-memory="([^"]+)"', chain)
+        assert nodes == [("0", insight), ("1", min(m1, m2)), ("1", max(m1, m2))]
+        assert "Mondays" in chain and "Thursdays" in chain and chain.count("turn ") == 2
+        assert f'href="/ui/memory/{m1}"' in chain and f'href="/ui/memory/{m2}"' in chain
+        assert "superseded: no longer decays" not in page  # the insight is active
+        links = page[page.index('id="links"'):]
+        assert "The lake closes in November. (shared: of no user)" in links
+        assert f'href="/ui/memory/{shared[0]}"' not in links  # no page: not alice's
+        assert "(another user's memory)" in links and "Marlin" not in page
+        assert "this contradicts" in links and "this related" in links
+        source = http.get(f"/ui/memory/{m1}").text
+        assert 'id="memory-status">superseded' in source and "no longer decays" in source
+        assert "held by insight" in source and f'href="/ui/memory/{insight}"' in source
+        found = http.get("/ui/timeline", params={"q": "When does the lake close?"}).text
+        results = found[found.index('id="results"'):found.index('id="days"')]
+        assert "November" in results and f"/ui/memory/{shared[0]}" not in results

@@ -51,8 +51,10 @@ def register(ui: UI) -> None:
                 turn_ids = [i["id"].split(":", 1)[1] for i in search["items"]
                             if i["kind"] == "day_table"]
                 made = reads.memories_of_turns(conn, view.user_id, turn_ids)
+                own = reads.own_memories(conn, view.user_id, [
+                    i["id"].split(":", 1)[1] for i in search["items"] if i["kind"] == "memory"])
                 for item in search["items"]:
-                    item["memory_id"] = _memory_of(item, made)
+                    item["memory_id"] = _memory_of(item, made, own)
         more = len(turns) > PAGE_TURNS
         turns = turns[:PAGE_TURNS]
         last = turns[-1] if more else None
@@ -71,11 +73,15 @@ def register(ui: UI) -> None:
             why = {"chain": [], "trails": []}
         with console.db() as conn:
             detail = reads.memory_detail(conn, uuid.UUID(got["id"]), view.user_id)
+            own = reads.own_memories(conn, view.user_id, [
+                h["memory_id"] for n in why["chain"]
+                for h in [n, *n.get("held_by", [])]])
         if detail is None:  # forgotten between the two reads
             raise ConsoleError(404, f"no memory {memory_id}")
         return console.render(request, "memory.html", view, title="Memory", memory=got,
                               chain=why["chain"], trails=why.get("trails", []),
-                              detail=detail, decay=_decay(console.settings, got, detail))
+                              detail=detail, own=own,
+                              decay=_decay(console.settings, got, detail))
 
     @ui.router.get("/memory/{memory_id}/forget")
     def forget_form(request: Request, view: Viewer, memory_id: str) -> Response:
@@ -104,10 +110,13 @@ def _own_memory(console: Any, view: Any, memory_id: str) -> dict[str, Any]:
     return got  # type: ignore[no-any-return]
 
 
-def _memory_of(item: dict[str, Any], made: dict[str, str]) -> str | None:
+def _memory_of(item: dict[str, Any], made: dict[str, str], own: set[str]) -> str | None:
+    """The id of the memory page a recall item links to: the user's own memory, or the
+    user's memory made from a turn; None for anything else (a block, a memory of no
+    user)."""
     kind, _, ident = item["id"].partition(":")
     if kind == "memory":
-        return ident
+        return ident if ident in own else None
     if kind == "day_table":
         return made.get(ident)
     return None
