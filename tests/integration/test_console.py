@@ -302,3 +302,54 @@ def test_an_insights_page_shows_its_sources_and_turns_and_links_without_other_us
         found = http.get("/ui/timeline", params={"q": "When does the lake close?"}).text
         results = found[found.index('id="results"'):found.index('id="days"')]
         assert "November" in results and f"/ui/memory/{shared[0]}" not in results
+
+
+def test_a_contradiction_is_resolved_from_the_memory_page_with_csrf(settings: Settings,
+                                                                     db_url: str) -> None:
+    with console_app(settings, db_url) as (http, api, tokens):
+        old = api.remember("I live in Berlin.")["memory_id"]
+        new = api.remember("I live in Lisbon now.")["memory_id"]
+        other_old = api.remember("My bike is red.")["memory_id"]
+        other_new = api.remember("My bike is green.")["memory_id"]
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            links = [conn.execute(
+                "INSERT INTO memory_links (source_id, target_id, link_type, strength, metadata) "
+                "VALUES (%s, %s, 'contradicts', 0.8, '{\"reason\": \"<b>moved</b>\"}') "
+                "RETURNING id", pair).fetchone() for pair in ((new, old), (other_new, other_old))]
+        assert links[0] is not None and links[1] is not None
+        lid, lid2 = links[0][0], links[1][0]
+        csrf = login(http, tokens["bob"])  # bob: not his to resolve
+        assert http.post(f"/ui/contradiction/{lid}/resolve",
+                         data={"csrf": csrf, "action": "keep-b"}).status_code == 404
+        csrf = login(http, tokens["alice"])
+        page = http.get(f"/ui/memory/{old}").text
+        dispute = page[page.index('id="contradictions"'):page.index('id="chain"')]
+        assert f'data-contradiction="{lid}"' in dispute and "Lisbon" in dispute
+        assert "&lt;b&gt;moved&lt;/b&gt;" in dispute  # the flagger's reason, as text
+        assert 'value="keep-a" class="keep-this"' in dispute  # old is a (the older)
+        for data in ({"action": "keep-b"}, {"action": "keep-b", "csrf": "nope"}):
+            assert http.post(f"/ui/contradiction/{lid}/resolve", data=data).status_code == 403
+        assert api.memory(old)["status"] == "active"
+        bad = http.post(f"/ui/contradiction/{lid}/resolve", data={"csrf": csrf,
+                                                                  "action": "drop-both"})
+        assert bad.status_code == 400 and "action must be" in bad.text
+        done = http.post(f"/ui/contradiction/{lid}/resolve",
+                         data={"csrf": csrf, "action": "keep-b", "back": f"/ui/memory/{old}"})
+        assert done.status_code == 200 and f'id="kept">memory {new}' in done.text
+        assert api.memory(old)["status"] == "superseded"
+        assert api.memory(new)["status"] == "active"
+        assert 'id="contradictions"' not in http.get(f"/ui/memory/{old}").text
+        again = http.post(f"/ui/contradiction/{lid}/resolve",
+                          data={"csrf": csrf, "action": "keep-a"})
+        assert again.status_code == 400 and "already resolved" in again.text
+        merged = http.post(f"/ui/contradiction/{lid2}/resolve",
+                           data={"csrf": csrf, "action": "merge",
+                                 "text": "My bike was red; it is green now."})
+        assert merged.status_code == 200
+        kept = re.search(r'id="kept">memory ([0-9a-f-]+)', merged.text)
+        assert kept is not None
+        assert "it is green now" in http.get(f"/ui/memory/{kept.group(1)}").text
+        with psycopg.connect(db_url) as conn:
+            actors = conn.execute("SELECT actor FROM audit_log WHERE action = "
+                                  "'resolve_contradiction' ORDER BY id").fetchall()
+        assert len(actors) == 2 and all(a[0].startswith("console:") for a in actors)
