@@ -5,7 +5,10 @@ what a surfaced item becomes (self-prompt, creative impulse, discard), the
 rumination cap, the proactive-recall triggers, and the gut signal.
 
 The task-completion and winding-down triggers are keyword heuristics (named
-`trigger_detector = "keyword-heuristic"` in the thoughts they produce).
+`trigger_detector = "keyword-heuristic"` in the thoughts they produce). A gut signal's
+outcome is read as good or bad by the `gut-outcome-heuristic` (`gut_outcome_valence`);
+the outcome-tagged deltas give a "hope" direction that raises the surfacing intensity of
+what lies along it and lowers what lies against it (seed 003 §17d, Hope and Fear).
 """
 
 from __future__ import annotations
@@ -45,6 +48,15 @@ class DmnConfig:
     act_idle_minutes: float  # thoughts that act: idle for this long ...
     act_every_minutes: float  # ... and at most one internal turn this often
     act_recall_results: int
+    on_my_mind_max_age_minutes: float  # an unshown idle thought is 'expired' after this
+    gut_outcome_gain: float  # how far the gut's outcome record moves an item's intensity
+    gut_outcome_signals: int  # the newest outcome-tagged gut signals read
+    dormant_draw_probability: float  # seed 003 §Idle Loop: CMA dormant memory recovery
+    dormant_after_days: float
+    dormant_max_access_count: int
+    dormant_min_similarity: float
+    dormant_candidates: int
+    dormant_refresh_importance: float
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> DmnConfig:
@@ -67,6 +79,15 @@ class DmnConfig:
             act_idle_minutes=float(need(t, "act_idle_minutes")),
             act_every_minutes=float(need(t, "act_every_minutes")),
             act_recall_results=int(need(t, "act_recall_results")),
+            on_my_mind_max_age_minutes=float(need(t, "on_my_mind_max_age_minutes")),
+            gut_outcome_gain=float(need(t, "gut_outcome_gain")),
+            gut_outcome_signals=int(need(t, "gut_outcome_signals")),
+            dormant_draw_probability=float(need(t, "dormant_draw_probability")),
+            dormant_after_days=float(need(t, "dormant_after_days")),
+            dormant_max_access_count=int(need(t, "dormant_max_access_count")),
+            dormant_min_similarity=float(need(t, "dormant_min_similarity")),
+            dormant_candidates=int(need(t, "dormant_candidates")),
+            dormant_refresh_importance=float(need(t, "dormant_refresh_importance")),
         )
 
 
@@ -89,6 +110,8 @@ class Surfaceable:
     gut_intensity: float  # importance or weight, 0..1
     association: float  # similarity to the current attention, 0..1
     access: float  # normalised access frequency, 0..1
+    owner: Any = None  # the memory's user (None: identity, goals, a memory of no user)
+    dormant: bool = False  # drawn by dormant-memory recovery
 
 
 def surface(
@@ -191,3 +214,58 @@ def gut_delta(
 
 def recency_score(age_days: float, half_life_days: float = 7.0) -> float:
     return math.pow(0.5, max(0.0, age_days) / half_life_days)
+
+
+GUT_OUTCOME_DETECTOR = "gut-outcome-heuristic"
+
+
+def gut_outcome_valence(outcome: Mapping[str, Any] | None) -> float | None:
+    """The gut-outcome heuristic: how a gut signal turned out, in [-1, 1], from its
+    outcome (`dmn_gut_outcomes`). Half for "the conversation went on where the gut
+    pointed" (delta_alignment > 0, else against), half for "memory helped there"
+    (a recall matched or a reply cited a memory, else not): +1 both, -1 neither, 0 mixed.
+    None: no user turn followed, so nothing is known."""
+    if not outcome or not outcome.get("turns") or outcome.get("delta_alignment") is None:
+        return None
+    followed = 0.5 if float(outcome["delta_alignment"]) > 0 else -0.5
+    useful = 0.5 if (int(outcome.get("recalls_matched") or 0)
+                     + int(outcome.get("citations") or 0)) > 0 else -0.5
+    return followed + useful
+
+
+def hope_direction(deltas: Sequence[npt.NDArray[np.float32]],
+                   valences: Sequence[float]) -> tuple[npt.NDArray[np.float32] | None, float]:
+    """Seed 003 §17d (delta, action, OUTCOME) and Hope/Fear: the mean of the outcome-tagged
+    deltas' directions, each signed by its outcome's valence. Its direction points where
+    the gut was right (hope; away from where it was wrong, fear); its length in [0, 1] is
+    how consistent that record is (the "recursive confidence" of the gut). (None, 0.0)
+    without a record."""
+    total = None
+    n = 0
+    for d, v in zip(deltas, valences, strict=True):
+        norm = float(np.linalg.norm(d))
+        if norm <= 0 or v == 0:
+            continue
+        unit = (np.asarray(d, dtype=np.float32) / norm) * float(v)
+        total = unit if total is None else total + unit
+        n += 1
+    if total is None or n == 0:
+        return None, 0.0
+    mean = total / n
+    length = float(np.linalg.norm(mean))
+    if length <= 0:
+        return None, 0.0
+    return (mean / length).astype(np.float32), min(1.0, length)
+
+
+def gut_intensity(base: float, alignment: float, confidence: float, gain: float) -> float:
+    """An item's gut intensity for surfacing: its importance or weight, raised when it lies
+    along the hope direction (cosine `alignment` > 0) and lowered against it, by at most
+    `gain` x the record's confidence; within [0, 1]."""
+    return max(0.0, min(1.0, base + gain * confidence * alignment))
+
+
+def dormant_refresh(importance: float, refresh_to: float) -> float:
+    """A recovered dormant memory's new importance: what decay took back up to
+    `refresh_to` (never lowered)."""
+    return max(importance, min(1.0, refresh_to))

@@ -185,6 +185,11 @@ class PromptParts:
     # the thinking layer (issue "The thinking layer"): rendered by their services
     principles: Sequence[str] = field(default_factory=list)  # relevant principles
     workflows: Sequence[str] = field(default_factory=list)  # a recognised workflow's steps
+    # issue 42 item 7: the idle DMN's own thoughts for this user (internal turns, creative
+    # impulses), budgeted and shown once
+    on_my_mind: Sequence[str] = field(default_factory=list)
+    # issue 42 item 9: the frustration heuristic's instruction on a frustrated turn
+    frustration: str | None = None
 
 
 SYSTEM_HEADER = (
@@ -211,6 +216,8 @@ WORKFLOWS = ("A workflow this looks like (the usual next steps)",
 REMEMBERED = ("Remembered (cite with the tag when you rely on it)",
               "each line: its tag, kind, match, whose words and when")
 THOUGHTS = ("Recalled without being asked", "associations cogd made between memories")
+ON_MY_MIND = ("On my mind (thought between conversations)",
+              "cogd's own idle thoughts about the user's memories")
 DOUBLE_TAKES = ("Double take (something you realised about an old memory)",
                 "cogd's own realisation about an old memory")
 _KIND_SOURCE = {"block": "cogd's summary", "cluster": "cogd's summary of many memories",
@@ -261,6 +268,8 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
     system = [SYSTEM_HEADER, "", parts.identity]
     _section(system, "Your mood (a tendency, not a script)",
              [parts.mood] if parts.mood else [], listed=False)
+    _section(system, "The user seems frustrated",
+             [parts.frustration] if parts.frustration else [], listed=False)
     _section(system, "Reflect before answering",
              [parts.reflection] if parts.reflection else [], listed=False)
     data: list[str] = []
@@ -274,6 +283,7 @@ def build_messages(parts: PromptParts) -> list[dict[str, str]]:
         data.append(f"## {REMEMBERED[0]} [{REMEMBERED[1]}]")
         data += [f"- {_recalled_line(r)}" for r in parts.recalled]
     _data(data, THOUGHTS, parts.thoughts)
+    _data(data, ON_MY_MIND, parts.on_my_mind)
     _data(data, DOUBLE_TAKES, parts.double_takes)
     if data:
         system += ["", DATA_OPEN, *data, DATA_CLOSE]

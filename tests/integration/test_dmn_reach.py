@@ -255,12 +255,19 @@ def test_a_self_prompt_acts_as_an_internal_turn_never_sent_to_a_user(
                         (prompt["thought_id"],)).fetchone() == ("acted",)
     _self_prompt(conn, dmn, now)
     assert dmn.act(conn, now) == {"skipped": "rate limit"}  # one per act_every_minutes
-    # a conversation never gets it among its pending thoughts
+    # never among a conversation's proactive thoughts, never in another user's prompt ...
+    bob = cog.answer(conn, make_session(conn, "bob"), "What should I practise this week?")
+    assert not any("Heuristic answer" in t for t in bob.metadata["thoughts"])
+    assert "on_my_mind" not in bob.metadata
+    # ... but once in its own user's next prompt, "On my mind" (issue 42 item 7)
     sid = make_session(conn, "ana")
     result = cog.answer(conn, sid, "What should I practise on the cello this week?")
     assert not any("Heuristic answer" in t for t in result.metadata["thoughts"])
-    assert conn.execute("SELECT count(*) FROM thoughts WHERE kind = 'internal_turn' "
-                        "AND (session_id IS NOT NULL OR status <> 'new')").fetchone() == (0,)
+    [internal] = conn.execute("SELECT thought_id::text FROM thoughts "
+                              "WHERE kind = 'internal_turn'").fetchone()
+    assert internal in result.metadata["on_my_mind"]
+    assert conn.execute("SELECT session_id, status FROM thoughts WHERE kind = 'internal_turn'"
+                        ).fetchone() == (None, "injected")
 
 
 def test_the_internal_turns_model_is_called_outside_a_transaction(

@@ -22,6 +22,7 @@ from agent.domain.contextual import IndexConfig
 from agent.domain.dmn import DmnConfig
 from agent.domain.emotion import EmotionConfig
 from agent.domain.episodes import EpisodeConfig
+from agent.domain.frustration import FrustrationConfig
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.monitors import MonitorConfig
 from agent.domain.night_blocks import BlockConfig
@@ -71,6 +72,7 @@ BUILDERS: dict[type, Callable[[Callable[[str], Mapping[str, Any]]], Any]] = {
     DmnConfig: lambda t: DmnConfig.from_table(t("idle")),
     MonitorConfig: lambda t: MonitorConfig.from_table(t("monitors")),
     EmotionConfig: lambda t: EmotionConfig.from_table(t("emotion")),
+    FrustrationConfig: lambda t: FrustrationConfig.from_table(t("emotion")),
     BlockConfig: lambda t: BlockConfig.from_table(t("night_cycle")),
     FluxConfig: lambda t: FluxConfig.from_table(t("night_cycle")),
     SalienceConfig: lambda t: SalienceConfig.from_table(t("night_cycle")),

@@ -79,9 +79,10 @@ WHERE status = 'active' AND user_id IS NULL;
 
 -- name: dmn_surfaceable_memories
 -- the most important active memories, each with its association to the attention vector
--- (0.0 without one)
+-- and its alignment with the gut's hope direction (0.0 without one), and its user
 SELECT memory_id, content, importance, access_count, coalesce(last_accessed, created_at),
-       coalesce(1 - (universal_embedding <=> %(attention)s::vector), 0.0)
+       coalesce(1 - (universal_embedding <=> %(attention)s::vector), 0.0),
+       coalesce(1 - (universal_embedding <=> %(hope)s::vector), 0.0), user_id
 FROM memories WHERE status = 'active'
 ORDER BY importance DESC, created_at DESC
 LIMIT 200;
@@ -159,3 +160,44 @@ ORDER BY t.created_at DESC LIMIT 10;
 -- name: double_take_shown
 UPDATE thoughts SET status = 'injected', injected_at = now()
 WHERE thought_id = ANY(%s) AND status = 'new' RETURNING thought_id, content;
+
+-- name: dmn_gut_outcome_record
+-- the gut's outcome record (seed 003 §17d): the newest outcome-tagged signals with a delta
+SELECT delta::text, outcome FROM gut_signals
+WHERE outcome IS NOT NULL AND delta_norm > 0
+ORDER BY created_at DESC, id DESC LIMIT %s;
+
+-- name: dmn_dormant_memories
+-- dormant-memory recovery (seed 003 §Idle Loop): memories not recalled since %(before)s
+-- (last_accessed, else when cogd wrote them), used fewer than %(max_access)s times, active
+-- or archived by decay (never superseded), at least %(min_similarity)s similar to the
+-- recent turns' centroid; the closest first. Shaped as dmn_surfaceable_memories
+SELECT memory_id, content, importance, access_count, coalesce(last_accessed, written_at),
+       1 - (universal_embedding <=> %(attention)s::vector),
+       coalesce(1 - (universal_embedding <=> %(hope)s::vector), 0.0), user_id
+FROM memories WHERE status IN ('active', 'archived') AND universal_embedding IS NOT NULL
+  AND coalesce(last_accessed, written_at) < %(before)s AND access_count < %(max_access)s
+  AND 1 - (universal_embedding <=> %(attention)s::vector) >= %(min_similarity)s
+ORDER BY universal_embedding <=> %(attention)s::vector
+LIMIT %(k)s;
+
+-- name: dmn_recover_memory
+-- a dormant memory recovered: importance back up to %(importance)s (never lowered), active
+-- again, its decay clock restarted; the values before and after (for the audit row)
+UPDATE memories m SET importance = greatest(m.importance, %(importance)s), status = 'active',
+  last_accessed = %(now)s, updated_at = now(),
+  metadata = m.metadata || jsonb_build_object('recovered_at', %(at)s::text)
+FROM (SELECT memory_id, importance, status, last_accessed FROM memories
+      WHERE memory_id = %(id)s FOR UPDATE) b
+WHERE m.memory_id = b.memory_id
+RETURNING b.importance, b.status, b.last_accessed, m.importance, m.status;
+
+-- name: dmn_expire_thoughts
+-- every thought reaches something or is gone (issue 42 item 7): an idle thought (internal
+-- turn, creative impulse) no prompt took by %(mind_before)s, a self-prompt not acted on by
+-- %(prompt_before)s (act reads only newer ones): 'expired', kept, never deleted
+UPDATE thoughts SET status = 'expired'
+WHERE status = 'new' AND (
+  (kind IN ('internal_turn', 'creative_impulse') AND created_at < %(mind_before)s)
+  OR (kind = 'self_prompt' AND created_at < %(prompt_before)s))
+RETURNING kind;

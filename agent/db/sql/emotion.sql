@@ -23,3 +23,13 @@ FROM emotional_state WHERE entry_id = %(entry_id)s;
 -- The emotional imprints of recall's memory candidates (mood congruence, seed 000 §4.2).
 SELECT memory_id, emotion FROM memories
 WHERE memory_id = ANY(%(ids)s::uuid[]) AND emotion IS NOT NULL;
+
+-- name: frustration_session_user_turns
+-- the frustration heuristic's window (agent/services/conversation/frustration.py): a user
+-- turn and the user turns of its session before it, newest first, with their universal
+-- vectors (the rephrase cue compares them)
+SELECT d.content, d.universal_embedding::text
+FROM day_table d JOIN day_table t ON t.entry_id = %(entry_id)s
+WHERE d.session_id = t.session_id AND d.role = 'user' AND d.message_type = 'dialogue'
+  AND d.turn_number <= t.turn_number
+ORDER BY d.turn_number DESC LIMIT %(n)s;

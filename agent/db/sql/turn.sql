@@ -30,3 +30,18 @@ VALUES (%(entry_id)s, %(cited_id)s, %(kind)s, %(valid)s) ON CONFLICT DO NOTHING;
 INSERT INTO escalations (entry_id, session_id, triggers, stakes, monitors, loops, outcome)
 VALUES (%(entry_id)s, %(session_id)s, %(triggers)s::jsonb, %(stakes)s::jsonb,
         %(monitors)s::jsonb, %(loops)s, %(outcome)s);
+
+-- name: turn_on_my_mind_candidates
+-- the idle DMN's own thoughts for this user not shown yet (issue 42 item 7): internal turns
+-- and creative impulses, newest first. A thought with no user goes only to turns with no
+-- user (its material may be any user's, as turn_take_thoughts). Locked, so two turns of one
+-- user do not both show it
+SELECT thought_id, kind, content FROM thoughts
+WHERE status = 'new' AND kind IN ('internal_turn', 'creative_impulse')
+  AND session_id IS NULL AND user_id IS NOT DISTINCT FROM %(user_id)s
+ORDER BY created_at DESC LIMIT %(k)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: turn_on_my_mind_shown
+UPDATE thoughts SET status = 'injected', injected_at = now()
+WHERE thought_id = ANY(%(ids)s::uuid[]) AND status = 'new';

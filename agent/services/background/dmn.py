@@ -7,10 +7,17 @@ time by the idle worker on the turn's NOTIFY, `proactive_turn`) → stochastic s
 outcomes) → thoughts that act (a self-prompt, while idle and rate-limited, becomes an
 internal System 1 turn stored as an `internal_turn` thought, never sent to a user) →
 outcomes (a self-prompt counts in its goal's `actions`, a useful one in `useful_actions`)
-→ the gut signal (logged in gut_signals; its outcome written after the horizon).
+→ the gut signal (logged in gut_signals; its outcome written after the horizon; the
+outcome record moves what surfaces, seed 003 §17d) → dormant-memory recovery (seed 003
+§Idle Loop: sometimes the draw is among old, rarely used memories close to the recent
+topics; the one drawn gets its importance and decay clock refreshed, audit-logged) →
+expiry (an idle thought no prompt took within `on_my_mind_max_age_minutes`, a self-prompt
+not acted on within the outcome horizon: status 'expired'; issue 42 item 7). A frustrated
+user turn (the frustration heuristic, seed 000 §5.4.6) gets no proactive recall.
 
-Writes only thoughts, gut_signals, the goals' action counters and its own worker_state;
-never memories or identity.
+Writes thoughts, gut_signals, the goals' action counters, its own worker_state, and a
+recovered dormant memory's importance, status and last_accessed (with an audit_log row
+holding the values before); never a memory's content, never identity.
 """
 
 from __future__ import annotations
@@ -29,11 +36,14 @@ import numpy as np
 import psycopg
 
 from agent.bus import Channel, Kind, notify
+from agent.db import audit
 from agent.db.queries import query, vector_text
 from agent.domain import dmn as rules
+from agent.domain.frustration import FrustrationConfig
 from agent.domain.tables import need
 from agent.errors import ProviderError
 from agent.services.background.consolidation.state import get_state, set_state
+from agent.services.conversation import frustration
 
 if TYPE_CHECKING:
     from agent.config import Settings
@@ -65,6 +75,7 @@ class IdleConfig:
     overdue_after_sessions: int  # [intentions]: an intention this overdue presses
     gut_layer_weights: tuple[float, ...]  # [monitors]: the gut signal's layers
     universal_dim: int  # [embedding]
+    frustration: FrustrationConfig  # [emotion] frustration_*: proactive recall holds back
 
     @classmethod
     def from_settings(cls, settings: Settings) -> IdleConfig:
@@ -75,6 +86,7 @@ class IdleConfig:
             gut_layer_weights=tuple(float(x) for x in
                                     need(settings.monitors, "gut_layer_weights")),
             universal_dim=int(settings.embedding.universal_dim),
+            frustration=FrustrationConfig.from_table(settings.emotion),
         )
 
 
@@ -85,7 +97,8 @@ class Dmn:
     turn (agent/runtime.py `Runtime.dmn` builds it)."""
 
     def __init__(self, config: IdleConfig, *, universal: Embedder, recaller: Recaller,
-                 system1: Callable[[], LLM], rng: random.Random | None = None) -> None:
+                 system1: Callable[[], LLM], rng: random.Random | None = None,
+                 dormant_rng: random.Random | None = None) -> None:
         self.config = config
         self.cfg = config.dmn
         self.layer_weights = list(config.gut_layer_weights)
@@ -95,6 +108,9 @@ class Dmn:
         self._system1_source = system1
         self._system1: Any = None  # built on the first internal turn
         self.rng = rng or random.Random()
+        # "sometimes" a dormant draw: its own generator, so the surfacing noise's draws
+        # stay as they were
+        self.dormant_rng = dormant_rng or random.Random()
         self._embedded: dict[str, np.ndarray[Any, Any]] = {}
 
     def minutes(self, n: float) -> timedelta:
@@ -114,6 +130,8 @@ class Dmn:
             out["gut"] = self.gut(conn)
         with conn.transaction():
             out["gut_outcomes"] = self.gut_outcomes(conn, now)
+        with conn.transaction():
+            out["expired"] = self.expire(conn, now)
         return out
 
     # -- proactive recall ---------------------------------------------------------
@@ -168,6 +186,8 @@ class Dmn:
         current = _vec(cur)
         if current is None:
             return []
+        if frustration.of_turn(conn, entry, self.config.frustration).frustrated:
+            return []  # seed 000 §5.4.6: nothing unasked-for while the user is frustrated
         made: list[dict[str, Any]] = []
         fired = rules.triggers(_vec(prev), current, text, self.cfg)
         if ("topic_shift" in fired or "task_completion" in fired) and not self._session_cooling(
@@ -304,28 +324,73 @@ class Dmn:
         ).fetchone()
         return _vec(row[0]) if row else None
 
-    def surface(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
-        attention = self._attention(conn)
+    def hope(self, conn: psycopg.Connection[Any]) -> tuple[np.ndarray[Any, Any] | None, float]:
+        """The gut's outcome record as a direction and its confidence (rules.hope_direction
+        over the newest `gut_outcome_signals` outcome-tagged signals, each signed by the
+        gut-outcome heuristic)."""
+        deltas, valences = [], []
+        for delta, outcome in conn.execute(query("dmn_gut_outcome_record"),
+                                           (self.cfg.gut_outcome_signals,)).fetchall():
+            v = rules.gut_outcome_valence(outcome)
+            if v is not None:
+                deltas.append(np.asarray(json.loads(delta), dtype=np.float32))
+                valences.append(v)
+        return rules.hope_direction(deltas, valences)
+
+    def candidates(self, conn: psycopg.Connection[Any], now: datetime,
+                   attention: np.ndarray[Any, Any] | None = None,
+                   ) -> tuple[list[rules.Surfaceable], list[Any], list[Any]]:
+        """What one draw chooses among: the 200 most important active memories, identity
+        and the installation-wide goals, each with its features, the gut intensity moved by
+        the gut's outcome record (seed 003 §17d); or, "sometimes" (`dormant_draw_probability`,
+        with a recent topic to relate to), only the dormant memories close to that topic
+        (seed 003 §Idle Loop, CMA dormant recovery). Also the identity and goal rows."""
+        att = vector_text(attention) if attention is not None else None
+        direction, confidence = self.hope(conn)
+        hope = vector_text(direction) if direction is not None else None
         traits = conn.execute(query("dmn_identity_values")).fetchall()
         goals = conn.execute(query("dmn_goal_values")).fetchall()
-        att = vector_text(attention) if attention is not None else None
-        mems = conn.execute(query("dmn_surfaceable_memories"), {"attention": att}).fetchall()
-        if not mems and not traits and not goals:
-            return None
-        max_access = max([int(m[3]) for m in mems] + [1])
-        items: list[rules.Surfaceable] = []
-        for mid, content, imp, access, touched, assoc in mems:
+        gain = self.cfg.gut_outcome_gain
+
+        def memory(row: tuple[Any, ...], dormant: bool, max_access: int) -> rules.Surfaceable:
+            mid, content, imp, access, touched, assoc, along, owner = row[:8]
             age = (now - touched).total_seconds() / 86400
-            items.append(rules.Surfaceable(
-                f"memory:{mid}", 2, content, rules.recency_score(age), float(imp),
-                max(0.0, float(assoc)), math.log1p(int(access)) / math.log1p(max_access)))
+            return rules.Surfaceable(
+                f"memory:{mid}", 2, content, rules.recency_score(age),
+                rules.gut_intensity(float(imp), float(along), confidence, gain),
+                max(0.0, float(assoc)), math.log1p(int(access)) / math.log1p(max_access),
+                owner=owner, dormant=dormant)
+
+        if att is not None and self.dormant_rng.random() < self.cfg.dormant_draw_probability:
+            dormant = conn.execute(query("dmn_dormant_memories"), {
+                "attention": att, "hope": hope,
+                "before": now - timedelta(days=self.cfg.dormant_after_days),
+                "max_access": self.cfg.dormant_max_access_count,
+                "min_similarity": self.cfg.dormant_min_similarity,
+                "k": self.cfg.dormant_candidates}).fetchall()
+            if dormant:
+                top = max([int(m[3]) for m in dormant] + [1])
+                return [memory(m, True, top) for m in dormant], traits, goals
+        mems = conn.execute(query("dmn_surfaceable_memories"),
+                            {"attention": att, "hope": hope}).fetchall()
+        max_access = max([int(m[3]) for m in mems] + [1])
+        items = [memory(m, False, max_access) for m in mems]
         for layer, rows in ((0, traits), (1, goals)):
             for name, desc, weight in rows:
                 vec = self._embed(desc or name)
                 assoc = float(vec @ attention) if attention is not None else 0.0
-                items.append(rules.Surfaceable(f"{'identity' if layer == 0 else 'goal'}:{name}",
-                                               layer, desc or name, 1.0, float(weight),
-                                               max(0.0, assoc), 0.0))
+                along = float(vec @ direction) if direction is not None else 0.0
+                items.append(rules.Surfaceable(
+                    f"{'identity' if layer == 0 else 'goal'}:{name}", layer, desc or name,
+                    1.0, rules.gut_intensity(float(weight), along, confidence, gain),
+                    max(0.0, assoc), 0.0))
+        return items, traits, goals
+
+    def surface(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, Any] | None:
+        attention = self._attention(conn)
+        items, traits, goals = self.candidates(conn, now, attention)
+        if not items:
+            return None
         weights = get_state(conn, "dmn.weights").get("weights") or dict(self.cfg.weights)
         picked = rules.surface(items, weights, self.cfg.noise, self.rng)
         if picked is None:
@@ -349,16 +414,49 @@ class Dmn:
                 "creative_impulse": f"A thought in the light of '{value_name}': {item.content}",
                 "discarded": item.content}[kind]
         goal = goal_name if kind == "self_prompt" else None
-        made = self._thought(conn, kind, text, item.id,
-                             [item.id, {"contributions": parts, "goal": goal}], None, now)
+        meta: dict[str, Any] = {"contributions": parts, "goal": goal}
+        if item.dormant:
+            meta["dormant"] = True
+        # the memory's user owns the thought: it holds their words, and goes into their
+        # prompt only (issue 42 item 7, `turn_on_my_mind_candidates`)
+        made = self._thought(conn, kind, text, item.id, [item.id, meta], None, now,
+                             item.owner)
+        recovered = self._recover(conn, item, kind, now) if item.dormant else None
         if goal is not None:  # an action taken for the goal (seed 003 §Compulsion Safety)
             conn.execute(query("dmn_goal_action"), (goal,))
         pending = get_state(conn, "dmn.outcomes").get("pending", [])
         pending.append({"item": item.id, "at": now.isoformat(), "contributions": parts,
                         "goal": goal})
         set_state(conn, "dmn.outcomes", {"pending": pending[-200:]})
-        return {**made, "goal_similarity": round(goal_sim, 3),
-                "value_similarity": round(value_sim, 3)}
+        out = {**made, "goal_similarity": round(goal_sim, 3),
+               "value_similarity": round(value_sim, 3), "gut_intensity": item.gut_intensity}
+        if recovered is not None:
+            out["recovered"] = recovered
+        return out
+
+    def _recover(self, conn: psycopg.Connection[Any], item: rules.Surfaceable, kind: str,
+                 now: datetime) -> dict[str, Any]:
+        """Dormant-memory recovery (seed 003 §Idle Loop, §Consolidation "CMA-inspired
+        dormant recovery can resurface them"): the dormant memory drawn gets its importance
+        back up to `dormant_refresh_importance` (never lowered), an archived one becomes
+        active again, and its decay clock restarts (last_accessed = now). An audit_log row
+        (actor 'dmn', action 'memory_recovered') keeps the values before and after, and the
+        memory's metadata says when (`recovered_at`)."""
+        mid = item.id.split(":", 1)[1]
+        row = conn.execute(query("dmn_recover_memory"), {
+            "id": mid, "now": now, "at": now.isoformat(),
+            "importance": rules.dormant_refresh(0.0, self.cfg.dormant_refresh_importance),
+        }).fetchone()
+        assert row is not None
+        before = {"importance": row[0], "status": row[1],
+                  "last_accessed": None if row[2] is None else row[2].isoformat()}
+        after = {"importance": row[3], "status": row[4], "last_accessed": now.isoformat()}
+        audit.append(conn, "dmn", "memory_recovered", item.id, {
+            "before": before, "after": after, "thought_kind": kind,
+            "association": round(item.association, 4),
+            "why": "dormant-memory recovery: not recalled for "
+                   f"{self.cfg.dormant_after_days:g}+ days, close to the recent topics"})
+        return {"memory": item.id, "before": before, "after": after}
 
     # -- thoughts that act ------------------------------------------------------------
 
@@ -464,6 +562,19 @@ class Dmn:
             set_state(conn, "dmn.weights", {"weights": weights})
             return weights
         return None
+
+    def expire(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, int]:
+        """Every thought reaches something or is gone (issue 42 item 7): an idle thought
+        (internal turn, creative impulse) that no prompt took within
+        `on_my_mind_max_age_minutes`, and a self-prompt not acted on within the outcome
+        horizon, become 'expired' (kept, never deleted). Counts per kind."""
+        rows = conn.execute(query("dmn_expire_thoughts"), {
+            "mind_before": now - self.minutes(self.cfg.on_my_mind_max_age_minutes),
+            "prompt_before": now - self.minutes(OUTCOME_HORIZON_MINUTES)}).fetchall()
+        out: dict[str, int] = {}
+        for (kind,) in rows:
+            out[kind] = out.get(kind, 0) + 1
+        return out
 
     # -- gut signal -------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from agent.config import Settings
 from agent.db import day_table
 from agent.db.queries import query
 from agent.domain import emotion as emotion_rules
+from agent.domain import frustration as frustration_rules
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
 from agent.domain.grounded import PATH_MODEL
@@ -51,7 +52,7 @@ from agent.domain.text import storable_text
 from agent.errors import ProviderError
 from agent.inbox import Delivery, LostClaim
 from agent.providers.ports import LLM, Embedder, Reranker
-from agent.services.conversation import emotion
+from agent.services.conversation import emotion, frustration
 from agent.services.conversation.grounded import from_memory
 from agent.services.conversation.rollover import RelevanceScorer, Rollover
 from agent.services.memory.indexing import Indexer, index_pending
@@ -75,7 +76,11 @@ class CognitionConfig:
     monitors: MonitorConfig
     window_tokens: int
     boundaries: list[str]
+    frustration: frustration_rules.FrustrationConfig  # [emotion] frustration_* (issue 42)
     recent_recall_turns: int = 3
+    # issue 42 item 7: the DMN's idle thoughts for this user in the prompt ([idle])
+    on_my_mind_max_thoughts: int = 0
+    on_my_mind_max_tokens: int = 0
     # seed 001 §9.8.2: an epiphany is shown again when this similar ([idle])
     double_take_min_similarity: float = 0.0
     # issue 40: fact questions answered from memory (system1's profile, grounded_replies)
@@ -93,6 +98,9 @@ class CognitionConfig:
             monitors=MonitorConfig.from_table(settings.monitors),
             window_tokens=int(need(settings.context, "window_tokens")),
             boundaries=list(need(settings.identity, "bootstrap_boundaries")),
+            frustration=frustration_rules.FrustrationConfig.from_table(settings.emotion),
+            on_my_mind_max_thoughts=int(need(settings.idle, "on_my_mind_max_thoughts")),
+            on_my_mind_max_tokens=int(need(settings.idle, "on_my_mind_max_tokens")),
             double_take_min_similarity=float(need(settings.idle,
                                                   "double_take_min_similarity")),
             grounded=bool(settings.role_profile("system1")[1].grounded_replies),
@@ -292,7 +300,9 @@ class Cognition:
         what reaching the prompt changes (a fulfilled intention, a continuation note
         written on demand, the intentions' surfaced marks, the overnight thoughts shown,
         issue 17); a workflow's offer; predictions and decisions this turn makes or
-        settles (the thinking layer); the DMN thoughts taken into the prompt.
+        settles (the thinking layer); the DMN thoughts taken into the prompt (proactive
+        recalls, and the idle thoughts "on my mind", issue 42 item 7), none on a frustrated
+        turn (the frustration heuristic, stored in the emotional state's signals).
 
         The query is embedded once: recall embeds the compound query and the message
         (RecallOutcome.vectors), and the corrections, intentions, double takes,
@@ -302,9 +312,11 @@ class Cognition:
         speaker = self._session_speaker(conn, session_id)  # once
         user_id = user_of(speaker)
         user_entry, content = self.write_user_turn(conn, session_id, content, inbox_id, speaker)
+        # seed 000 §5.4.6: the frustration heuristic (stored with the turn's emotional state)
+        upset = frustration.of_turn(conn, user_entry, self.cfg.frustration)
         mood = None if speaker is None else emotion.update(  # seed 000 §3: this turn's state
             conn, user_id, user_entry, content, datetime.now(UTC), self.emotion_cfg,
-            judge=self.emotion_judge, rng=self.emotion_rng)
+            judge=self.emotion_judge, rng=self.emotion_rng, frustration=upset.as_dict())
         traits = load_traits(conn)
         goals = load_goals(conn, user_id)  # never another user's
         self.relevance.set_targets(
@@ -380,6 +392,12 @@ class Cognition:
             reach.metadata["principles"] = [p.as_dict() for p in principles]
         if speaker is not None:  # predictions made or settled, decisions and their outcomes
             reach.metadata.update(self.foresight.user_turn(conn, user_entry, content))
+        reach.metadata["frustration"] = upset.as_dict()
+        # a frustrated turn gets no unasked-for thoughts: they wait for a calmer turn
+        thoughts = [] if upset.frustrated else self._thoughts(conn, session_id, user_id)
+        on_my_mind = [] if upset.frustrated else self._on_my_mind(conn, user_id)
+        if on_my_mind:
+            reach.metadata["on_my_mind"] = [tid for tid, _ in on_my_mind]
         parts = PromptParts(
             handoff=reach.handoff,
             corrections=reach.corrections,
@@ -387,7 +405,9 @@ class Cognition:
             identity=identity_block,
             recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict, i.speaker, i.created_at)
                       for i in recalled],  # whose words and when: the data section's labels
-            thoughts=self._thoughts(conn, session_id, user_id),
+            thoughts=thoughts,
+            on_my_mind=[line for _, line in on_my_mind],
+            frustration=frustration_rules.instruction(upset) if upset.frustrated else None,
             double_takes=[t for _, t in double],
             history=[(t.role, t.content) for t in inside],
             user_message=content,
@@ -559,6 +579,36 @@ class Cognition:
                             {"session_id": session_id, "user_id": user_id}).fetchall()
         return list(dict.fromkeys(r[0] for r in rows))
 
+    def _on_my_mind(self, conn: psycopg.Connection[Any],
+                    user_id: Any) -> list[tuple[str, str]]:
+        """The idle DMN's own thoughts for this user (issue 42 item 7): its internal turns
+        and creative impulses not shown yet, newest first, at most on_my_mind_max_thoughts
+        within on_my_mind_max_tokens, each marked shown ('injected') so it shows once; a
+        thought of no user reaches only turns of no user. (id, line) pairs."""
+        limit, budget = self.cfg.on_my_mind_max_thoughts, self.cfg.on_my_mind_max_tokens
+        if limit <= 0 or budget <= 0:
+            return []
+        with conn.transaction():
+            rows = conn.execute(query("turn_on_my_mind_candidates"),
+                                {"user_id": user_id, "k": limit}).fetchall()
+            kept: list[tuple[str, str]] = []
+            used = 0
+            for tid, kind, content in rows:
+                line = _on_my_mind_line(kind, content)
+                cost = int(self.count_tokens(line))
+                if used + cost > budget:
+                    if kept:
+                        break
+                    # the newest alone is too long: cut to the budget (about 4 characters
+                    # a token) rather than drop it
+                    line, cost = line[: max(16, budget * 4 - 1)] + "…", budget
+                kept.append((str(tid), line))
+                used += cost
+            if kept:
+                conn.execute(query("turn_on_my_mind_shown"),
+                             {"ids": [tid for tid, _ in kept]})
+        return kept
+
     def _system1(
         self, parts: PromptParts, on_partial: Callable[[str], None] | None
     ) -> tuple[str, list[float] | None, bool]:
@@ -574,6 +624,13 @@ class Cognition:
             on_partial("".join(chunks))
         text = "".join(chunks)
         return text, None, text.startswith("[heuristic fallback]")
+
+
+def _on_my_mind_line(kind: str, content: str) -> str:
+    text = " ".join(content.split())
+    if kind == "internal_turn":
+        return f"thought over while idle: {text}"
+    return text  # a creative impulse says what it is ("A thought in the light of ...")
 
 
 def _reflection_note(draft: str, report: MonitorReport) -> str:

@@ -83,10 +83,13 @@ def signal_of(text: str, judge: LLM | None) -> tuple[rules.Signal, str]:
 
 def update(conn: psycopg.Connection[Any], user_id: Any, entry_id: Any, text: str,
            now: datetime, cfg: rules.EmotionConfig, *, judge: LLM | None = None,
-           rng: random.Random | None = None) -> Mood:
+           rng: random.Random | None = None,
+           frustration: dict[str, Any] | None = None) -> Mood:
     """The state after the user turn `entry_id` (its text `text`, written at `now`):
     decayed from the latest row, moved by the turn's signal, stored. A turn already
-    recorded (a replay) is not judged again: its row is returned."""
+    recorded (a replay) is not judged again: its row is returned. `frustration`: the
+    turn's frustration signals (agent/services/conversation/frustration.py), stored in the
+    row's `signals.frustration`."""
     done = conn.execute(query("emotion_of_entry"), {"entry_id": entry_id}).fetchone()
     if done is not None:
         state = _row_state(done)
@@ -99,6 +102,8 @@ def update(conn: psycopg.Connection[Any], user_id: Any, entry_id: Any, text: str
     name = rules.label(state, cfg)
     signals = {**signal.as_dict(), "from": start.as_dict(),
                "nearest": rules.resolve(state, cfg)}
+    if frustration is not None:
+        signals["frustration"] = frustration
     with conn.transaction():
         conn.execute(query("emotion_insert"), {
             "user_id": user_id, "entry_id": entry_id, "valence": state.valence,

@@ -1,0 +1,51 @@
+"""Frustration signals of one user turn, read from its session (seed 000 §5.4.6): the
+frustration heuristic of agent/domain/frustration.py over the turn and the session's user
+turns before it (their words and universal vectors, from day_table).
+
+Deterministic: the loop (prepare_turn, which stores the result in the turn's
+emotional_state row under `signals.frustration`) and the idle DMN (which holds its
+proactive thoughts back on a frustrated turn) judge a turn alike, whichever runs first.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from agent.db.queries import query
+from agent.domain import frustration as rules
+
+
+def _vectors(rows: list[tuple[Any, ...]]) -> list[Any]:
+    return [None if r[1] is None else np.asarray(json.loads(r[1]), dtype=np.float32)
+            for r in rows]
+
+
+def _sims(vecs: list[Any], i: int, window: int) -> list[float]:
+    """Cosine of turn i to the (up to `window`) turns after it in the newest-first list."""
+    if vecs[i] is None:
+        return []
+    out = []
+    for v in vecs[i + 1: i + 1 + window]:
+        if v is not None:
+            denom = float(np.linalg.norm(vecs[i]) * np.linalg.norm(v)) or 1.0
+            out.append(float(vecs[i] @ v) / denom)
+    return out
+
+
+def of_turn(conn: psycopg.Connection[Any], entry_id: Any,
+            cfg: rules.FrustrationConfig) -> rules.Frustration:
+    """The frustration of user turn `entry_id` (CALM when it is not a user turn)."""
+    window = cfg.frustration_window_turns
+    rows = conn.execute(query("frustration_session_user_turns"),
+                        {"entry_id": entry_id, "n": 2 * window + 1}).fetchall()
+    if not rows:
+        return rules.CALM
+    vecs = _vectors(rows)
+    cues = [rules.turn_cues(r[0], _sims(vecs, i, window), cfg)
+            for i, r in enumerate(rows[: window + 1])]
+    return rules.assess(cues[0], cues[1:], cfg)
+
