@@ -109,11 +109,19 @@ def _register() -> None:
         cli.add_command(command)
     for command in _self_test_commands():  # issue 18: the self-model prediction test
         cli.add_command(command)
+    for command in _timeline_commands():  # issue 42: contradictions, resolve, timeline
+        cli.add_command(command)
     for command in (*chat.COMMANDS, *memory.COMMANDS, *intentions.COMMANDS, *mcp.COMMANDS,
                     *assist.COMMANDS, *serve.COMMANDS, *bench.COMMANDS, *problems.COMMANDS,
                     *profile_cmd.COMMANDS,
                     *_thinking_commands()):
         cli.add_command(command)
+
+
+def _timeline_commands() -> tuple[Any, ...]:
+    from agent.commands.timeline import COMMANDS
+
+    return COMMANDS
 
 
 def _thinking_commands() -> tuple[Any, ...]:

@@ -31,3 +31,8 @@ class AlreadyRunning(CogdError):
 
 class InputError(CogdError):
     """Input that cogd refuses (empty, invalid UTF-8, ...)."""
+
+
+class NotFoundError(InputError):
+    """What the caller named does not exist, or is not theirs to see (another user's id
+    reads the same): HTTP 404."""

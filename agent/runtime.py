@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from agent.services.background.consolidation import Consolidator
     from agent.services.background.dmn import Dmn
     from agent.services.conversation.cognition import Cognition
+    from agent.services.memory.contradictions import Contradictions
     from agent.services.memory.forget import Forgetter
     from agent.services.memory.indexing import Indexer
     from agent.services.memory.profile import Profile
@@ -193,6 +194,13 @@ class Runtime:
                           EntryGateConfig.from_table(self.settings.entry_gate), rng,
                           self.index_config)
 
+    def contradictions(self) -> Contradictions:
+        """Contradiction resolution (issue 42 item 3): a merge is embedded like a memory;
+        its text is the caller's, else the consolidation model's, else a heuristic's."""
+        from agent.services.memory.contradictions import Contradictions
+
+        return Contradictions(self.universal, self.native, self.consolidation_model)
+
     def forgetter(self, conn: psycopg.Connection[Any]) -> Forgetter:
         """A Forgetter on `conn` with the embedders, the indexer and the cortex when there
         is one: a handle of its own, reading the latest version (one kept from an earlier
@@ -218,7 +226,8 @@ class Runtime:
         from agent.domain.emotion import EmotionConfig
         from agent.services.access.memory_api import MemoryAPI
 
-        return MemoryAPI(url, default_user, recaller=self.recaller(),
+        return MemoryAPI(url, default_user, contradictions=self.contradictions,
+                         recaller=self.recaller(),
                          writer=self.turn_writer(), identity_cfg=self.identity_config,
                          decisions=self.decision_tracker(), forgetter=self.forgetter,
                          continuity=self.continuity,

@@ -31,6 +31,9 @@ SLASH_HELP = """/identity            Layer 0 as the prompt renders it
 /handoff             this session's handoff: gap, last note, intentions, corrections, brief
 /drop <id>           drop one of your open intentions (`cogd intentions` lists them)
 /mood                the emotional state now: label, coordinates, when it last changed
+/contradictions      your open contradictions: both statements, who flagged them, why
+/resolve <id> keep-a|keep-b|merge [merged text]   resolve one (the loser is superseded)
+/timeline [from [to]]  your episodes and milestones (dates YYYY-MM-DD), with sources
 /quit                leave (Ctrl-D works too)"""
 
 
@@ -187,9 +190,39 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
             echo(introspect.forget(client.conn, arg))
         except InputError as exc:
             echo(str(exc))
+    elif cmd in ("contradictions", "resolve", "timeline"):  # issue 42 items 3-4
+        try:
+            echo(_memory_views(client, cmd, arg))
+        except InputError as exc:
+            echo(str(exc))
     else:
         echo(f"unknown command /{cmd}; try /help")
     return True
+
+
+def _memory_views(client: ChatClient, cmd: str, arg: str) -> str:
+    """/contradictions, /resolve and /timeline: `cogd contradictions`, `cogd resolve` and
+    `cogd timeline` for this REPL's user only."""
+    from agent.commands.timeline import contradiction_lines, resolution_line
+    from agent.services.memory import timeline
+
+    if cmd == "contradictions":
+        return "\n".join(contradiction_lines(client.runtime.contradictions().open(
+            client.conn, client.user_id)))
+    if cmd == "resolve":
+        cid, action, text = [*arg.split(maxsplit=2), "", "", ""][:3]
+        if not cid or not action:
+            return "usage: /resolve <id> keep-a|keep-b|merge [merged text]"
+        return resolution_line(client.runtime.contradictions().resolve(
+            client.conn, cid, action, user_id=client.user_id, text=text or None,
+            actor=f"repl:{client.user}"))
+    bounds = arg.split()
+    if len(bounds) > 2:
+        return "usage: /timeline [from [to]]  (dates YYYY-MM-DD)"
+    start = timeline.parse_day(bounds[0] if bounds else None, "from")
+    end = timeline.parse_day(bounds[1] if len(bounds) > 1 else None, "to", end=True)
+    items = timeline.episodes(client.conn, client.user_id, start, end)
+    return "\n".join(timeline.lines(items)) if items else "no episodes yet"
 
 
 @click.command()

@@ -185,6 +185,43 @@ def build_server(api: Any, base_url: str | None = None) -> Any:
         status; open ones first."""
         return call(api.intentions, user=user, status=status)  # type: ignore[no-any-return]
 
+    @server.tool()
+    def contradictions(user: User = None) -> dict[str, Any]:
+        """The user's open contradictions: two of their memories that disagree, each with
+        its id, both statements (a: the older, b: the newer) with memory ids and dates,
+        and who flagged it and why. Ask the user which holds, then call
+        `resolve_contradiction`; never resolve a factual dispute on your own."""
+        return call(api.contradictions, user=user)  # type: ignore[no-any-return]
+
+    @server.tool()
+    def resolve_contradiction(
+            contradiction_id: Annotated[int, Field(description="The id `contradictions` "
+                                                   "gave")],
+            action: Annotated[str, Field(description="keep-a (the older statement), keep-b "
+                                         "(the newer) or merge")],
+            text: Annotated[str | None, Field(description="With merge: the merged "
+                                              "statement (default: the model's, else the "
+                                              "newer statement)")] = None,
+            user: User = None) -> dict[str, Any]:
+        """Resolve one of the user's contradictions as the user decided: the losing memory
+        (both, for merge) is superseded by the one that stands, never deleted, and the
+        resolution is audit-logged; `why` on the loser shows it. Resolved once."""
+        return call(api.resolve_contradiction, contradiction_id,  # type: ignore[no-any-return]
+                    action, user=user, text=text, actor="mcp")
+
+    @server.tool()
+    def timeline(start: Annotated[str | None, Field(description="From this date "
+                                                    "(YYYY-MM-DD)")] = None,
+                 end: Annotated[str | None, Field(description="Up to this date, included "
+                                                  "(YYYY-MM-DD)")] = None,
+                 user: User = None) -> dict[str, Any]:
+        """What happened when: the user's episodes (a coherent span of a session or a day
+        about one topic) with start and end dates, a title, milestones (first mentions,
+        decisions, moves, important events) and sources (turn and block ids), oldest
+        first. Use it for "what happened in October?"."""
+        return call(api.timeline, user=user, start=start,  # type: ignore[no-any-return]
+                    end=end)
+
     @server.resource("cogd://identity", mime_type="text/plain",
                      description="The identity hash the agent's prompt carries (Layer 0).")
     def identity_resource() -> str:
@@ -250,7 +287,8 @@ def _loopback(host: str) -> bool:
 def mcp(user: str, http: bool, host: str, port: int) -> int:
     """Serve cogd's memory over MCP (Model Context Protocol) for Claude Code, Cursor and
     other assistants: tools recall, remember, why, forget, status, goals, identity, handoff,
-    profile, mood, corrections, intentions; resources
+    profile, mood, corrections, intentions, contradictions,
+    resolve_contradiction, timeline; resources
     cogd://identity, cogd://brief/latest, cogd://intentions.
 
     stdio by default: the assistant starts `cogd mcp` itself (README: the config lines).

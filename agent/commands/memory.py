@@ -22,8 +22,9 @@ from agent.errors import InputError
               "export: whose the user's messages are).")
 @click.option("--stop-on-error", is_flag=True,
               help="Stop at the first bad line (default: report it and continue).")
-@click.option("--batch-size", default=64, show_default=True, type=click.IntRange(1, 10000),
-              help="Lines per transaction (one NOTIFY per batch).")
+@click.option("--batch-size", default=256, show_default=True, type=click.IntRange(1, 10000),
+              help="Lines per transaction: one embedder call, one INSERT and one NOTIFY "
+              "per batch; the next batch is embedded while this one is written.")
 @click.option("--format", "fmt", default="auto", show_default=True,
               type=click.Choice(["auto", "cogd", "chatgpt", "claude", "text"]),
               help="The file's format; auto detects it (a .jsonl file or stdin is cogd's).")
@@ -33,7 +34,7 @@ from agent.errors import InputError
 @json_option
 def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
             fmt: str, assistant: tuple[str, ...], as_json: bool) -> int:
-    """Import a conversation history through the live write path.
+    """Import a conversation history in bulk: the live write path's rows and gates.
 
     \b
     Formats (--format, default auto):
@@ -47,7 +48,9 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
 
     For cogd JSONL, `speaker` (who said it) is stored and indexed; `user` is the
     account the session belongs to. Idempotent on external_id: importing a file twice
-    adds nothing. A bad JSONL line is reported with its line number and skipped (or, with
+    adds nothing, and an interrupted import run again continues where it stopped (each batch
+    is one transaction). On a terminal a progress bar shows the rate and the time left. A bad
+    JSONL line is reported with its line number and skipped (or, with
     --stop-on-error, stops the import; lines before it stay imported). A ChatGPT, Claude or
     text file is read whole first: a truncated or foreign one is refused with one line
     naming the line or node, and nothing is written.
@@ -76,7 +79,9 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
     if parsed is not None:
         report.lines = len(parsed.lines)
         with connect(url, app="cogd-import", autocommit=True) as conn:
-            Importer(conn, writer, default_user, batch_size).run(iter(parsed.lines), report)
+            _run_import(Importer(conn, writer, default_user, batch_size),
+                        iter(parsed.lines), report, len(parsed.lines),
+                        not as_json and sys.stderr.isatty())
         return _import_summary(report, as_json, parsed.format,
                                dict(sorted(parsed.skipped.items())))
     stream: IO[str]
@@ -88,16 +93,43 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
         total = sum(1 for line in file.open(encoding="utf-8", errors="replace") if line.strip())
     show = not as_json and sys.stderr.isatty()
     with connect(url, app="cogd-import", autocommit=True) as conn:
-        importer = Importer(conn, writer, default_user, batch_size)
         lines = read_lines(stream, default_user, report, stop_on_error)
-        if show:
-            with click.progressbar(length=total or 0, label="importing", file=sys.stderr) as bar:
-                importer.run(lines, report, progress=bar.update)
-        else:
-            importer.run(lines, report)
+        _run_import(Importer(conn, writer, default_user, batch_size), lines, report, total,
+                    show)
     if stream is not sys.stdin:
         stream.close()
     return _import_summary(report, as_json, "cogd", {})
+
+
+def _run_import(importer: Any, lines: Any, report: Any, total: int | None, show: bool) -> None:
+    """Run an import; on a terminal, a rich progress bar with the rate and the time left."""
+    if not show:
+        importer.run(lines, report)
+        return
+    import time
+
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    start = time.monotonic()
+    with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                  TimeRemainingColumn(), console=Console(stderr=True)) as bar:
+        task = bar.add_task("import", total=total, rate="")
+
+        def advance(n: int) -> None:
+            done = bar.tasks[0].completed + n
+            rate = done / max(time.monotonic() - start, 1e-9)
+            bar.update(task, advance=n, rate=f"{rate:.0f} lines/s")
+
+        importer.run(lines, report, progress=advance)
 
 
 def _import_summary(report: Any, as_json: bool, fmt: str, skipped: dict[str, int]) -> int:

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 import click
 
 from agent.commands.context import cogd_version, json_option, settings_from
-from agent.errors import CogdError, InputError
+from agent.errors import CogdError, InputError, NotFoundError
 
 log = logging.getLogger("agent.serve")
 
@@ -312,6 +312,43 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
         return api.intentions(user=who.handle, status=status,  # type: ignore[no-any-return]
                               limit=limit)
 
+    class ResolveBody(BaseModel):
+        action: str = Field(description="keep-a (the older statement), keep-b (the newer) "
+                                        "or merge")
+        text: str | None = Field(default=None, description="With merge: the merged "
+                                                           "statement")
+
+    @app.get("/v1/contradictions", tags=["memory"])
+    def contradictions(who: Annotated[Caller, Depends(caller)],
+                       limit: int = Query(default=100)) -> dict[str, Any]:
+        """The caller's open contradictions: id, both statements (a: the older, b: the
+        newer) with memory ids and dates, who flagged it and why."""
+        return api.contradictions(user=who.handle,  # type: ignore[no-any-return]
+                                  limit=limit)
+
+    @app.post("/v1/contradictions/{contradiction_id}/resolve", tags=["memory"])
+    def resolve_contradiction(contradiction_id: str, body: ResolveBody,
+                              who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
+        """Resolve one of the caller's contradictions: keep-a, keep-b or merge (`text`: the
+        merged statement). The loser is superseded, never deleted; audit-logged. Another
+        user's contradiction: 404; an already resolved one: 400."""
+        try:
+            return api.resolve_contradiction(  # type: ignore[no-any-return]
+                contradiction_id, body.action, user=who.handle, text=body.text,
+                actor=f"api:{who.token_id}")
+        except NotFoundError as exc:
+            raise ApiError(404, str(exc), "not_found_error") from None
+
+    @app.get("/v1/timeline", tags=["memory"])
+    def timeline(who: Annotated[Caller, Depends(caller)],
+                 start: str | None = Query(default=None, alias="from"),
+                 end: str | None = Query(default=None, alias="to"),
+                 limit: int = Query(default=200)) -> dict[str, Any]:
+        """The caller's episodes from `from` to `to` (YYYY-MM-DD; `to` included), oldest
+        first: dates, title, milestones, sources (turn and block ids)."""
+        return api.timeline(user=who.handle, start=start,  # type: ignore[no-any-return]
+                            end=end, limit=limit)
+
     @app.post("/v1/import", tags=["memory"])
     async def import_(request: Request, who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
         """JSONL in `cogd import`'s format; every line becomes the caller's (a line naming
@@ -546,7 +583,8 @@ def _export(url: str, handle: str) -> Iterator[str]:
 def serve(host: str, port: int) -> int:
     """Serve the HTTP API: /v1/chat/completions (OpenAI-compatible, streaming), /v1/recall,
     /v1/memories (list, get, why, remember), /v1/import, /v1/export, /v1/status,
-    /v1/handoff, /v1/profile, /v1/mood, /v1/corrections, /v1/intentions, /healthz; OpenAPI
+    /v1/handoff, /v1/profile, /v1/mood, /v1/corrections, /v1/intentions,
+    /v1/contradictions (and POST .../{id}/resolve), /v1/timeline, /healthz; OpenAPI
     at /docs.
     Every /v1 route needs a bearer token bound to a user (cogd token create --user
     HANDLE). The web console is at /ui (log in with such a token)."""

@@ -257,3 +257,99 @@ def test_the_timeline_pages_by_turn_newest_first_grouped_by_day(settings: Settin
         assert 'id="older"' not in second and 'id="newest"' in second
         assert http.get("/ui/timeline", params={"before": "yesterday",
                                                 "before_id": "x"}).status_code == 400
+
+
+def test_an_insights_page_shows_its_sources_and_turns_and_links_without_other_users_text(
+        settings: Settings, db_url: str) -> None:
+    with console_app(settings, db_url) as (http, api, tokens):
+        m1 = api.remember("I swim at the lake on Mondays.")["memory_id"]
+        m2 = api.remember("I swim at the lake on Thursdays.")["memory_id"]
+        theirs = api.remember("Bob's boat is called Marlin.", user="bob")["memory_id"]
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            row = conn.execute(
+                "INSERT INTO memories (user_id, memory_type, content, importance) "
+                "SELECT user_id, 'insight', 'Alice swims at the lake twice a week.', 0.7 "
+                "FROM users WHERE handle = 'alice' RETURNING memory_id").fetchone()
+            shared = conn.execute(  # made as alice's, then of no user (as a shared fact)
+                "UPDATE memories SET user_id = NULL WHERE memory_id = %s RETURNING memory_id",
+                (api.remember("The lake closes in November.")["memory_id"],)).fetchone()
+            assert row is not None and shared is not None
+            insight = str(row[0])
+            for source in (m1, m2):
+                conn.execute("INSERT INTO memory_links (source_id, target_id, link_type) "
+                             "VALUES (%s, %s, 'supersedes')", (insight, source))
+                conn.execute("UPDATE memories SET status = 'superseded' WHERE memory_id = %s",
+                             (source,))
+            conn.execute("INSERT INTO memory_links (source_id, target_id, link_type, strength) "
+                         "VALUES (%s, %s, 'related', 0.4), (%s, %s, 'contradicts', 0.9)",
+                         (insight, shared[0], insight, theirs))
+        login(http, tokens["alice"])
+        page = http.get(f"/ui/memory/{insight}").text
+        chain = page[page.index('id="chain"'):page.index('id="links"')]
+        nodes = re.findall(r'<li class="node depth-(\d)" data-memory="([^"]+)"', chain)
+        assert nodes == [("0", insight), ("1", min(m1, m2)), ("1", max(m1, m2))]
+        assert "Mondays" in chain and "Thursdays" in chain and chain.count("turn ") == 2
+        assert f'href="/ui/memory/{m1}"' in chain and f'href="/ui/memory/{m2}"' in chain
+        assert "superseded: no longer decays" not in page  # the insight is active
+        links = page[page.index('id="links"'):]
+        assert "The lake closes in November. (shared: of no user)" in links
+        assert f'href="/ui/memory/{shared[0]}"' not in links  # no page: not alice's
+        assert "(another user's memory)" in links and "Marlin" not in page
+        assert "this contradicts" in links and "this related" in links
+        source = http.get(f"/ui/memory/{m1}").text
+        assert 'id="memory-status">superseded' in source and "no longer decays" in source
+        assert "held by insight" in source and f'href="/ui/memory/{insight}"' in source
+        found = http.get("/ui/timeline", params={"q": "When does the lake close?"}).text
+        results = found[found.index('id="results"'):found.index('id="days"')]
+        assert "November" in results and f"/ui/memory/{shared[0]}" not in results
+
+
+def test_a_contradiction_is_resolved_from_the_memory_page_with_csrf(settings: Settings,
+                                                                     db_url: str) -> None:
+    with console_app(settings, db_url) as (http, api, tokens):
+        old = api.remember("I live in Berlin.")["memory_id"]
+        new = api.remember("I live in Lisbon now.")["memory_id"]
+        other_old = api.remember("My bike is red.")["memory_id"]
+        other_new = api.remember("My bike is green.")["memory_id"]
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            links = [conn.execute(
+                "INSERT INTO memory_links (source_id, target_id, link_type, strength, metadata) "
+                "VALUES (%s, %s, 'contradicts', 0.8, '{\"reason\": \"<b>moved</b>\"}') "
+                "RETURNING id", pair).fetchone() for pair in ((new, old), (other_new, other_old))]
+        assert links[0] is not None and links[1] is not None
+        lid, lid2 = links[0][0], links[1][0]
+        csrf = login(http, tokens["bob"])  # bob: not his to resolve
+        assert http.post(f"/ui/contradiction/{lid}/resolve",
+                         data={"csrf": csrf, "action": "keep-b"}).status_code == 404
+        csrf = login(http, tokens["alice"])
+        page = http.get(f"/ui/memory/{old}").text
+        dispute = page[page.index('id="contradictions"'):page.index('id="chain"')]
+        assert f'data-contradiction="{lid}"' in dispute and "Lisbon" in dispute
+        assert "&lt;b&gt;moved&lt;/b&gt;" in dispute  # the flagger's reason, as text
+        assert 'value="keep-a" class="keep-this"' in dispute  # old is a (the older)
+        for data in ({"action": "keep-b"}, {"action": "keep-b", "csrf": "nope"}):
+            assert http.post(f"/ui/contradiction/{lid}/resolve", data=data).status_code == 403
+        assert api.memory(old)["status"] == "active"
+        bad = http.post(f"/ui/contradiction/{lid}/resolve", data={"csrf": csrf,
+                                                                  "action": "drop-both"})
+        assert bad.status_code == 400 and "action must be" in bad.text
+        done = http.post(f"/ui/contradiction/{lid}/resolve",
+                         data={"csrf": csrf, "action": "keep-b", "back": f"/ui/memory/{old}"})
+        assert done.status_code == 200 and f'id="kept">memory {new}' in done.text
+        assert api.memory(old)["status"] == "superseded"
+        assert api.memory(new)["status"] == "active"
+        assert 'id="contradictions"' not in http.get(f"/ui/memory/{old}").text
+        again = http.post(f"/ui/contradiction/{lid}/resolve",
+                          data={"csrf": csrf, "action": "keep-a"})
+        assert again.status_code == 400 and "already resolved" in again.text
+        merged = http.post(f"/ui/contradiction/{lid2}/resolve",
+                           data={"csrf": csrf, "action": "merge",
+                                 "text": "My bike was red; it is green now."})
+        assert merged.status_code == 200
+        kept = re.search(r'id="kept">memory ([0-9a-f-]+)', merged.text)
+        assert kept is not None
+        assert "it is green now" in http.get(f"/ui/memory/{kept.group(1)}").text
+        with psycopg.connect(db_url) as conn:
+            actors = conn.execute("SELECT actor FROM audit_log WHERE action = "
+                                  "'resolve_contradiction' ORDER BY id").fetchall()
+        assert len(actors) == 2 and all(a[0].startswith("console:") for a in actors)

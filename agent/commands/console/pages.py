@@ -7,6 +7,10 @@
 - `GET /ui/memory/{id}`: one of the user's memories (MemoryAPI.memory), its provenance
   chain (MemoryAPI.why: insight -> superseded sources -> turns), importance, use and
   decay, and links. Another user's memory, a forgotten one or a malformed id: 404.
+- `POST /ui/contradiction/{id}/resolve` (CSRF field; `action` keep-a, keep-b or merge,
+  `text` for merge): MemoryAPI.resolve_contradiction, as
+  POST /v1/contradictions/{id}/resolve; the memory page shows the memory's open
+  contradictions with these buttons.
 - `GET /ui/memory/{id}/forget`: the confirmation, naming the memory (id and text);
   `POST` there (CSRF field): MemoryAPI.forget, as DELETE /v1/memories/{id}, and the page
   says what was removed.
@@ -20,14 +24,15 @@ from datetime import UTC, datetime, timedelta
 from itertools import groupby
 from typing import Any
 
-from fastapi import Request
+from fastapi import Form, Request
 from fastapi.responses import Response
 
 from agent.commands.console.core import UI, ConsoleError, Viewer
-from agent.errors import InputError
+from agent.errors import InputError, NotFoundError
 from agent.services.access import console as reads
 
 PAGE_TURNS = 50
+MAX_CONTRADICTIONS = 1000  # open ones read to find this memory's (Contradictions.open's cap)
 
 
 def register(ui: UI) -> None:
@@ -51,8 +56,10 @@ def register(ui: UI) -> None:
                 turn_ids = [i["id"].split(":", 1)[1] for i in search["items"]
                             if i["kind"] == "day_table"]
                 made = reads.memories_of_turns(conn, view.user_id, turn_ids)
+                own = reads.own_memories(conn, view.user_id, [
+                    i["id"].split(":", 1)[1] for i in search["items"] if i["kind"] == "memory"])
                 for item in search["items"]:
-                    item["memory_id"] = _memory_of(item, made)
+                    item["memory_id"] = _memory_of(item, made, own)
         more = len(turns) > PAGE_TURNS
         turns = turns[:PAGE_TURNS]
         last = turns[-1] if more else None
@@ -71,11 +78,33 @@ def register(ui: UI) -> None:
             why = {"chain": [], "trails": []}
         with console.db() as conn:
             detail = reads.memory_detail(conn, uuid.UUID(got["id"]), view.user_id)
+            own = reads.own_memories(conn, view.user_id, [
+                h["memory_id"] for n in why["chain"]
+                for h in [n, *n.get("held_by", [])]])
         if detail is None:  # forgotten between the two reads
             raise ConsoleError(404, f"no memory {memory_id}")
+        open_ = console.api.contradictions(user=view.handle, limit=MAX_CONTRADICTIONS)
+        disputes = [c for c in open_["contradictions"]
+                    if got["id"] in (c["a"]["memory_id"], c["b"]["memory_id"])]
         return console.render(request, "memory.html", view, title="Memory", memory=got,
                               chain=why["chain"], trails=why.get("trails", []),
-                              detail=detail, decay=_decay(console.settings, got, detail))
+                              detail=detail, own=own, disputes=disputes,
+                              decay=_decay(console.settings, got, detail))
+
+    @ui.router.post("/contradiction/{contradiction_id}/resolve")
+    def resolve(request: Request, view: Viewer, contradiction_id: str,
+                action: str = Form(default=""), text: str = Form(default=""),
+                back: str = Form(default="")) -> Response:
+        try:
+            done = console.api.resolve_contradiction(
+                contradiction_id, action, user=view.handle, text=text.strip() or None,
+                actor=f"console:{view.caller.token_id}")
+        except NotFoundError:
+            raise ConsoleError(404, f"no contradiction {contradiction_id}") from None
+        except InputError as exc:
+            raise ConsoleError(400, str(exc)) from None
+        return console.render(request, "resolved.html", view, title="Resolved",
+                              done=done, back=back if _is_memory_path(back) else None)
 
     @ui.router.get("/memory/{memory_id}/forget")
     def forget_form(request: Request, view: Viewer, memory_id: str) -> Response:
@@ -92,6 +121,19 @@ def register(ui: UI) -> None:
                               report=report)
 
 
+def _is_memory_path(path: str) -> bool:
+    head, _, ident = path.rpartition("/")
+    return head == "/ui/memory" and _is_uuid(ident)
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _own_memory(console: Any, view: Any, memory_id: str) -> dict[str, Any]:
     """The caller's memory, or a 404 page (also for another user's: the page does not
     say that it exists)."""
@@ -104,10 +146,13 @@ def _own_memory(console: Any, view: Any, memory_id: str) -> dict[str, Any]:
     return got  # type: ignore[no-any-return]
 
 
-def _memory_of(item: dict[str, Any], made: dict[str, str]) -> str | None:
+def _memory_of(item: dict[str, Any], made: dict[str, str], own: set[str]) -> str | None:
+    """The id of the memory page a recall item links to: the user's own memory, or the
+    user's memory made from a turn; None for anything else (a block, a memory of no
+    user)."""
     kind, _, ident = item["id"].partition(":")
     if kind == "memory":
-        return ident
+        return ident if ident in own else None
     if kind == "day_table":
         return made.get(ident)
     return None

@@ -47,6 +47,11 @@ FROM memories m
 WHERE m.source_entry_id = ANY(%(entry_ids)s::uuid[]) AND m.user_id = %(user_id)s
 ORDER BY m.source_entry_id, (m.status = 'active') DESC, m.created_at;
 
+-- name: console_own_memories
+-- which of these memories are the user's own (a memory page exists for those only)
+SELECT memory_id FROM memories
+WHERE memory_id = ANY(%(ids)s::uuid[]) AND user_id = %(user_id)s;
+
 -- name: console_memory_detail
 -- what the memory page shows beside MemoryAPI.memory: use, decay and evidence
 SELECT access_count, last_accessed, written_at, metadata->>'decayed_at', landmark,
@@ -59,7 +64,8 @@ FROM memories WHERE memory_id = %(memory_id)s AND user_id = %(user_id)s;
 SELECT l.link_type, l.strength, l.created_at,
        CASE WHEN l.source_id = %(memory_id)s THEN 'out' ELSE 'in' END AS direction,
        o.memory_id, o.memory_type, o.status,
-       CASE WHEN o.user_id IS NULL OR o.user_id = %(user_id)s THEN o.content END AS content
+       CASE WHEN o.user_id IS NULL OR o.user_id = %(user_id)s THEN o.content END AS content,
+       o.user_id IS NOT DISTINCT FROM %(user_id)s AS own
 FROM memory_links l
 JOIN memories o ON o.memory_id = CASE WHEN l.source_id = %(memory_id)s THEN l.target_id
                                       ELSE l.source_id END

@@ -106,16 +106,27 @@ def memories_of_turns(conn: psycopg.Connection[Any], user_id: Any,
         "user_id": user_id, "entry_ids": entry_ids})}
 
 
+def own_memories(conn: psycopg.Connection[Any], user_id: Any, ids: list[str]) -> set[str]:
+    """Which of these memory ids are the user's own (those have a memory page; a memory of
+    no user is recalled, but is no user's to open or forget)."""
+    if not ids:
+        return set()
+    return {str(r[0]) for r in conn.execute(query("console_own_memories"), {
+        "ids": ids, "user_id": user_id})}
+
+
 def memory_detail(conn: psycopg.Connection[Any], memory_id: Any,
                   user_id: Any) -> dict[str, Any] | None:
     """A memory's use, decay and evidence, and its links both ways (the other end's text
-    only when it is the user's or of no user); None when the memory is not the user's."""
+    only when it is the user's or of no user; `own`: the user's, with a page of its own);
+    None when the memory is not the user's."""
     row = conn.execute(query("console_memory_detail"),
                        {"memory_id": memory_id, "user_id": user_id}).fetchone()
     if row is None:
         return None
     links = [{"type": r[0], "strength": r[1], "created_at": r[2], "direction": r[3],
-              "memory_id": str(r[4]), "memory_type": r[5], "status": r[6], "content": r[7]}
+              "memory_id": str(r[4]), "memory_type": r[5], "status": r[6], "content": r[7],
+              "own": bool(r[8])}
              for r in conn.execute(query("console_memory_links"),
                                    {"memory_id": memory_id, "user_id": user_id})]
     return {"access_count": row[0], "last_accessed": row[1], "written_at": row[2],

@@ -1,4 +1,5 @@
-"""`cogd import FILE.jsonl`: conversation history through the live write path.
+"""`cogd import FILE.jsonl`: conversation history, in bulk (agent/services/access/bulk_import.py
+writes each batch: the live write path's rows and gates, a few statements per batch).
 
 One message per line: {"session", "speaker", "role", "content", "timestamp",
 "external_id", "user"}. `speaker` is who said it (a name: stored in day_table.speaker and
@@ -11,6 +12,11 @@ A line's `timestamp` is its event time (created_at: recall's dates, the timeline
 written_at is the server's, which promotion and decay read: back-dated lines are no
 evidence that something recurred. A bad line is
 reported with its line number and skipped, or stops the import.
+
+Resumable: each batch is one transaction, and a rerun of an interrupted import skips
+what was written (one lookup per batch, nothing embedded again), so it continues where
+the last committed batch ended and adds nothing twice (the schema's unique keys:
+day_table's (user_id, external_id), one entry-gate decision per turn, revision 0026).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -26,8 +33,10 @@ import psycopg
 
 from agent.db.queries import query
 from agent.errors import InputError
+from agent.services.access.bulk_import import Prepared, embed, insert, prepare
 from agent.services.records.sessions import ensure_session, ensure_user
 from agent.services.records.turns import ROLES, TurnInput, TurnWriter
+from agent.testhooks import fault_hook
 
 # cogd choice: session, speaker and external_id are unique-index keys; 500 characters stay
 # under Postgres's B-tree row limit (2704 bytes) even at 4 bytes per character
@@ -165,13 +174,15 @@ def read_lines(
 class Importer:
     def __init__(
         self, conn: psycopg.Connection[Any], writer: TurnWriter, default_user: str,
-        batch_size: int = 64,
+        batch_size: int = 256,
     ) -> None:
         self.conn = conn
+        self.batches = 0  # batches committed by this importer
         self.writer = writer
         self.default_user = default_user
         self.batch_size = batch_size
         self._sessions: dict[str, tuple[Any, Any, str]] = {}
+        self._tiers: dict[Any, str] = {}
 
     def _session(self, line: ImportLine) -> tuple[Any, Any, str]:
         """The session of a line, its user and tier. A session that exists keeps its
@@ -189,10 +200,10 @@ class Importer:
             else:
                 user_id = ensure_user(self.conn, handle)
                 sid = ensure_session(self.conn, user_id, line.session, channel="import")
-            tier = self.conn.execute(
-                query("importer_user_tier"), (user_id,)
-            ).fetchone()
-            self._sessions[line.session] = (sid, user_id, tier[0] if tier else "normal")
+            if user_id not in self._tiers:
+                tier = self.conn.execute(query("importer_user_tier"), (user_id,)).fetchone()
+                self._tiers[user_id] = tier[0] if tier else "normal"
+            self._sessions[line.session] = (sid, user_id, self._tiers[user_id])
         return self._sessions[line.session]
 
     def run(
@@ -201,20 +212,26 @@ class Importer:
         report: ImportReport,
         progress: Callable[[int], None] | None = None,
     ) -> ImportReport:
-        batch: list[ImportLine] = []
-        for line in lines:
-            batch.append(line)
-            if len(batch) >= self.batch_size:
-                self._flush(batch, report, progress)
-                batch = []
-        if batch:
-            self._flush(batch, report, progress)
+        """Import `lines`, `batch_size` per transaction. While Postgres writes one batch,
+        the next one is embedded in a thread (the embedder and a Postgres backend each
+        have a core), so a batch costs about the larger of the two, not their sum."""
+        with ThreadPoolExecutor(1, thread_name_prefix="cogd-import-embed") as pool:
+            waiting: tuple[Future[Prepared], Prepared, int] | None = None
+            for batch in _chunks(lines, self.batch_size):
+                # prepare reads the batch before's turns, never its vectors (still coming)
+                ready = self._prepare(batch, report, None if waiting is None else waiting[1])
+                embedding = pool.submit(embed, self.writer, ready)  # queued after the last
+                if waiting is not None:
+                    self._insert(waiting[0], waiting[2], report, progress)
+                waiting = (embedding, ready, len(batch))
+            if waiting is not None:
+                self._insert(waiting[0], waiting[2], report, progress)
         return report
 
-    def _flush(
-        self, batch: list[ImportLine], report: ImportReport,
-        progress: Callable[[int], None] | None,
-    ) -> None:
+    def _prepare(self, batch: list[ImportLine], report: ImportReport,
+                 before: Prepared | None) -> Prepared:
+        """The batch's sessions (created if new), its lines not imported before, cleaned,
+        indexed and judged. `before`: the batch before it, embedded, not yet committed."""
         with self.conn.transaction():
             owned = []
             for line in batch:
@@ -223,17 +240,22 @@ class Importer:
                 except InputError as exc:
                     report.errors.append(f"line {line.lineno}: {exc}")
             # lines imported before (by the same user: keys are unique per user) are
-            # counted without embedding them again
+            # counted without embedding them again: a rerun of an interrupted import
+            # costs a lookup per batch for what it had written
             seen = {(r[0], r[1]) for r in self.conn.execute(
                 query("importer_known_external_ids"),
                 {"users": [str(uid) for _, _, uid, _ in owned],
                  "ids": [line.external_id for line, *_ in owned]},
             )}
+            if before is not None:  # not committed yet
+                seen.update((str(t.user_id), str(t.external_id)) for t in before.turns)
             turns = []
             for line, sid, uid, tier in owned:
-                if (str(uid), line.external_id) in seen:
+                key = (str(uid), line.external_id)
+                if key in seen:  # before, or earlier in this batch
                     report.duplicates += 1
                     continue
+                seen.add(key)
                 turns.append(
                     TurnInput(
                         session_id=sid, user_id=uid, user_tier=tier, role=line.role,
@@ -241,8 +263,16 @@ class Importer:
                         created_at=line.timestamp, speaker=line.named,
                     )
                 )
-            # one NOTIFY per batch, never per row
-            written = self.writer.write(self.conn, turns, notify_turn=True)
+            return prepare(self.conn, self.writer, turns, before)
+
+    def _insert(self, embedded: Future[Prepared], lines: int, report: ImportReport,
+                progress: Callable[[int], None] | None) -> None:
+        """Write an embedded batch in one transaction; count it."""
+        batch = embedded.result()
+        with self.conn.transaction():
+            written = insert(self.conn, self.writer, batch)
+            self.batches += 1
+            fault_hook(f"import-batch-{self.batches}")  # tests: die before this commit
         for turn in written:
             if turn is None:
                 report.duplicates += 1
@@ -250,4 +280,15 @@ class Importer:
                 report.inserted += 1
                 report.scratched += int(turn.scratched)
         if progress:
-            progress(len(batch))
+            progress(lines)
+
+
+def _chunks(lines: Iterator[ImportLine], size: int) -> Iterator[list[ImportLine]]:
+    batch: list[ImportLine] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

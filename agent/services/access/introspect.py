@@ -119,6 +119,7 @@ def why(conn: psycopg.Connection[Any], decisions: DecisionTracker, recaller: Any
     from agent.domain.text import storable_text
     from agent.services.background.consolidation import held_by
     from agent.services.background.consolidation import why as chain
+    from agent.services.memory.contradictions import why_resolutions
 
     target = storable_text(target)[0].strip()  # Postgres text holds no NUL
     if not target:
@@ -142,6 +143,11 @@ def why(conn: psycopg.Connection[Any], decisions: DecisionTracker, recaller: Any
     nodes = chain(conn, memory_id) if memory_id is not None else []
     if nodes and nodes[0]["status"] != "active":
         nodes[0]["held_by"] = held_by(conn, nodes[0]["memory_id"])
+        # a contradiction resolved against it (issue 42 item 3): which resolution, and what
+        # stands instead
+        resolved = why_resolutions(conn, nodes[0]["memory_id"])
+        if resolved:
+            nodes[0]["resolved_by"] = resolved
     trails = decisions.trails(
         conn, memories=[n["memory_id"] for n in nodes],
         entries=[n["turn"]["entry_id"] for n in nodes if n["turn"]], text=text,
@@ -183,6 +189,10 @@ def why_lines(found: dict[str, Any]) -> list[str]:
         pad = "  " * n["depth"]
         lines.append(f"{pad}{n['type']} {n['memory_id']} ({n['status']}, importance "
                      f"{float(n['importance'] or 0):.2f}): {said(n)}")
+        for r in n.get("resolved_by", []):  # a resolution superseded it (issue 42)
+            lines.append(f"{pad}  superseded by contradiction resolution {r['resolution_id']} "
+                         f"(contradiction {r['contradiction_id']}, {r['action']}, {r['how']}, "
+                         f"{str(r['at'])[:16].replace('T', ' ')}): memory {r['kept']} stands")
         for h in n.get("held_by", []):
             lines.append(f"{pad}  held by insight {h['memory_id']} ({h['status']}): "
                          f"{said(h)}")

@@ -39,6 +39,7 @@ from agent.services.records.sessions import ensure_session, ensure_user
 from agent.services.records.turns import TurnWriter
 
 if TYPE_CHECKING:
+    from agent.services.memory.contradictions import Contradictions
     from agent.services.memory.forget import Forgetter
     from agent.services.memory.profile import Profile
     from agent.services.memory.recall import Recaller
@@ -56,7 +57,8 @@ class MemoryAPI:
                  forgetter: Callable[[psycopg.Connection[Any]], Forgetter],
                  continuity: Callable[[], Continuity],
                  emotion_cfg: emotion_rules.EmotionConfig, profile: Profile,
-                 channel: str = "mcp", app: str = "cogd-mcp") -> None:
+                 channel: str = "mcp", app: str = "cogd-mcp",
+                 contradictions: Callable[[], Contradictions] | None = None) -> None:
         """Runtime.memory_api builds one. `forgetter`: a Forgetter on a connection, built
         for each forget (its cortex handle must read the latest version); `continuity`:
         the loop's handoff service, built on the first handoff() (it counts tokens with
@@ -75,6 +77,8 @@ class MemoryAPI:
         self.emotion_cfg = emotion_cfg
         self.profiles = profile
         self.url, self.app = url, app
+        self._contradictions_of = contradictions  # issue 42 item 3, built on first use
+        self._contradictions: Contradictions | None = None
         self.conn = connect(url, app=app, autocommit=True)
         self._lock = threading.Lock()
         self._auth_lock = threading.Lock()
@@ -339,6 +343,49 @@ class MemoryAPI:
                             "it processed conversations of"}
         return {"user": handle, "run_id": row[0], "finished_at": _iso(row[1]),
                 "text": row[2]}
+
+    # -- contradictions and the timeline (issue 42 items 3-4) -------------------------
+
+    def _resolver(self) -> Contradictions:
+        if self._contradictions is None:
+            if self._contradictions_of is None:
+                raise InputError("contradiction resolution is not set up in this process")
+            self._contradictions = self._contradictions_of()
+        return self._contradictions
+
+    def contradictions(self, user: str | None = None, limit: int = 100) -> dict[str, Any]:
+        """The user's open contradictions (both memories theirs), newest flag first: the
+        two statements (a: the older, b: the newer) with ids and dates, who flagged them
+        and why."""
+        with self._db():
+            handle, uid = self._user(user)
+            items = self._resolver().open(self.conn, uid, limit=limit)
+        return {"user": handle, "contradictions": items}
+
+    def resolve_contradiction(self, contradiction_id: str | int, action: str,
+                              user: str | None = None, text: str | None = None,
+                              actor: str = "api") -> dict[str, Any]:
+        """Resolve one of the user's contradictions: keep-a, keep-b or merge (`text`: the
+        merged statement). The loser is superseded, never deleted; audit-logged. Another
+        user's contradiction, or an unknown id: NotFoundError."""
+        with self._db():
+            handle, uid = self._user(user)
+            got = self._resolver().resolve(self.conn, contradiction_id, action, user_id=uid,
+                                           text=text, actor=f"{actor}:{handle}")
+        return {"user": handle, **got}
+
+    def timeline(self, user: str | None = None, start: str | None = None,
+                 end: str | None = None, limit: int = 200) -> dict[str, Any]:
+        """The user's episodes (and their milestones) from `start` to `end` (ISO dates;
+        `end` includes its day), oldest first, each with its dates and sources."""
+        from agent.services.memory import timeline
+
+        lo = timeline.parse_day(start, "from")
+        hi = timeline.parse_day(end, "to", end=True)
+        with self._db():
+            handle, uid = self._user(user)
+            items = timeline.episodes(self.conn, uid, lo, hi, limit=limit)
+        return {"user": handle, "from": start, "to": end, "episodes": items}
 
 
 def _text(value: str, name: str) -> str:

@@ -9,7 +9,7 @@ same path (idempotent on external_id) and NOTIFY once per batch.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -44,6 +44,18 @@ class TurnInput:
 
 
 @dataclass(frozen=True)
+class Judged:
+    """The entry gate on one turn: gate_decisions' row, and whether it is scratched."""
+
+    decision: str  # pass | scratch
+    score: float
+    signals: dict[str, Any]
+    reason: str
+    scratched: bool
+    flags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class WrittenTurn:
     entry_id: Any
     turn_number: int
@@ -72,7 +84,7 @@ class TurnWriter:
         self.gate_cfg = gate_cfg
         self.rng = rng or random.Random()
 
-    def _embed(
+    def embed(
         self, contextual: Sequence[str], verbatim: Sequence[str], with_contextual: bool = True,
     ) -> tuple[list[str], list[str], list[str | None]]:
         """Universal vectors of the verbatim content and of the contextual texts (recall's
@@ -80,29 +92,36 @@ class TurnWriter:
         ones when both are the same model). `with_contextual` False: no contextual vectors
         (None each; `fill_contextual_vectors` embeds them after the commit)."""
         n = len(verbatim)
-        both = self.universal.embed_documents(
-            [*verbatim, *contextual] if with_contextual else list(verbatim))
+        texts = [*verbatim, *contextual] if with_contextual else list(verbatim)
+        # each distinct text once (an import's "ok", "thanks"...), its vector text once
+        unique = list(dict.fromkeys(texts))
+        at = {text: i for i, text in enumerate(unique)}
+        vectors = [vector_text(v) for v in self.universal.embed_documents(unique)]
+        both = [vectors[at[text]] for text in texts]
         uni = both[:n]
-        ctx: list[Any] = list(both[n:]) if with_contextual else [None] * n
+        ctx: list[str | None] = list(both[n:]) if with_contextual else [None] * n
         if self.native.model_id == self.universal.model_id:
             nat = uni
         else:
-            nat = self.native.embed_documents(list(verbatim))
-        return ([vector_text(v) for v in uni], [vector_text(v) for v in nat],
-                [None if v is None else vector_text(v) for v in ctx])
+            nat = [vector_text(v) for v in self.native.embed_documents(list(verbatim))]
+        return uni, nat, ctx
 
-    def _contexts(
-        self, conn: psycopg.Connection[Any], turns: Sequence[TurnInput], contents: list[str]
+    def contexts(
+        self, conn: psycopg.Connection[Any], turns: Sequence[TurnInput], contents: list[str],
+        before: Mapping[Any, Said | None] | None = None,
     ) -> list[str]:
         """Each turn's contextual index text; a short reply quotes the turn before it
-        (earlier in this batch, else the session's last turn in day_table)."""
+        (earlier in this batch, else the session's last turn in day_table: `before`
+        gives it by session when the caller read those in one query, the bulk import)."""
         now = datetime.now(UTC)
         last: dict[Any, Said] = {}
         out: list[str] = []
         for turn, content in zip(turns, contents, strict=True):
             said = Said(content, turn.role, turn.speaker, turn.created_at or now)
             previous = last.get(turn.session_id)
-            if previous is None and self.index_cfg.may_quote(content):
+            if previous is None and before is not None:
+                previous = before.get(turn.session_id)
+            elif previous is None and self.index_cfg.may_quote(content):
                 row = day_table.last_turn(conn, turn.session_id)
                 previous = None if row is None else Said(row[2], row[1], row[0])
             out.append(turn_text(said, previous, self.index_cfg))
@@ -130,8 +149,8 @@ class TurnWriter:
                 raise InputError(f"unknown role {turn.role!r}; valid roles: {', '.join(ROLES)}")
             cleaned.append(clean_content(turn.content))
         contents = [c for c, _ in cleaned]
-        contexts = self._contexts(conn, turns, contents)
-        universal, native, contextual = self._embed(
+        contexts = self.contexts(conn, turns, contents)
+        universal, native, contextual = self.embed(
             contexts, contents,
             with_contextual=not (vectors_after_commit and self.index_cfg.vector_after_commit))
         out: list[WrittenTurn | None] = []
@@ -169,6 +188,20 @@ class TurnWriter:
         notes: list[str],
         tokens: int,
     ) -> WrittenTurn:
+        judged = self.judge(turn, content, notes)
+        day_table.record_entry_gate(conn, entry_id, turn.session_id, judged.decision,
+                                    judged.score, judged.signals, judged.reason)
+        if judged.scratched:
+            day_table.scratch(conn, entry_id, turn.session_id, turn.user_id, content,
+                              judged.signals)
+        return WrittenTurn(
+            entry_id=entry_id, turn_number=turn_number, decision=judged.decision,
+            scratched=judged.scratched, flags=judged.flags, content=content, tokens=tokens,
+        )
+
+    def judge(self, turn: TurnInput, content: str, notes: list[str]) -> Judged:
+        """The entry gate's decision on one cleaned turn (no database): what
+        gate_decisions records and whether the turn is also held in scratch_buffer."""
         decision = entry_gate(content, turn.role, self.gate_cfg, self.rng)
         signals: dict[str, Any] = dict(decision.signals)
         flags: list[str] = list(notes)
@@ -182,16 +215,8 @@ class TurnWriter:
         signals["flags"] = flags
         signals["memory_type_hint"] = decision.memory_type_hint
         scratched = decision.decision == "scratch" or "identity_rewrite_attempt" in flags
-        day_table.record_entry_gate(conn, entry_id, turn.session_id,
-                                    "scratch" if scratched else "pass", decision.score,
-                                    signals, decision.reason)
-        if scratched:
-            day_table.scratch(conn, entry_id, turn.session_id, turn.user_id, content, signals)
-        return WrittenTurn(
-            entry_id=entry_id, turn_number=turn_number,
-            decision="scratch" if scratched else "pass", scratched=scratched,
-            flags=tuple(flags), content=content, tokens=tokens,
-        )
+        return Judged("scratch" if scratched else "pass", float(decision.score), signals,
+                      decision.reason, scratched, tuple(flags))
 
 
 def fill_contextual_vectors(conn: psycopg.Connection[Any], universal: Embedder,
