@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from agent.domain.contextual import IndexConfig
     from agent.domain.prompt import IdentityConfig
     from agent.providers.ports import LLM, Embedder, Reranker
+    from agent.services.access.hook import PromptHook
     from agent.services.access.memory_api import MemoryAPI
     from agent.services.background.consolidation import Consolidator
     from agent.services.background.dmn import Dmn
@@ -430,3 +431,20 @@ class Runtime:
 
         return Dmn(IdleConfig.from_settings(self.settings), universal=self.universal,
                    recaller=self.recaller(), system1=lambda: self.llm("system1"), rng=rng)
+
+    def prompt_hook(self, max_tokens: int | None = None) -> PromptHook:
+        """`cogd hook` (seed 000 §5.4): corrections, the handoff, the DMN's thoughts,
+        workflows, recall and goals for a prompt, within `max_tokens` (default: the hook's
+        MAX_TOKENS). Counts tokens with the default counter: no model is built."""
+        from agent.domain.tables import need
+        from agent.providers.text import default_counter
+        from agent.services.access.hook import MAX_TOKENS, HookConfig, PromptHook
+
+        count = default_counter().count
+        wf = self.settings.workflows
+        return PromptHook(HookConfig(goals_max=int(need(self.settings.goals, "max_in_prompt")),
+                                     workflow_min_similarity=float(
+                                         need(wf, "match_min_similarity")),
+                                     workflow_max=int(need(wf, "surface_max")),
+                                     max_tokens=max_tokens or MAX_TOKENS),
+                          self.dmn(), self.continuity(count), count)

@@ -109,16 +109,29 @@ def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
 @click.option("--timeout", "timeout_s", default=10.0, show_default=True,
               type=click.FloatRange(0.5, 600),
               help="Print nothing rather than answer later than this.")
+@click.option("--max-tokens", "max_tokens", default=None, type=click.IntRange(50, 20000),
+              help="The printed block's budget in tokens [default: 400].")
 @json_option
 def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
-         as_json: bool) -> int:
+         max_tokens: int | None, as_json: bool) -> int:
     """Print what the memory holds for a prompt (Claude Code's UserPromptSubmit hook).
 
-    Strong matches only, not from the prompt's own session, each item at most once per
-    [idle] topic_cooldown_minutes (10), at most [idle] max_injected_thoughts (3); a
-    prompt nothing strong matches prints nothing. The hook never blocks the prompt:
-    an error prints one line on stderr and exits 1 (Claude Code shows it and goes on),
-    never 2 (which would block the prompt). See the README for the settings.json lines.
+    \b
+    In this order, within --max-tokens:
+      corrections that apply to the prompt ("fails when ..., fine when ...");
+      on the session's first prompt, the handoff: the gap, the last session's note,
+        open intentions, the morning brief's blocks, overnight thoughts;
+      what the idle DMN thought of for this session since the last prompt;
+      a learned workflow the prompt starts (its remaining steps);
+      strong recall matches, not from the prompt's own session (at most [idle]
+        max_injected_thoughts);
+      the active goals (at most [goals] max_in_prompt).
+    Searches use the compound query: the session's last 3 user turns (as `cogd watch`
+    imports them) and the prompt. Each piece is printed at most once per [idle]
+    topic_cooldown_minutes (10) in a session; a prompt with nothing new prints nothing.
+    No model is called. The hook never blocks the prompt: an error prints one line on
+    stderr and exits 1 (Claude Code shows it and goes on), never 2 (which would block the
+    prompt). See the README for the settings.json lines.
     """
     result: dict[str, Any] = {}
     settings = settings_from()  # click's context is per thread: read it here
@@ -127,7 +140,8 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
 
     def work() -> None:
         try:
-            result["items"] = _hook_items(settings, user, prompt, session, deadline)
+            result["items"] = _hook_items(settings, user, prompt, session, deadline,
+                                          max_tokens)
         except BaseException as exc:  # reported by the main thread
             result["error"] = exc
 
@@ -144,10 +158,10 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
             f"internal error: {exc.__class__.__name__}: {exc}")
         click.echo(f"cogd hook: {reason}", err=True)
         return 1
-    items = result["items"]
+    items = [{k: v for k, v in i.items() if k != "meta"} for i in result["items"]]
     if as_json:
         click.echo(json.dumps({"items": items, "ms": round((time.monotonic() - started)
-                                                           * 1000, 1)}))
+                                                           * 1000, 1)}, default=str))
     else:
         from agent.services.access.hook import render
 
@@ -158,10 +172,10 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
 
 
 def _hook_items(settings: Any, user: str, prompt: str | None, session: str | None,
-                deadline: float) -> list[dict[str, Any]]:
+                deadline: float, max_tokens: int | None) -> list[dict[str, Any]]:
     from agent.db.connect import connect, preflight, resolve
     from agent.runtime import Runtime
-    from agent.services.access.hook import hook_input, prompt_recall
+    from agent.services.access.hook import hook_input
 
     if prompt is None:
         prompt, given = hook_input(sys.stdin.read())
@@ -170,9 +184,9 @@ def _hook_items(settings: Any, user: str, prompt: str | None, session: str | Non
     # server is started if needed, and the app role connects
     target = resolve(settings)
     preflight(target.url)
-    dmn = Runtime(settings).dmn()
+    hook_pass = Runtime(settings).prompt_hook(max_tokens)
     with connect(target.app_url, app="cogd-hook", autocommit=True) as conn:
-        return prompt_recall(conn, dmn, user, prompt, session, deadline=deadline)
+        return hook_pass.prompt(conn, user, prompt, session, deadline=deadline)
 
 
 COMMANDS = (watch, hook)

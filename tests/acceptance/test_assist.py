@@ -140,7 +140,11 @@ def test_hook_prints_a_strong_match_once_and_nothing_for_what_was_never_said(
     assert asked.returncode == 0, asked.stderr
     assert asked.stdout.startswith("[cogd memory: from earlier conversations]")
     assert "6543" in asked.stdout and asked.stdout.rstrip().endswith("[/cogd memory]")
-    assert "chicken" not in asked.stdout  # only what matches, strongly
+    # the session's first prompt: the handoff (the last session's note) and what recall
+    # matched, strongly (issue 42 item 5)
+    carried, recalled = asked.stdout.split("\nRecalled:\n")
+    assert "Carried over from the last session:" in carried
+    assert "6543" in recalled and "chicken" not in recalled
     again = hook("Which port does the staging database run on?")
     assert again.returncode == 0 and again.stdout == ""  # cooldown: shown once in 10 minutes
     never = hook("What is the capital of Mongolia?")
@@ -153,11 +157,17 @@ def test_hook_prints_a_strong_match_once_and_nothing_for_what_was_never_said(
     borrowed = hook("Is my cat allergic to anything?", user="bob")
     assert (borrowed.returncode, borrowed.stdout) == (0, ""), borrowed.stderr
     same_session = hook("Is Miso allergic to anything?", session=OLD)
-    assert same_session.returncode == 0 and same_session.stdout == ""  # already in it
+    # already in it: not recalled; resumed 26 days later, the session starts again with
+    # its handoff (the loop's rule: no user turn of it within [context] session_quiet_minutes)
+    assert same_session.returncode == 0 and "Recalled:" not in same_session.stdout
+    assert "Last session: 26 days ago" in same_session.stdout
     with psycopg.connect(db_url) as conn:
-        thoughts = conn.execute("SELECT kind, theme, source_ids->-1->>'trigger_detector' "
-                                "FROM thoughts").fetchall()
-    assert thoughts == [("proactive_recall", "prompt_submit", "prompt_submit")]
+        thoughts = conn.execute("SELECT kind, theme, source_ids->-1->>'trigger_detector', "
+                                "source_ids->-1->>'piece' FROM thoughts ORDER BY 4").fetchall()
+    # what was printed, stored as shown (what the cooldown reads): the handoff of alice's
+    # session, the recalled port; bob's first prompts had nothing to hand over
+    assert thoughts == [("proactive_recall", "prompt_submit", "prompt_submit", "handoff")] * 2 + [
+        ("proactive_recall", "prompt_submit", "prompt_submit", "recall")]
 
 
 def test_hook_errors_never_block_the_prompt(db_url: str, tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The proactive recall's item cooldown (seed 002 §1 "don't inject the same connection
 twice in 10 minutes") counts what was shown, or is waiting for a prompt that will show
-it; never a thought nothing will read (issue 42 item 5)."""
+it (the loop's next prompt, or `cogd hook`'s in a `claude:` session); never a thought that
+went nowhere (issue 42 item 5)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from agent.config import Settings
 from agent.runtime import Runtime
-from agent.services.access import hook, introspect
+from agent.services.access import introspect
 from agent.services.access.transcripts import claude_session
 from agent.services.records.sessions import ensure_session, ensure_user
 from tests.conftest import make_session
@@ -39,12 +40,14 @@ def _statuses(conn: Any, session: Any) -> list[str]:
         "ORDER BY created_at, status", (session,))]
 
 
-def test_an_unread_dmn_thought_does_not_hold_the_hooks_cooldown(fast: Settings,
-                                                                 conn: Any) -> None:
-    """The idle DMN's thought for a `claude:` session stays 'new' (the hook reads no stored
-    thought); it must not keep the hook from showing the item (fails before the fix)."""
+def test_the_dmn_thought_of_a_claude_session_is_printed_by_the_hook_once(
+        fast: Settings, conn: Any) -> None:
+    """The idle DMN's thought for a `claude:` session waits for the hook's next prompt,
+    which prints it (and marks it shown) and does not recall the same item again; a
+    thought that went nowhere ('expired') holds nothing: the hook recalls the item."""
     _remember_passport(conn, fast)
-    dmn = Runtime(fast).dmn()
+    rt = Runtime(fast)
+    dmn, prompt_hook = rt.dmn(), rt.prompt_hook()
     now = datetime.now(UTC)
     with conn.transaction():
         sid = ensure_session(conn, ensure_user(conn, "kim"), claude_session("s-42"),
@@ -54,11 +57,28 @@ def test_an_unread_dmn_thought_does_not_hold_the_hooks_cooldown(fast: Settings,
     assert len(written) == 1 and "March 2027" in written[0]["content"]
     assert _statuses(conn, sid) == ["new"]
 
-    shown = hook.prompt_recall(conn, dmn, "kim", QUESTION, "s-42", now=now)
-    assert len(shown) == 1 and "March 2027" in shown[0]["content"]
-    # the hook printed it: its thought is stored as shown, and that holds the cooldown
-    assert sorted(_statuses(conn, sid)) == ["injected", "new"]
-    assert hook.prompt_recall(conn, dmn, "kim", QUESTION, "s-42", now=now) == []
+    shown = prompt_hook.prompt(conn, "kim", QUESTION, "s-42", now=now)
+    passport = [i for i in shown if "March 2027" in i["content"]]
+    assert [(i["piece"], i["thought_id"]) for i in passport] == [
+        ("dmn", written[0]["thought_id"])]
+    assert _status(conn, written[0]["thought_id"]) == "injected"
+    again = prompt_hook.prompt(conn, "kim", QUESTION, "s-42", now=now)
+    assert not [i for i in again if "March 2027" in i["content"]]
+
+    with conn.transaction():  # another session: the DMN's thought expires unread
+        other = ensure_session(conn, ensure_user(conn, "kim"), claude_session("s-43"),
+                               channel="import")
+        stale = dmn._recall_for(conn, None, other, QUESTION, ["task_completion"], now)
+        conn.execute("UPDATE thoughts SET status = 'expired' WHERE thought_id = %s",
+                     (stale[0]["thought_id"],))
+    shown = prompt_hook.prompt(conn, "kim", QUESTION, "s-43", now=now)
+    assert [i["piece"] for i in shown if "March 2027" in i["content"]] == ["recall"]
+
+
+def _status(conn: Any, thought_id: str) -> str:
+    row = conn.execute("SELECT status FROM thoughts WHERE thought_id = %s",
+                       (thought_id,)).fetchone()
+    return str(row[0])
 
 
 def test_a_pending_thought_of_a_cogd_session_still_holds_the_cooldown(fast: Settings,

@@ -16,20 +16,14 @@ WHERE d.role = 'user' AND d.message_type = 'dialogue'
 -- in this session within the cooldown. Seed 002 §1's cooldown is per injection ("don't
 -- inject the same connection twice in 10 minutes"), so a thought counts only when it was
 -- shown ('injected', from when it was shown) or still waits for a prompt that will show it
--- ('new' in a session cogd answers: turn_take_thoughts takes it into the next prompt, and
--- writing the item again before then would show it twice). A 'new' thought in an 'import'
--- session (`cogd watch`'s claude:<id>, the hook's hook:<user>) is read by nothing: the hook
--- recalls afresh and stores what it prints as 'injected' (issue 42 item 5)
-SELECT 1 FROM thoughts t LEFT JOIN sessions s ON s.session_id = t.session_id
+-- ('new': in a session cogd answers, turn_take_thoughts takes it into the next prompt; in
+-- a `claude:` session, `cogd hook` prints it with the next prompt; writing the item again
+-- before then would show it twice). A thought that went nowhere ('expired', 'discarded',
+-- ...) never holds it (issue 42 item 5)
+SELECT 1 FROM thoughts t
 WHERE t.kind = 'proactive_recall' AND t.source_ids @> %(sources)s::jsonb
   AND t.source_ids ->> 0 = %(item)s AND t.session_id IS NOT DISTINCT FROM %(session)s
-  AND coalesce(t.injected_at, t.created_at) > %(since)s
-  AND (t.status = 'injected' OR (t.status = 'new' AND s.channel IS DISTINCT FROM 'import'));
-
--- name: dmn_thought_shown
--- thoughts shown the moment they were written (`cogd hook` prints its items)
-UPDATE thoughts SET status = 'injected', injected_at = %(at)s
-WHERE thought_id = ANY(%(ids)s::uuid[]) AND status = 'new';
+  AND coalesce(t.injected_at, t.created_at) > %(since)s AND t.status IN ('injected', 'new');
 
 -- name: dmn_thought_insert
 INSERT INTO thoughts (kind, content, theme, source_ids, session_id, created_at, user_id)

@@ -213,21 +213,14 @@ class Dmn:
         (a thought is pending for its own session's prompt only: another conversation has
         not seen it), and by the item a thought surfaced (its first source), not by the
         turn that triggered it. Only a thought shown, or waiting for a prompt that will show
-        it, counts; one that nothing reads (a 'new' thought of a `claude:` session) does
-        not (agent/db/sql/dmn.sql `dmn_thought_already_surfaced`; issue 42 item 5)."""
+        it ('new': the loop's next prompt, or in a `claude:` session `cogd hook`'s), counts;
+        one that went nowhere does not (agent/db/sql/dmn.sql
+        `dmn_thought_already_surfaced`; issue 42 item 5)."""
         row = conn.execute(
             query("dmn_thought_already_surfaced"),
             {"sources": json.dumps([source]), "item": source, "session": session,
              "since": now - self.minutes(self.cfg.topic_cooldown_minutes)}).fetchone()
         return row is not None
-
-    def shown(self, conn: psycopg.Connection[Any], thoughts: list[dict[str, Any]],
-              now: datetime) -> None:
-        """Store `thoughts` (as `_recall_for` returned them) as shown at `now`: what the
-        cooldown counts for a session whose pending thoughts nothing reads (`cogd hook`)."""
-        if thoughts:
-            conn.execute(query("dmn_thought_shown"),
-                         {"ids": [t["thought_id"] for t in thoughts], "at": now})
 
     def _thought(self, conn: psycopg.Connection[Any], kind: str, content: str, theme: str,
                  sources: list[Any], session: Any, now: datetime,
@@ -245,8 +238,7 @@ class Dmn:
                     user: Any = None) -> list[dict[str, Any]]:
         """Strong matches for `text` not already in this session, not surfaced in it within
         the topic cooldown, at most max_injected: each stored as a proactive_recall thought.
-        `entry`: the turn that triggered it (None: a prompt not yet in day_table, from
-        `cogd hook`)."""
+        `entry`: the turn that triggered it (None: a text that is no turn)."""
         turn = [] if entry is None else [f"day_table:{entry}"]
         out = self.recaller.recall(conn, text, k=self.cfg.search_results, log=False,
                                    recent_ids=set(turn), session_id=session)
