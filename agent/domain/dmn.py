@@ -48,7 +48,7 @@ class DmnConfig:
     act_idle_minutes: float  # thoughts that act: idle for this long ...
     act_every_minutes: float  # ... and at most one internal turn this often
     act_recall_results: int
-    on_my_mind_max_age_minutes: float  # an unshown idle thought is 'expired' after this
+    unshown_max_age_minutes: float  # an idle thought or proactive recall not shown: 'expired'
     gut_outcome_gain: float  # how far the gut's outcome record moves an item's intensity
     gut_outcome_signals: int  # the newest outcome-tagged gut signals read
     dormant_draw_probability: float  # seed 003 §Idle Loop: CMA dormant memory recovery
@@ -79,7 +79,7 @@ class DmnConfig:
             act_idle_minutes=float(need(t, "act_idle_minutes")),
             act_every_minutes=float(need(t, "act_every_minutes")),
             act_recall_results=int(need(t, "act_recall_results")),
-            on_my_mind_max_age_minutes=float(need(t, "on_my_mind_max_age_minutes")),
+            unshown_max_age_minutes=float(need(t, "unshown_max_age_minutes")),
             gut_outcome_gain=float(need(t, "gut_outcome_gain")),
             gut_outcome_signals=int(need(t, "gut_outcome_signals")),
             dormant_draw_probability=float(need(t, "dormant_draw_probability")),

@@ -116,11 +116,11 @@ def test_unshown_idle_thoughts_and_unacted_self_prompts_expire(
     assert dmn.expire(conn, now) == {}
     # the self-prompt is past the outcome horizon (60 DMN minutes) first
     assert dmn.expire(conn, now + dmn.minutes(61)) == {"self_prompt": 1}
-    day = fast.idle["on_my_mind_max_age_minutes"]
+    day = fast.idle["unshown_max_age_minutes"]
     assert dmn.expire(conn, now + dmn.minutes(day + 1)) == {
-        "creative_impulse": 1, "internal_turn": 1}
+        "creative_impulse": 1, "internal_turn": 1, "proactive_recall": 1}
     assert [_status(conn, t) for t in (impulse, internal, prompt, recall)] == [
-        "expired", "expired", "expired", "new"]
+        "expired", "expired", "expired", "expired"]
     # an expired thought never reaches a prompt, and is kept
     assert cog.prepare_turn(conn, sid, "hello").parts.on_my_mind == []
     assert conn.execute("SELECT count(*) FROM thoughts").fetchone()[0] == 4

@@ -188,10 +188,12 @@ RETURNING b.importance, b.status, b.last_accessed, m.importance, m.status;
 
 -- name: dmn_expire_thoughts
 -- every thought reaches something or is gone (issue 42 item 7): an idle thought (internal
--- turn, creative impulse) no prompt took by %(mind_before)s, a self-prompt not acted on by
--- %(prompt_before)s (act reads only newer ones): 'expired', kept, never deleted
+-- turn, creative impulse) or a proactive recall no prompt took by %(mind_before)s, a
+-- self-prompt not acted on by %(prompt_before)s (act reads only newer ones): 'expired',
+-- kept, never deleted
 UPDATE thoughts SET status = 'expired'
 WHERE status = 'new' AND (
-  (kind IN ('internal_turn', 'creative_impulse') AND created_at < %(mind_before)s)
+  (kind IN ('internal_turn', 'creative_impulse', 'proactive_recall')
+   AND created_at < %(mind_before)s)
   OR (kind = 'self_prompt' AND created_at < %(prompt_before)s))
 RETURNING kind;

@@ -11,8 +11,9 @@ outcomes (a self-prompt counts in its goal's `actions`, a useful one in `useful_
 outcome record moves what surfaces, seed 003 §17d) → dormant-memory recovery (seed 003
 §Idle Loop: sometimes the draw is among old, rarely used memories close to the recent
 topics; the one drawn gets its importance and decay clock refreshed, audit-logged) →
-expiry (an idle thought no prompt took within `on_my_mind_max_age_minutes`, a self-prompt
-not acted on within the outcome horizon: status 'expired'; issue 42 item 7). A frustrated
+expiry (an idle thought or a proactive recall no prompt took within
+`unshown_max_age_minutes`, a self-prompt not acted on within the outcome horizon: status
+'expired'; issue 42 item 7). A frustrated
 user turn (the frustration heuristic, seed 000 §5.4.6) gets no proactive recall.
 
 Writes thoughts, gut_signals, the goals' action counters, its own worker_state, and a
@@ -557,11 +558,12 @@ class Dmn:
 
     def expire(self, conn: psycopg.Connection[Any], now: datetime) -> dict[str, int]:
         """Every thought reaches something or is gone (issue 42 item 7): an idle thought
-        (internal turn, creative impulse) that no prompt took within
-        `on_my_mind_max_age_minutes`, and a self-prompt not acted on within the outcome
-        horizon, become 'expired' (kept, never deleted). Counts per kind."""
+        (internal turn, creative impulse) or a proactive recall that no prompt took within
+        `unshown_max_age_minutes` (a conversation that ended with it pending), and a
+        self-prompt not acted on within the outcome horizon, become 'expired' (kept, never
+        deleted). Counts per kind."""
         rows = conn.execute(query("dmn_expire_thoughts"), {
-            "mind_before": now - self.minutes(self.cfg.on_my_mind_max_age_minutes),
+            "mind_before": now - self.minutes(self.cfg.unshown_max_age_minutes),
             "prompt_before": now - self.minutes(OUTCOME_HORIZON_MINUTES)}).fetchall()
         out: dict[str, int] = {}
         for (kind,) in rows:
