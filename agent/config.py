@@ -104,6 +104,8 @@ class DatabaseSettings(BaseModel):
     app_role: str = "cogd_app"
     # the embedded server's shared_buffers (agent/db/embedded.py): "auto" or a size
     embedded_shared_buffers: Annotated[str, AfterValidator(_shared_buffers)] = "auto"
+    # a read replica of the server: recall's read-only queries run there ("" = the primary)
+    recall_url: str = ""
 
 
 def _storage_value(value: Any) -> str:

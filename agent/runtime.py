@@ -68,6 +68,7 @@ class Runtime:
         self.process = process
         self._llms: dict[str, LLM] = {}
         self._pool: SidePool | None = None
+        self._replica: SidePool | None = None
 
     # -- connections: the process's side pool ---------------------------------------------
 
@@ -88,6 +89,24 @@ class Runtime:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        if self._replica is not None:
+            self._replica.close()
+            self._replica = None
+
+    @property
+    def recall_reader(self) -> Checkout | None:
+        """Connections to the read replica of [database] recall_url, for recall's
+        read-only queries (agent/services/memory/recall.py); None without one. A pool of
+        its own (autocommit, as [database] app_role), opened on first use."""
+        url = self.settings.database.recall_url
+        if not url:
+            return None
+        if self._replica is None:
+            from agent.db.connect import postgres_url
+
+            self._replica = side_pool(self.settings, postgres_url(url, "[database] recall_url"),
+                                      f"{self.process or 'cli'}-recall")
+        return self._replica.connection
 
     def record_calls(self) -> None:
         """Record every model call in llm_calls through the side pool (the loop and
@@ -176,7 +195,8 @@ class Runtime:
         return Recaller(
             self.universal, self.reranker, RecallConfig.from_table(self.settings.recall),
             default_counter().count, cortex=self.cortex, rewriter=self.rewriter(),
-            broad_cfg=BroadConfig.from_table(self.settings.recall), side=side)
+            broad_cfg=BroadConfig.from_table(self.settings.recall), side=side,
+            reader=self.recall_reader)
 
     def indexer(self) -> Indexer:
         """The contextual indexer with the universal embedder (it re-embeds turns)."""
@@ -267,7 +287,7 @@ class Runtime:
             recaller=Recaller(universal, self.reranker, cfg.recall, count_tokens,
                               cortex=self.cortex,
                               broad_cfg=BroadConfig.from_table(self.settings.recall),
-                              side=side),
+                              side=side, reader=self.recall_reader),
             indexer=Indexer(None, self.index_config),
             relevance=relevance,
             rollover=Rollover(cfg.entry, cfg.exit, relevance, rng),

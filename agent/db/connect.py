@@ -29,7 +29,7 @@ def redact(url: str) -> str:
     return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
-def _postgres_url(url: str, name: str) -> str:
+def postgres_url(url: str, name: str) -> str:
     if url.startswith("postgres://"):
         url = "postgresql://" + url[len("postgres://") :]
     url = url.replace("postgresql+psycopg://", "postgresql://", 1)
@@ -48,10 +48,10 @@ def resolve(settings: Settings, *, start: bool = True) -> Target:
     authentication; with DATABASE_URL, COGD_APP_DATABASE_URL when set, else DATABASE_URL
     itself (the processes then SET ROLE [database] app_role, which RESET ROLE undoes)."""
     if settings.database_url:
-        url = _postgres_url(settings.database_url, "DATABASE_URL")
+        url = postgres_url(settings.database_url, "DATABASE_URL")
         app = settings.app_database_url
         return Target(url=url, embedded=False,
-                      app_url=_postgres_url(app, "COGD_APP_DATABASE_URL") if app else url)
+                      app_url=postgres_url(app, "COGD_APP_DATABASE_URL") if app else url)
     from agent.db.embedded import ensure_server, server_running
 
     if not start and server_running(settings.data_dir) is None:

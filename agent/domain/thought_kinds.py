@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 READERS: Mapping[str, tuple[tuple[str, ...], str]] = {
-    "proactive_recall": (("turn_take_thoughts", "hook_pending_thoughts"),
+    "proactive_recall": (("turn_take_thoughts",),
                          "the session's (or its user's) next prompt, 'Recalled without "
-                         "being asked', once (or 'expired'); in a `claude:` session, "
-                         "`cogd hook`'s next prompt"),
+                         "being asked', once (or 'expired')"),
     "self_prompt": (("dmn_next_self_prompt",),
                     "the idle DMN's next internal System 1 turn (or 'expired')"),
     "internal_turn": (("turn_on_my_mind_candidates",),

@@ -17,6 +17,12 @@ embedded, one for the dense lists and the judged and goal similarities of BM25's
 (the dense lists return their own); one for recall_log. Given
 a side connection (the loop worker's pool), the memories' dense list, the longest HNSW
 scan, runs on it beside the others.
+
+Given a reader (a pool on [database] recall_url, a read replica), those read-only queries
+run on one of its connections instead, side list included; recall_log and reconsolidation
+(recall's only writes) stay on the caller's connection, the primary. A caller inside a
+transaction reads its own connection (the replica would not see its writes), and so does
+a recall whose reader cannot lend a connection (the replica is down: said once a minute).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,8 +89,12 @@ class Recaller:
         rewriter: LLM | None = None,
         broad_cfg: broad.BroadConfig | None = None,
         side: Checkout | None = None,
+        reader: Checkout | None = None,
     ) -> None:
         self.embedder = embedder
+        # connections to a read replica ([database] recall_url) for the read-only queries
+        self.reader = reader
+        self._reader_warned = 0.0
         # broad questions read the cortex's RAPTOR nodes ([recall] broad_*); None: never
         self.broad_cfg = broad_cfg
         # the weak-match fallback's LLM (role `rewrite`), only when it routes to a real
@@ -144,7 +154,7 @@ class Recaller:
         self, conn: psycopg.Connection[Any], text: str, k: int, verdict_text: str | None = None,
         goal_vector: Sequence[float] | None = None, user_id: Any = None,
         context: domain.QueryContext | None = None, speaker_names: Sequence[str] = (),
-        embedded: dict[str, Any] | None = None,
+        embedded: dict[str, Any] | None = None, use_side: bool = True,
     ) -> tuple[list[domain.Candidate], frozenset[str]]:
         """Candidates from every list (dense | BM25 per table, both inside the asked time
         window, cortex), each with similarity and term coverage; and the people the query
@@ -185,8 +195,8 @@ class Recaller:
                 "user_id": uid, "since": None, "until": None}
         lists: list[tuple[str, str, Any]] = []  # (list, row kind, cursor): the caller's
         side_lists: list[tuple[str, str, Any]] = []  # the one on the side connection
-        side = (self.side
-                if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE else None)
+        side = (self.side if use_side
+                and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE else None)
         dense = [("dense_rank", "turn", "recall_dense_day_table"),
                  ("dense_rank", "memory", "recall_dense_memories"),
                  ("dense_rank", "block", "recall_dense_blocks")]
@@ -391,41 +401,44 @@ class Recaller:
         # its steps stay bounded for a 1 MB message; day_table keeps the whole message)
         text, verdict_text = bounded(text, self.cfg), (
             None if verdict_text is None else bounded(verdict_text, self.cfg))
-        if user_id is None and session_id is not None:
-            row = conn.execute(query("recall_session_user"),
-                               (session_id,)).fetchone()
-            user_id = row[0] if row else None
-        now = now or datetime.now(UTC)
-        ctx, names = self.query_context(verdict_text or text, now)
-        if mood is not None:
-            ctx = replace(ctx, mood=mood)
-        budget = budget_tokens if budget_tokens is not None else self.cfg.token_budget
-        decision, nodes = self.broad_nodes(verdict_text or text, ctx, now, user_id,
-                                           recent_ids or set(), budget)
-        budget -= sum(self.count_tokens(n.content) for n in nodes)
-        embedded: dict[str, Any] = {}
-        cands, people = self.candidates(conn, text, k, verdict_text, goal_vector, user_id, ctx,
-                                        speaker_names=names, embedded=embedded)
-        ctx = replace(ctx, people=people)
-        rerank_scores = self._rerank(text, cands)
-        result = domain.recall_pipeline(
-            cands,
-            now=now,
-            context=ctx,
-            cfg=self.cfg,
-            k=k,
-            rerank_scores=rerank_scores,
-            verify=verify,
-            recent_ids=recent_ids or set(),
-            budget_tokens=budget,
-            count_tokens=self.count_tokens,
-            fusion=self.fusion(),
-        )
-        if (result.verdict != "strong_match" and self.cfg.fallback_query_variants > 0
-                and (self.rewriter is not None or self.cfg.heuristic_fallback)):
-            result = self._fallback(conn, cands, result, text, verdict_text, goal_vector,
-                                    user_id, ctx, now, k, verify, recent_ids, budget,
-                                    embedded)
+        with self._reading(conn) as read:  # a replica's connection, or `conn`
+            use_side = read is conn  # the side list reads the primary: not beside a replica
+            if user_id is None and session_id is not None:
+                row = read.execute(query("recall_session_user"),
+                                   (session_id,)).fetchone()
+                user_id = row[0] if row else None
+            now = now or datetime.now(UTC)
+            ctx, names = self.query_context(verdict_text or text, now)
+            if mood is not None:
+                ctx = replace(ctx, mood=mood)
+            budget = budget_tokens if budget_tokens is not None else self.cfg.token_budget
+            decision, nodes = self.broad_nodes(verdict_text or text, ctx, now, user_id,
+                                               recent_ids or set(), budget)
+            budget -= sum(self.count_tokens(n.content) for n in nodes)
+            embedded: dict[str, Any] = {}
+            cands, people = self.candidates(read, text, k, verdict_text, goal_vector, user_id,
+                                            ctx, speaker_names=names, embedded=embedded,
+                                            use_side=use_side)
+            ctx = replace(ctx, people=people)
+            rerank_scores = self._rerank(text, cands)
+            result = domain.recall_pipeline(
+                cands,
+                now=now,
+                context=ctx,
+                cfg=self.cfg,
+                k=k,
+                rerank_scores=rerank_scores,
+                verify=verify,
+                recent_ids=recent_ids or set(),
+                budget_tokens=budget,
+                count_tokens=self.count_tokens,
+                fusion=self.fusion(),
+            )
+            if (result.verdict != "strong_match" and self.cfg.fallback_query_variants > 0
+                    and (self.rewriter is not None or self.cfg.heuristic_fallback)):
+                result = self._fallback(read, cands, result, text, verdict_text, goal_vector,
+                                        user_id, ctx, now, k, verify, recent_ids, budget,
+                                        embedded, use_side=use_side)
         if decision.fired:  # the nodes first: the prompt shows the overview before turns
             result.items = nodes + result.items
             result.tokens += sum(self.count_tokens(n.content) for n in nodes)
@@ -441,12 +454,34 @@ class Recaller:
         return RecallOutcome(result=result, query_text=text, latency_ms=latency, log_id=log_id,
                              cortex_events=events, vectors=embedded)
 
+    @contextlib.contextmanager
+    def _reading(self, conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
+        """The connection recall's read-only queries run on: the reader's (a replica), or
+        `conn` when there is none, when `conn` holds a transaction (its own writes are not
+        on the replica) or when the reader cannot lend one (said once a minute)."""
+        if (self.reader is None
+                or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE):
+            yield conn
+            return
+        with contextlib.ExitStack() as stack:
+            try:
+                read = stack.enter_context(self.reader())
+            except psycopg.OperationalError as exc:  # psycopg_pool's PoolTimeout too
+                if time.monotonic() - self._reader_warned > 60:
+                    self._reader_warned = time.monotonic()
+                    logger.warning("recall: the read replica ([database] recall_url) is "
+                                   "unreachable (%s); recall reads the primary meanwhile",
+                                   " ".join(str(exc).split())[:200])
+                read = conn
+            yield read
+
     def _fallback(
         self, conn: psycopg.Connection[Any], cands: list[domain.Candidate],
         first: domain.RecallResult, text: str, verdict_text: str | None,
         goal_vector: Sequence[float] | None, user_id: Any, ctx: domain.QueryContext,
         now: datetime, k: int, verify: bool, recent_ids: set[str] | None,
         budget_tokens: int | None, embedded: dict[str, Any] | None = None,
+        use_side: bool = True,
     ) -> domain.RecallResult:
         """Weak-match fallback (seed 003 §17e #7): the question rewritten (by the LLM of
         role `rewrite`, else the named heuristic: clauses and keywords), each rewrite's
@@ -459,7 +494,7 @@ class Recaller:
         merged = {c.id: c for c in cands}
         for variant in variants:
             extra, _ = self.candidates(conn, variant, k, judge, goal_vector, user_id, ctx,
-                                       embedded=embedded)
+                                       embedded=embedded, use_side=use_side)
             ranked = domain.recall_pipeline(extra, now=now, cfg=self.cfg, k=len(extra),
                                             context=ctx, budget_tokens=10**9,
                                             fusion=self.fusion())
