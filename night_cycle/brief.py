@@ -5,7 +5,9 @@ overwritten.
   (every user's strongest blocks, the cortex's themes, the preoccupations, the stages'
   figures). The CLI prints its path (`cogd night-cycle`); no API returns it.
 - Each user's brief (night_briefs, revision 0021): made from that user's own blocks and
-  overnight thoughts only, for every user the run wrote something of. MCP
+  overnight thoughts, with a TL;DR, predictions falling due, model updates and open
+  contradictions (seed 000 §9.7, night_cycle/user_brief.py), for every user the run
+  wrote something of or who has one of those. MCP
   `cogd://brief/latest` (MemoryAPI.brief) gives a caller their own newest one. The
   installation-level sections (cortex themes, preoccupations) are left out of it: they
   are made across users, so they could quote another user's words.
@@ -19,6 +21,7 @@ from typing import Any
 from agent.cortex.lance import CLUSTERS
 from agent.db.queries import query
 from agent.services.thinking import problems
+from night_cycle import user_brief
 from night_cycle.artifacts import RunDir
 from night_cycle.context import RunContext
 
@@ -88,8 +91,10 @@ def render(ctx: RunContext, result: dict[str, Any]) -> str:
 
 def render_for_user(ctx: RunContext, result: dict[str, Any], user_id: Any,
                     handle: str) -> str:
-    """A user's own brief of the run: their blocks and overnight thoughts, nothing of
-    anyone else's (no cortex themes, no preoccupations: those are made across users)."""
+    """A user's own brief of the run: a TL;DR first (its third line), their blocks and
+    overnight thoughts, their predictions falling due, model updates and open
+    contradictions (night_cycle/user_brief.py); nothing of anyone else's (no cortex
+    themes, no preoccupations: those are made across users)."""
     conn, run = ctx.conn, result["run_id"]
     who = {"run": run, "user": user_id}
     blocks, turns = conn.execute(query("night_brief_user_counts"), who).fetchone() or (0, 0)
@@ -98,6 +103,11 @@ def render_for_user(ctx: RunContext, result: dict[str, Any], user_id: Any,
            + (" (resumed after an interruption)" if result["resumed"] else "")
            + f": {turns} turns in {blocks} blocks."]
     rows = conn.execute(query("night_brief_top_blocks_of_user"), who).fetchall()
+    # seed 000 §9.7: a TL;DR first, and the sections after the blocks (issue 42 item 8)
+    cfg = user_brief.BriefConfig.from_table(ctx.cfg)
+    sections = user_brief.gather(conn, user_id, run, ctx.now, cfg)
+    out[2:2] = ["TL;DR: " + user_brief.tldr(turns, blocks, _excerpt(rows[0][4]) if rows
+                                            else None, sections, ctx.now), ""]
     if rows:
         out += ["", "## Your strongest blocks (TIES weight)", ""]
         for bid, ties, gain, when, prose, kind, signal in rows:
@@ -111,6 +121,7 @@ def render_for_user(ctx: RunContext, result: dict[str, Any], user_id: Any,
             shown = " ".join(str(content).split())[:400]
             out.append(f"- {kind.replace('_', ' ')}, confidence {(conf or 0.0):.2f} "
                        f"(`thought:{tid}`): {shown}")
+    out += user_brief.render(sections, ctx.now)
     return "\n".join(out) + "\n"
 
 
@@ -120,6 +131,9 @@ def write_for_users(ctx: RunContext, result: dict[str, Any]) -> int:
     run = result["run_id"]
     users = ctx.conn.execute(query("night_brief_users"), {
         "run": run, "theme": f"night-cycle run {run}"}).fetchall()
+    # and those with a prediction due, a model changed or a contradiction open (§9.7)
+    users += [u for u in user_brief.users(ctx.conn, ctx.now, user_brief.BriefConfig.from_table(
+        ctx.cfg)) if u[0] not in {x[0] for x in users}]
     for user_id, handle in users:
         ctx.conn.execute(query("night_brief_insert"), {
             "run": run, "user": user_id,

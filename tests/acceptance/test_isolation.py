@@ -56,6 +56,7 @@ MARKERS = {
     "insight": "Dravenholt",  # the stub consolidation model's insight from the import
     "plan": "Sorbellian",     # an open intention of hers, with a due date (issue 42)
     "correction": "Thrennwick",  # a correction of hers, with fails_when / fine_when
+    "profile": "Brindlemoor",  # her sister's name: a profile claim (issue 42 item 1)
 }
 ALICE_KEY = "zafrelline"  # her chat session's name and her import keys (bob uses them too)
 ALICE_CHAT = [
@@ -63,6 +64,7 @@ ALICE_CHAT = [
     f"I take {MARKERS['medication']} 20 mg for my heart every morning.",
     f"My vault code is 8841-{MARKERS['vault']}, keep it safe.",
     f"I will pick up the {MARKERS['intention']} contract from the notary on Friday.",
+    f"My sister {MARKERS['profile']} is staying with me this month.",
 ]
 ALICE_REMEMBER = f"My locker code is {MARKERS['remember']}-5521."
 # finding 2's attack: five near-identical lines over two weeks, client-dated
@@ -403,7 +405,8 @@ def http_chat(w: World) -> Evidence:
     return out
 
 
-SESSION_VIEWS = ("handoff", "mood", "corrections", "intentions")  # issue 42 item 6
+SESSION_VIEWS = ("handoff", "mood", "corrections", "intentions",  # issue 42 item 6
+                 "profile")
 
 
 def _alices_ids(w: World) -> list[str]:
@@ -657,9 +660,12 @@ def test_alice_still_sees_her_own(world: World) -> None:
     for key in ("chat", "vault", "remember", "import", "insight"):
         assert any(MARKERS[key] in t for t in texts), key
 
-    views = {v: alice.get(f"/v1/{v}").text for v in ("handoff", "intentions", "corrections")}
+    views = {v: alice.get(f"/v1/{v}").text
+             for v in ("handoff", "intentions", "corrections", "profile")}
     assert MARKERS["plan"] in views["handoff"] and MARKERS["plan"] in views["intentions"]
     assert MARKERS["correction"] in views["corrections"]
+    # her profile (consolidation read her chat turn), in her handoff too
+    assert MARKERS["profile"] in views["profile"] and MARKERS["profile"] in views["handoff"]
 
     async def brief(c: Any) -> str:
         return str((await c.read_resource("cogd://brief/latest")).contents[0].text)

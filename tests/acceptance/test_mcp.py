@@ -21,7 +21,7 @@ from tests.acceptance.test_memory_cli import env_for
 from tests.conftest import free_port
 
 TOOLS = {"recall", "remember", "why", "forget", "status", "goals", "identity", "handoff", "mood",
-         "corrections", "intentions"}
+         "corrections", "intentions", "profile"}
 
 
 def stdio(env: dict[str, str], *args: str) -> StdioServerParameters:

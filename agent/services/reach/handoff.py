@@ -9,11 +9,14 @@ prompt at a session start, and what reaches it on every turn (corrections, inten
 - Session start: the first user turn of a session, or the first turn after a gap longer
   than session_quiet_minutes. Its prompt gets the handoff block, within
   [context] handoff_max_tokens: the gap and its mode (seed 000 §5.3), the last session's
-  note, the open intentions (overdue ones flagged), the corrections that apply, and the
-  user's own morning brief: their blocks of the latest night cycle run that formed any
-  (when that run is newer than the user's last turn; the metadata names the run, never
-  a file), and the user's overnight thoughts written since that turn (night cycle
-  stage 10; marked injected once shown).
+  note, the open intentions (overdue ones flagged), the corrections that apply, the
+  landmarks and the temporal sweep (seed 000 §4.6, reach/long_range.py), and the
+  user's own morning brief: its TL;DR (their newest night_briefs row, issue 42 item 8)
+  and their blocks of the latest night cycle run that formed any (when that run is
+  newer than the user's last turn; the metadata names the run, never a file), and the
+  user's overnight thoughts written since that turn (night cycle stage 10; marked
+  injected once shown). Before all of it, within [context] profile_max_tokens: who the
+  user is, their profile (seed 000 §5.4.5; memory/profile.py, issue 42 item 1).
 - Every turn: the intentions check (agent/services/reach/intentions.py), corrections that
   match the compound query (agent/services/reach/corrections.py), intentions on the topic.
 """
@@ -156,6 +159,14 @@ class NoteWriter(ConsolidationModel):
         return out, (rows[-1][1] if len(rows) >= limit else quiet_before)
 
 
+def brief_tldr(content: str) -> str | None:
+    """The TL;DR line of a user's morning brief (night_cycle/brief.py writes it third)."""
+    for line in content.splitlines()[:8]:
+        if line.startswith("TL;DR: "):
+            return rules.one_line(line[len("TL;DR: "):], 400)
+    return None
+
+
 @dataclass
 class Reach:
     """What the memory adds to one turn's prompt, and its metadata."""
@@ -277,12 +288,21 @@ class Continuity:
             listed = {i.id for i in items}
             items += [i for i in self.long_range.items(conn, user_id, at) if i.id not in listed]
         brief_run = None  # the run's id: never the operator's brief.md or its path
+        latest = conn.execute(query("user_brief_latest"), {  # issue 42 item 8: its TL;DR
+            "user": user_id,
+            "after": start.previous_at or datetime.min.replace(tzinfo=UTC)}).fetchone()
+        tldr = None if latest is None else brief_tldr(latest[1])
+        if latest is not None and tldr:
+            brief_run = latest[0]
+            items.append(rules.HandoffItem(
+                "brief_tldr", f"night_brief:{latest[0]}",
+                f"Morning brief TL;DR (night cycle run {latest[0]}): {tldr}"))
         brief = conn.execute(query("handoff_latest_brief"), {
             "user": user_id,
             "after": start.previous_at or datetime.min.replace(tzinfo=UTC)}).fetchone()
         if brief is not None:
             run_id, _finished = brief
-            brief_run = run_id
+            brief_run = brief_run or run_id
             for bid, _w, prose, entry_ids in conn.execute(query("handoff_brief_blocks"), {
                     "run": run_id, "user": user_id, "k": self.cfg.brief_blocks}):
                 excerpt = rules.block_excerpt(prose or {})
