@@ -20,6 +20,7 @@ import errno
 import json
 import os
 import re
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -220,6 +221,8 @@ class LanceCortex:
                     raise
                 raise CortexOpenError(uri, exc) from exc
         self._tables: dict[str, Any] = {}
+        self._consistency_s = read_consistency_s
+        self._listed: tuple[set[str], float] | None = None  # (_names, when listed)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -251,7 +254,17 @@ class LanceCortex:
         return antechamber_schema(self.universal_dim)
 
     def _names(self) -> set[str]:
-        return set(self.db.list_tables().tables)
+        """The tables in the database. Listed again after read_consistency_s (the interval
+        LanceDB re-reads a table's version at): on object storage a listing is a request,
+        and every search asks whether the archive exists. Without an interval (None, or 0:
+        every read checks), listed each time."""
+        now = time.monotonic()
+        if (self._listed is not None and self._consistency_s
+                and now - self._listed[1] < self._consistency_s):
+            return self._listed[0]
+        names = set(self.db.list_tables().tables)
+        self._listed = (names, now)
+        return names
 
     def exists(self, name: str) -> bool:
         return name in self._tables or name in self._names()
