@@ -302,6 +302,15 @@ def test_an_insights_page_shows_its_sources_and_turns_and_links_without_other_us
         found = http.get("/ui/timeline", params={"q": "When does the lake close?"}).text
         results = found[found.index('id="results"'):found.index('id="days"')]
         assert "November" in results and f"/ui/memory/{shared[0]}" not in results
+        # a memory with many links lists the newest (MAX_LINKS) and says how many in all
+        from agent.services.access.console import memory_detail
+
+        with psycopg.connect(db_url) as conn:
+            uid = conn.execute("SELECT user_id FROM users WHERE handle = 'alice'").fetchone()
+            assert uid is not None
+            capped = memory_detail(conn, uuid.UUID(insight), uid[0], max_links=1)
+        assert capped is not None and capped["link_count"] == 4
+        assert [link["type"] for link in capped["links"]] == ["contradicts"]  # the newest
 
 
 def test_a_contradiction_is_resolved_from_the_memory_page_with_csrf(settings: Settings,

@@ -83,9 +83,12 @@ def register(ui: UI) -> None:
                 for h in [n, *n.get("held_by", [])]])
         if detail is None:  # forgotten between the two reads
             raise ConsoleError(404, f"no memory {memory_id}")
-        open_ = console.api.contradictions(user=view.handle, limit=MAX_CONTRADICTIONS)
-        disputes = [c for c in open_["contradictions"]
-                    if got["id"] in (c["a"]["memory_id"], c["b"]["memory_id"])]
+        disputes: list[dict[str, Any]] = []
+        if detail["link_count"] > len(detail["links"]) or any(
+                link["type"] == "contradicts" for link in detail["links"]):  # else: none
+            open_ = console.api.contradictions(user=view.handle, limit=MAX_CONTRADICTIONS)
+            disputes = [c for c in open_["contradictions"]
+                        if got["id"] in (c["a"]["memory_id"], c["b"]["memory_id"])]
         return console.render(request, "memory.html", view, title="Memory", memory=got,
                               chain=why["chain"], trails=why.get("trails", []),
                               detail=detail, own=own, disputes=disputes,

@@ -59,15 +59,25 @@ SELECT access_count, last_accessed, written_at, metadata->>'decayed_at', landmar
 FROM memories WHERE memory_id = %(memory_id)s AND user_id = %(user_id)s;
 
 -- name: console_memory_links
--- a memory's links both ways; the other end's text only when it is the user's or of no
--- user (an insight merged across users shows that it exists, not what it says)
-SELECT l.link_type, l.strength, l.created_at,
-       CASE WHEN l.source_id = %(memory_id)s THEN 'out' ELSE 'in' END AS direction,
-       o.memory_id, o.memory_type, o.status,
+-- a memory's links both ways, newest first, at most `limit` (picked before the join: a
+-- memory with many links costs a top-N of its links only); the other end's text only
+-- when it is the user's or of no user (an insight merged across users shows that it
+-- exists, not what it says)
+WITH picked AS (
+    SELECT id, link_type, strength, created_at,
+           CASE WHEN source_id = %(memory_id)s THEN 'out' ELSE 'in' END AS direction,
+           CASE WHEN source_id = %(memory_id)s THEN target_id ELSE source_id END AS other
+    FROM memory_links
+    WHERE source_id = %(memory_id)s OR target_id = %(memory_id)s
+    ORDER BY created_at DESC, id DESC
+    LIMIT %(limit)s)
+SELECT p.link_type, p.strength, p.created_at, p.direction, o.memory_id, o.memory_type,
+       o.status,
        CASE WHEN o.user_id IS NULL OR o.user_id = %(user_id)s THEN o.content END AS content,
        o.user_id IS NOT DISTINCT FROM %(user_id)s AS own
-FROM memory_links l
-JOIN memories o ON o.memory_id = CASE WHEN l.source_id = %(memory_id)s THEN l.target_id
-                                      ELSE l.source_id END
-WHERE l.source_id = %(memory_id)s OR l.target_id = %(memory_id)s
-ORDER BY l.created_at, l.id;
+FROM picked p JOIN memories o ON o.memory_id = p.other
+ORDER BY p.created_at DESC, p.id DESC;
+
+-- name: console_memory_links_count
+SELECT count(*) FROM memory_links
+WHERE source_id = %(memory_id)s OR target_id = %(memory_id)s;

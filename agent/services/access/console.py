@@ -26,6 +26,7 @@ from agent.services.access.tokens import Caller
 
 SECRET_BYTES = 32  # 256 random bits, as an API token
 MAX_USER_AGENT = 300
+MAX_LINKS = 100  # a memory page lists its newest links; the count says how many in all
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,12 @@ def own_memories(conn: psycopg.Connection[Any], user_id: Any, ids: list[str]) ->
         "ids": ids, "user_id": user_id})}
 
 
-def memory_detail(conn: psycopg.Connection[Any], memory_id: Any,
-                  user_id: Any) -> dict[str, Any] | None:
+def memory_detail(conn: psycopg.Connection[Any], memory_id: Any, user_id: Any,
+                  max_links: int = MAX_LINKS) -> dict[str, Any] | None:
     """A memory's use, decay and evidence, and its links both ways (the other end's text
-    only when it is the user's or of no user; `own`: the user's, with a page of its own);
-    None when the memory is not the user's."""
+    only when it is the user's or of no user; `own`: the user's, with a page of its own):
+    the newest `max_links`, and `link_count` all of them; None when the memory is not the
+    user's."""
     row = conn.execute(query("console_memory_detail"),
                        {"memory_id": memory_id, "user_id": user_id}).fetchone()
     if row is None:
@@ -127,9 +129,14 @@ def memory_detail(conn: psycopg.Connection[Any], memory_id: Any,
     links = [{"type": r[0], "strength": r[1], "created_at": r[2], "direction": r[3],
               "memory_id": str(r[4]), "memory_type": r[5], "status": r[6], "content": r[7],
               "own": bool(r[8])}
-             for r in conn.execute(query("console_memory_links"),
-                                   {"memory_id": memory_id, "user_id": user_id})]
+             for r in conn.execute(query("console_memory_links"), {
+                 "memory_id": memory_id, "user_id": user_id, "limit": max_links})]
+    count = len(links)
+    if count == max_links:
+        found = conn.execute(query("console_memory_links_count"),
+                             {"memory_id": memory_id}).fetchone()
+        count = int(found[0]) if found else count
     return {"access_count": row[0], "last_accessed": row[1], "written_at": row[2],
             "decayed_at": row[3], "landmark": bool(row[4]), "confidence": row[5],
             "evidence_count": row[6], "updated_at": row[7], "emotion": row[8],
-            "links": links}
+            "links": links, "link_count": count}
