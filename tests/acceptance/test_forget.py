@@ -376,6 +376,24 @@ def touch_everything(url: str, data: Path, handle: str) -> None:
                 "user_id": uid, "memory_id": mem, "subject": "user", "slot": "residence",
                 "value": "Berlin", "status": "current", "valid_from": NOW,
                 "retired_at": None, "retired_by": None, "detector": "test"})
+            # revision 0025: an episode with a milestone, and a resolved contradiction
+            episode = "5d0f7a52-0000-4000-8000-00000000e11e"
+            conn.execute(query("timeline_insert_episode"), {
+                "episode_id": episode, "user_id": uid, "session_ids": [sid], "start": NOW,
+                "end": NOW, "title": "deploys", "titled_by": "test", "terms": ["deploys"],
+                "entries": [entry], "detector": "test", "run_id": None})
+            conn.execute(query("timeline_insert_milestone"), {
+                "episode_id": episode, "user_id": uid, "kind": "decision", "key": str(entry),
+                "content": "moved to Postgres", "at": NOW, "importance": 0.7,
+                "entry_id": entry, "detector": "test"})
+            pair = [r[0] for r in conn.execute("SELECT memory_id FROM memories WHERE "
+                                               "user_id = %s ORDER BY created_at LIMIT 2",
+                                               (uid,))]
+            conn.execute(query("consolidation_link"), (pair[1], pair[0], "contradicts", 0.7,
+                                                       "{}"))
+            link = conn.execute("SELECT id FROM memory_links WHERE source_id = %s AND "
+                                "link_type = 'contradicts'", (pair[1],)).fetchone()[0]  # type: ignore[index]
+            Runtime(settings).contradictions().resolve(conn, link, "keep-b", user_id=uid)
     finally:
         worker.teardown()
         worker.conn.close()

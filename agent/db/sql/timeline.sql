@@ -55,3 +55,19 @@ SELECT m.milestone_id, m.episode_id, m.kind, m.content, m.at, m.importance,
        m.source_entry_id, m.detector
 FROM milestones m WHERE m.episode_id = ANY(%(ids)s::uuid[])
 ORDER BY m.at, m.milestone_id;
+
+-- name: timeline_forget_episodes_of_turns
+-- the episodes made from forgotten turns or from blocks the forgotten text was cut out of
+-- (agent/services/memory/forget.py)
+SELECT episode_id, title, terms, titled_by FROM episodes
+WHERE source_entry_ids && %(turns)s::uuid[]
+   OR episode_id IN (SELECT episode_id FROM episode_blocks
+                     WHERE block_id = ANY(%(blocks)s::uuid[]));
+
+-- name: timeline_forget_episode_update
+-- an episode's title and terms without the forgotten text's words, its sources without
+-- the forgotten turns
+UPDATE episodes SET title = %(title)s, terms = %(terms)s::text[],
+  source_entry_ids = array(SELECT x FROM unnest(source_entry_ids) x
+                           WHERE x <> ALL(%(turns)s::uuid[]))
+WHERE episode_id = %(id)s;

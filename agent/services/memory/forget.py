@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -52,6 +53,7 @@ from agent.errors import InputError
 log = logging.getLogger("agent.forget")
 
 REDACTED = "[forgotten]"
+_WORDS = re.compile(r"[^\W_]{3,}")  # an episode's title words and terms (revision 0025)
 MIN_NEEDLE = 12  # cogd choice: shorter texts are erased as rows only, not searched for
 PREFIX_CHARS = 40  # a brief line holding this much of a text's start is removed
 # A quote of a forgotten text (a reply that repeats part of it, a brief's excerpt) is found
@@ -85,6 +87,7 @@ DELETE_HOLDING: tuple[Holding, ...] = (
     ("problem_queue", "problem_id", ("content",), ("source_ids",), "user"),
     ("recall_log", "id", ("query",), ("items",), "session"),
     ("gate_decisions", "decision_id", ("reason",), ("signals", "outcome"), "session"),
+    ("milestones", "milestone_id", ("content",), (), "user"),  # a turn's words (0025)
 )
 REDACT_HOLDING: tuple[Holding, ...] = (
     ("inbox", "id", ("content", "partial_reply"), (), "session"),
@@ -295,6 +298,7 @@ class Forgetter:
                   if (kept := _cut_items(text, starts)) != text] if not whole and conn.execute(
                       query("forget_has_night_briefs")).fetchone() != (None,) else []
         touched = [k for t, _, _, _, k, _ in redact if t == "holographic_blocks"]
+        episodes = [] if whole else self._episodes(turns, [*touched, *blocks], needles)
         vectors = self._block_vectors(touched, redact)
         quoted = {t: [(k, new[0]) for t2, _, _, _, k, new in redact if t2 == t]
                   for t in ("day_table", "memories")}
@@ -337,6 +341,10 @@ class Forgetter:
                 report.count("redacted", table, scrub.rewrite(conn, table, key, cols, jsons, k, [
                     json.dumps(v) if c in jsons and v is not None else v
                     for c, v in zip(cols, new, strict=True)]))
+            for eid, title, terms in episodes:  # what an episode took from the turns
+                report.count("redacted", "episodes", conn.execute(
+                    query("timeline_forget_episode_update"),
+                    {"id": eid, "title": title, "terms": terms, "turns": turns}).rowcount)
             for run_id, user, text in briefs:  # the night cycle's briefs kept in Postgres
                 conn.execute(query("forget_night_brief_update"), (text, run_id, user))
                 report.count("redacted", "night_briefs", 1)
@@ -369,6 +377,25 @@ class Forgetter:
         nat = self.embed_native(texts)
         return {k: (vector_text(u), vector_text(n))
                 for k, u, n in zip(touched, uni, nat, strict=True)}
+
+    def _episodes(self, turns: list[Any], blocks: list[Any], needles: list[str],
+                  ) -> list[tuple[Any, str, list[str]]]:
+        """The episodes made from forgotten turns or from blocks the text was cut out of
+        (revision 0025): (id, title, terms) without the forgotten text's words (3+
+        letters, any case): a heuristic title is made again from the terms left, a
+        model's has those words replaced by REDACTED."""
+        from agent.domain.episodes import TITLE_HEURISTIC, heuristic_title
+
+        words = {w.lower() for n in needles for w in _WORDS.findall(n)}
+        out = []
+        for eid, title, terms, titled_by in self.conn.execute(
+                query("timeline_forget_episodes_of_turns"), {"turns": turns,
+                                                             "blocks": blocks}):
+            kept = [t for t in terms if t.lower() not in words]
+            out.append((eid, heuristic_title(kept) if titled_by == TITLE_HEURISTIC else
+                        _WORDS.sub(lambda m: REDACTED if m.group(0).lower() in words
+                                   else m.group(0), title), kept))
+        return out
 
     def _sessions(self, owner: Any) -> list[Any]:
         return [r[0] for r in self.conn.execute(query("forget_owner_sessions"), (owner,))]
