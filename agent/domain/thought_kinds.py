@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 READERS: Mapping[str, tuple[tuple[str, ...], str]] = {
-    "proactive_recall": (("turn_take_thoughts",),
+    "proactive_recall": (("turn_take_thoughts", "hook_pending_thoughts"),
                          "the session's (or its user's) next prompt, 'Recalled without "
-                         "being asked', once (or 'expired')"),
+                         "being asked', once (or 'expired'); in a `claude:` session, "
+                         "`cogd hook`'s next prompt"),
     "self_prompt": (("dmn_next_self_prompt",),
                     "the idle DMN's next internal System 1 turn (or 'expired')"),
-    "internal_turn": (("turn_on_my_mind_candidates",),
+    "internal_turn": (("turn_on_my_mind_take",),
                       "its user's next prompt, 'On my mind', once (or 'expired')"),
-    "creative_impulse": (("turn_on_my_mind_candidates",),
+    "creative_impulse": (("turn_on_my_mind_take",),
                          "its user's next prompt, 'On my mind', once (or 'expired')"),
     "discarded": (("dmn_theme_thought_count",),
                   "the rumination cap: a theme surfaced this often is not drawn again"),

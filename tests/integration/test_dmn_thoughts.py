@@ -96,11 +96,17 @@ def test_the_budget_cuts_a_long_thought_rather_than_dropping_it(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     fast.idle["on_my_mind_max_tokens"] = 20
     sid = make_session(conn, "ana")
+    older = _thought(conn, "creative_impulse", "A thought in the light of 'care': tomatoes",
+                     _user(conn, sid), datetime.now(UTC) - timedelta(minutes=1))
     tid = _thought(conn, "internal_turn", "word " * 400, _user(conn, sid))
-    ctx = Runtime(fast).cognition(rng=NoFloor()).prepare_turn(conn, sid, "hi")
+    cog = Runtime(fast).cognition(rng=NoFloor())
+    ctx = cog.prepare_turn(conn, sid, "hi")
     [line] = ctx.parts.on_my_mind
     assert line.endswith("…") and len(line) <= 20 * 4 + 1
     assert _status(conn, tid) == "injected"
+    # the older one did not fit: it waits for the next turn, not lost
+    assert _status(conn, older) == "new"
+    assert cog.prepare_turn(conn, sid, "and?").reach_meta["on_my_mind"] == [older]
 
 
 def test_unshown_idle_thoughts_and_unacted_self_prompts_expire(

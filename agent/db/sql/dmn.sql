@@ -157,9 +157,13 @@ WHERE thought_id = ANY(%s) AND status = 'new' RETURNING thought_id, content;
 
 -- name: dmn_gut_outcome_record
 -- the gut's outcome record (seed 003 §17d): the newest outcome-tagged signals with a delta
-SELECT delta::text, outcome FROM gut_signals
+-- (their deltas: dmn_gut_deltas, read once per signal and kept in memory)
+SELECT id, outcome FROM gut_signals
 WHERE outcome IS NOT NULL AND delta_norm > 0
 ORDER BY created_at DESC, id DESC LIMIT %s;
+
+-- name: dmn_gut_deltas
+SELECT id, delta::text FROM gut_signals WHERE id = ANY(%s);
 
 -- name: dmn_dormant_memories
 -- dormant-memory recovery (seed 003 §Idle Loop): memories not recalled since %(before)s

@@ -31,17 +31,21 @@ INSERT INTO escalations (entry_id, session_id, triggers, stakes, monitors, loops
 VALUES (%(entry_id)s, %(session_id)s, %(triggers)s::jsonb, %(stakes)s::jsonb,
         %(monitors)s::jsonb, %(loops)s, %(outcome)s);
 
--- name: turn_on_my_mind_candidates
+-- name: turn_on_my_mind_take
 -- the idle DMN's own thoughts for this user not shown yet (issue 42 item 7): internal turns
--- and creative impulses, newest first. A thought with no user goes only to turns with no
--- user (its material may be any user's, as turn_take_thoughts). Locked, so two turns of one
--- user do not both show it
-SELECT thought_id, kind, content FROM thoughts
-WHERE status = 'new' AND kind IN ('internal_turn', 'creative_impulse')
-  AND session_id IS NULL AND user_id IS NOT DISTINCT FROM %(user_id)s
-ORDER BY created_at DESC LIMIT %(k)s
-FOR UPDATE SKIP LOCKED;
-
--- name: turn_on_my_mind_shown
+-- and creative impulses, the newest %(k)s, taken (marked shown) in one statement. A thought
+-- with no user goes only to turns with no user (its material may be any user's, as
+-- turn_take_thoughts). Locked, so two turns of one user do not both take it
 UPDATE thoughts SET status = 'injected', injected_at = now()
-WHERE thought_id = ANY(%(ids)s::uuid[]) AND status = 'new';
+WHERE thought_id IN (
+    SELECT thought_id FROM thoughts
+    WHERE status = 'new' AND kind IN ('internal_turn', 'creative_impulse')
+      AND session_id IS NULL AND user_id IS NOT DISTINCT FROM %(user_id)s
+    ORDER BY created_at DESC LIMIT %(k)s
+    FOR UPDATE SKIP LOCKED)
+RETURNING thought_id, kind, content, created_at;
+
+-- name: turn_on_my_mind_put_back
+-- a thought taken that the prompt's budget left out waits for the next turn
+UPDATE thoughts SET status = 'new', injected_at = NULL
+WHERE thought_id = ANY(%(ids)s::uuid[]) AND status = 'injected';

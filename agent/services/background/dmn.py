@@ -113,6 +113,9 @@ class Dmn:
         # stay as they were
         self.dormant_rng = dormant_rng or random.Random()
         self._embedded: dict[str, np.ndarray[Any, Any]] = {}
+        # gut signal id -> its delta (a signal's delta never changes): each tick parses
+        # only the signals that are new to the record
+        self._deltas: dict[int, np.ndarray[Any, Any]] = {}
 
     def minutes(self, n: float) -> timedelta:
         return timedelta(seconds=n * self.cfg.seconds_per_minute)
@@ -321,14 +324,17 @@ class Dmn:
         """The gut's outcome record as a direction and its confidence (rules.hope_direction
         over the newest `gut_outcome_signals` outcome-tagged signals, each signed by the
         gut-outcome heuristic)."""
-        deltas, valences = [], []
-        for delta, outcome in conn.execute(query("dmn_gut_outcome_record"),
-                                           (self.cfg.gut_outcome_signals,)).fetchall():
-            v = rules.gut_outcome_valence(outcome)
-            if v is not None:
-                deltas.append(np.asarray(json.loads(delta), dtype=np.float32))
-                valences.append(v)
-        return rules.hope_direction(deltas, valences)
+        signed = [(sid, v) for sid, outcome in conn.execute(
+            query("dmn_gut_outcome_record"), (self.cfg.gut_outcome_signals,)).fetchall()
+            if (v := rules.gut_outcome_valence(outcome)) is not None]
+        missing = [sid for sid, _ in signed if sid not in self._deltas]
+        if missing:
+            for sid, delta in conn.execute(query("dmn_gut_deltas"), (missing,)).fetchall():
+                self._deltas[sid] = np.asarray(json.loads(delta), dtype=np.float32)
+        keep = {sid for sid, _ in signed}
+        self._deltas = {sid: d for sid, d in self._deltas.items() if sid in keep}
+        return rules.hope_direction([self._deltas[sid] for sid, _ in signed],
+                                    [v for _, v in signed])
 
     def candidates(self, conn: psycopg.Connection[Any], now: datetime,
                    attention: np.ndarray[Any, Any] | None = None,
@@ -411,7 +417,7 @@ class Dmn:
         if item.dormant:
             meta["dormant"] = True
         # the memory's user owns the thought: it holds their words, and goes into their
-        # prompt only (issue 42 item 7, `turn_on_my_mind_candidates`)
+        # prompt only (issue 42 item 7, `turn_on_my_mind_take`)
         made = self._thought(conn, kind, text, item.id, [item.id, meta], None, now,
                              item.owner)
         recovered = self._recover(conn, item, kind, now) if item.dormant else None

@@ -588,25 +588,28 @@ class Cognition:
         limit, budget = self.cfg.on_my_mind_max_thoughts, self.cfg.on_my_mind_max_tokens
         if limit <= 0 or budget <= 0:
             return []
-        with conn.transaction():
-            rows = conn.execute(query("turn_on_my_mind_candidates"),
-                                {"user_id": user_id, "k": limit}).fetchall()
-            kept: list[tuple[str, str]] = []
-            used = 0
-            for tid, kind, content in rows:
-                line = _on_my_mind_line(kind, content)
-                cost = int(self.count_tokens(line))
-                if used + cost > budget:
-                    if kept:
-                        break
-                    # the newest alone is too long: cut to the budget (about 4 characters
-                    # a token) rather than drop it
-                    line, cost = line[: max(16, budget * 4 - 1)] + "…", budget
-                kept.append((str(tid), line))
-                used += cost
-            if kept:
-                conn.execute(query("turn_on_my_mind_shown"),
-                             {"ids": [tid for tid, _ in kept]})
+        # one statement takes (marks shown) the newest; one the budget leaves out is put
+        # back ('new'), which is rare: the newest always fits, cut if it must be
+        rows = sorted(conn.execute(query("turn_on_my_mind_take"),
+                                   {"user_id": user_id, "k": limit}).fetchall(),
+                      key=lambda r: r[3], reverse=True)
+        kept: list[tuple[str, str]] = []
+        left: list[str] = []
+        used = 0
+        for tid, kind, content, _at in rows:
+            line = _on_my_mind_line(kind, content)
+            cost = int(self.count_tokens(line))
+            if used + cost > budget:
+                if kept:
+                    left.append(str(tid))
+                    continue
+                # the newest alone is too long: cut to the budget (about 4 characters a
+                # token) rather than drop it
+                line, cost = line[: max(16, budget * 4 - 1)] + "…", budget
+            kept.append((str(tid), line))
+            used += cost
+        if left:
+            conn.execute(query("turn_on_my_mind_put_back"), {"ids": left})
         return kept
 
     def _system1(
