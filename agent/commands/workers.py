@@ -108,10 +108,10 @@ def idle(once: bool, as_json: bool) -> int:
 
 
 @click.command("night-cycle")
-@click.option("--stage", type=click.IntRange(1, 10), envvar="COGD_NIGHT_CYCLE_STAGE",
+@click.option("--stage", type=click.IntRange(1, 11), envvar="COGD_NIGHT_CYCLE_STAGE",
               show_envvar=True,
-              help="Run only this stage, as a run of its own (1, 7, 8, 9 or 10: the stages "
-              "that need no earlier stage's output).")
+              help="Run only this stage, as a run of its own (1, 7, 8, 9, 10 or 11: the "
+              "stages that need no earlier stage's output).")
 @click.option("--resume", is_flag=True, envvar="COGD_NIGHT_CYCLE_RESUME", show_envvar=True,
               help="Continue the newest interrupted run after its last checkpoint.")
 @click.option("--json", "as_json", is_flag=True, envvar="COGD_JSON", show_envvar=True,
