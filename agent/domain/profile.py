@@ -217,6 +217,15 @@ def _fact(kind: str, m: re.Match[str]) -> ProfileFact | None:
 
 # --- the LLM's extraction (the consolidation role, when it routes to a real model) ------
 
+_SELF = re.compile(r"\b(?:I|I'm|I\u2019m|I've|my|me|mine|myself)\b", re.IGNORECASE)
+
+
+def about_self(text: str) -> bool:
+    """Whether a message speaks in the first person at all: the model is asked about those
+    only (a message with no "I", "my" or "me" states nothing about its speaker)."""
+    return bool(_SELF.search(text))
+
+
 LLM_SYSTEM = (
     "You read one message a user wrote and list what it says about the user themself: "
     "their name, where they live, their work, people in their life (with the relation), "

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from tests.acceptance.test_cli import run
+from tests.acceptance.test_cli import assert_clean_error, run
 from tests.acceptance.test_mcp import drive, stdio
 from tests.acceptance.test_memory_cli import env_for
 from tests.acceptance.test_session_views import api  # noqa: F401  (the cogd serve fixture)
@@ -59,6 +59,14 @@ def test_the_profile_reaches_the_fourth_session_mcp_and_http(
     assert all(i["source_ids"][0].startswith("day_table:") for i in shown.values())
     assert any(i["kind"] == "note" for i in meta["handoff"]["items"])
 
+    # bad input: one line, exit 2
+    no_user = dict(env)
+    no_user.pop("COGD_USER", None)
+    assert_clean_error(run("profile", env=no_user), "give --user HANDLE (whose profile)")
+    assert_clean_error(run("profile", "--user", "nobody-here", env=env), "no user 'nobody-here'")
+    plain = run("profile", "--user", "alice", env=env)
+    assert plain.returncode == 0 and "sister: Maria" in plain.stdout, plain.stdout
+    assert "1 superseded claim(s) kept" in plain.stdout
     cli = run("profile", "--user", "alice", "--json", env=env)
     assert cli.returncode == 0, cli.stderr
     profile = json.loads(cli.stdout)

@@ -77,6 +77,8 @@ class Profile:
     def extract(self, text: str) -> tuple[list[rules.ProfileFact], str]:
         """The facts a user message states and who read them (`llm:<model>`, or the
         named heuristic when there is no model or it failed)."""
+        if not rules.about_self(text):
+            return [], rules.PROFILE_HEURISTIC
         llm = self.llm
         if llm is not None:
             try:
