@@ -191,12 +191,22 @@ def test_landmarks_and_the_temporal_sweep_reach_the_session_start(
     distant = memory(uid, "Signed the lease for the studio.", 0.8, 60)
     weak = memory(uid, "Bought socks.", 0.3, 20)  # under sweep_min_importance
     memory(other, "Eve's landmark: the secret launch date.", 0.99, 5)
+    episode = conn.execute(  # a night cycle's episode and its milestone (revision 0025)
+        "INSERT INTO episodes (episode_id, user_id, session_ids, started_at, ended_at, title, "
+        "titled_by, source_entry_ids, detector) VALUES (gen_random_uuid(), %s, '{}', %s, %s, "
+        "'Moving house', 'test', '{}', 'test') RETURNING episode_id",
+        (uid, now - timedelta(days=46), now - timedelta(days=45))).fetchone()[0]
+    milestone = str(conn.execute(
+        "INSERT INTO milestones (episode_id, user_id, kind, key, content, at, importance, "
+        "detector) VALUES (%s, %s, 'move', 'move:oslo', 'Moved to Oslo.', %s, 0.9, 'test') "
+        "RETURNING milestone_id", (episode, uid, now - timedelta(days=45))).fetchone()[0])
     ctx = cog.prepare_turn(conn, sid, "Morning!")
     items = ctx.reach_meta["handoff"]["items"]
     kinds = [(i["kind"], i["id"]) for i in items if i["kind"] in ("landmark", "sweep")]
     assert kinds[:2] == [("landmark", f"memory:{patent}"), ("landmark", f"memory:{flagged}")]
-    # the sweep: one per window it found, oldest first, none twice, none too weak
-    assert kinds[2:] == [("sweep", f"memory:{distant}"), ("sweep", f"memory:{recent}")]
+    # the sweep: memories and milestones per window, oldest first, none twice, none too weak
+    assert kinds[2:] == [("sweep", f"memory:{distant}"), ("sweep", f"milestone:{milestone}"),
+                         ("sweep", f"memory:{recent}")]
     assert f"memory:{weak}" not in str(items)
     text = ctx.parts.handoff or ""
     assert "[LANDMARK] We filed the patent" in text

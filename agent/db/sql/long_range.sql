@@ -9,9 +9,17 @@ WHERE user_id = %(user)s AND status = 'active'
 ORDER BY importance DESC, created_at DESC LIMIT %(k)s;
 
 -- name: long_range_window
--- one user's most important active memories written in [at - end, at - start) days
-SELECT memory_id, content, importance, created_at FROM memories
-WHERE user_id = %(user)s AND status = 'active' AND importance >= %(min)s
-  AND created_at >= %(at)s - %(end)s * interval '1 day'
-  AND created_at < %(at)s - %(start)s * interval '1 day'
-ORDER BY importance DESC, created_at DESC LIMIT %(k)s;
+-- one user's most important active memories and milestones (the night cycle's, revision
+-- 0025) dated in [at - end, at - start) days: seed 000 §4.6.1 reads both collections
+SELECT kind, id, content, importance, at FROM (
+    SELECT 'memory' AS kind, memory_id AS id, content, importance, created_at AS at
+    FROM memories
+    WHERE user_id = %(user)s AND status = 'active' AND importance >= %(min)s
+      AND created_at >= %(at)s - %(end)s * interval '1 day'
+      AND created_at < %(at)s - %(start)s * interval '1 day'
+    UNION ALL
+    SELECT 'milestone', milestone_id, content, importance, at FROM milestones
+    WHERE user_id = %(user)s AND importance >= %(min)s
+      AND at >= %(at)s - %(end)s * interval '1 day'
+      AND at < %(at)s - %(start)s * interval '1 day') w
+ORDER BY importance DESC, at DESC LIMIT %(k)s;

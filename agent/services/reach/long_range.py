@@ -7,11 +7,11 @@ recall on the first message would not find, because nothing in it asks.
 - The temporal sweep (§4.6.1): for each window [recall] sweep_window_start_days[i] to
   sweep_window_end_days[i] days before the session starts (recent, medium, distant,
   deep), the sweep_items_per_window[i] most important active memories of at least
-  sweep_min_importance; deduplicated by their first 80 characters (and against the
-  landmarks), then told oldest first.
+  sweep_min_importance (memories and milestones); deduplicated by their first 80
+  characters (and against the landmarks), then told oldest first.
 
-Both read only the user's own memories. The seed's sweep also reads milestones; cogd's
-sweep reads memories only (episodes and milestones are another part of issue 42).
+Both read only the user's own rows. The sweep reads memories and the night cycle's
+milestones (revision 0025), as the seed's reads both collections; landmarks are memories.
 They are handoff items (kinds `landmark` and `sweep`), within the handoff's budget.
 """
 
@@ -99,7 +99,7 @@ class LongRange:
             if k <= 0:
                 continue
             name = WINDOW_NAMES[i] if i < len(WINDOW_NAMES) else f"window {i + 1}"
-            for mid, content, _imp, when in conn.execute(query("long_range_window"), {
+            for kind, mid, content, _imp, when in conn.execute(query("long_range_window"), {
                     "user": user_id, "min": self.cfg.min_importance, "at": at,
                     "start": start, "end": end, "k": k}):
                 key = _prefix(content)
@@ -107,7 +107,7 @@ class LongRange:
                     continue
                 seen.add(key)
                 swept.append((when, rules.HandoffItem(
-                    "sweep", f"memory:{mid}",
+                    "sweep", f"{kind}:{mid}",
                     f"[LONG-RANGE MEMORY, {name}] {rules.one_line(content, 240)} "
-                    f"({when:%Y-%m-%d}) [memory:{mid}]", (f"memory:{mid}",))))
+                    f"({when:%Y-%m-%d}) [{kind}:{mid}]", (f"{kind}:{mid}",))))
         return out + [item for _, item in sorted(swept, key=lambda x: x[0])]
