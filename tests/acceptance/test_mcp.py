@@ -21,7 +21,8 @@ from tests.acceptance.test_memory_cli import env_for
 from tests.conftest import free_port
 
 TOOLS = {"recall", "remember", "why", "forget", "status", "goals", "identity", "handoff", "mood",
-         "corrections", "intentions", "profile"}
+         "corrections", "intentions", "profile",
+         "contradictions", "resolve_contradiction", "timeline"}  # issue 42 items 3-4
 
 
 def stdio(env: dict[str, str], *args: str) -> StdioServerParameters:
