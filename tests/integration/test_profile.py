@@ -222,3 +222,32 @@ def test_landmarks_and_the_temporal_sweep_reach_the_session_start(
     kinds2 = [(i["kind"], i["id"]) for i in ctx2.reach_meta["handoff"]["items"]
               if i["kind"] in ("landmark", "sweep")]
     assert kinds2 == [("sweep", f"memory:{recent}")]
+
+
+def test_forgetting_the_turn_or_the_user_removes_their_claims(
+        settings: Settings, conn: Any) -> None:
+    runtime = _runtime(settings)
+    profile = runtime.profile()
+    sid = make_session(conn, "fern")
+    uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                       (sid,)).fetchone()[0]
+    now = datetime.now(UTC)
+    turns = {}
+    for i, text in enumerate(("My sister Odile is visiting.", "I live in Ghent.")):
+        turns[text] = conn.execute(
+            "INSERT INTO day_table (session_id, user_id, role, content, created_at) "
+            "VALUES (%s, %s, 'user', %s, %s) RETURNING entry_id",
+            (sid, uid, text, now + timedelta(seconds=i))).fetchone()[0]
+    with conn.transaction():
+        profile.rebuild(conn, uid)
+    secret = turns["My sister Odile is visiting."]
+    mid = conn.execute("INSERT INTO memories (user_id, content, source_entry_id) VALUES "
+                       "(%s, 'My sister Odile is visiting.', %s) RETURNING memory_id",
+                       (uid, secret)).fetchone()[0]
+    forgetter = runtime.forgetter(conn)
+    forgetter.memory(str(mid), actor="test")
+    left = conn.execute("SELECT slot, value FROM profile_claims WHERE user_id = %s",
+                        (uid,)).fetchall()
+    assert left == [("residence", "Ghent")]  # Odile's claim went with her turn
+    runtime.forgetter(conn).user(uid, actor="test")
+    assert conn.execute("SELECT count(*) FROM profile_claims").fetchone() == (0,)
