@@ -544,6 +544,12 @@ def _validate(settings: Settings) -> None:
                           "or \"rrf\"")
     if settings.recall["bm25_term_depth"] < 1:
         raise ConfigError("recall.bm25_term_depth must be at least 1 (postings read per term)")
+    for start, end in zip(settings.recall["sweep_window_start_days"],  # seed 000 §4.6.1
+                          settings.recall["sweep_window_end_days"], strict=True):
+        if not 0 <= start < end:
+            raise ConfigError(f"recall.sweep window {start}-{end} days: a window starts at "
+                              "0 days or later and before it ends (sweep_window_start_days, "
+                              "sweep_window_end_days)")
     for name, profile in settings.llm.profiles.items():
         if profile.provider not in LLM_PROVIDERS:
             raise ConfigError(
