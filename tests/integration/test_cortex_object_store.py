@@ -15,6 +15,7 @@ from tests.integration.test_cortex import QUESTION, _hawking_block, _night
 from tests.objectstore import s3_server
 
 
+@pytest.mark.slow  # the local embedder, a night or two processes: 30-60 s
 def test_the_night_cycle_writes_the_cortex_to_s3_and_recall_reads_it_back(
     settings: Settings, db_url: str,
 ) -> None:

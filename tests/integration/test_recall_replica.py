@@ -146,6 +146,7 @@ def _found(rt: Runtime, conn: psycopg.Connection[Any], question: str, log: bool 
     return [i.id for i in rt.recaller().recall(conn, question, log=log).result.items]
 
 
+@pytest.mark.slow  # the local embedder, a night or two processes: 30-60 s
 def test_recall_reads_the_replica_and_writes_the_primary(pair: Pair, tmp_path: Path) -> None:
     on_primary = Runtime(load_settings(data_dir=tmp_path / "p", database_url=pair.primary_url))
     settings: Settings = load_settings(data_dir=tmp_path / "r", database_url=pair.primary_url)

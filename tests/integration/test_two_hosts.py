@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from agent.config import Settings
 from agent.cortex.lance import BLOCKS, LanceCortex
@@ -94,6 +95,7 @@ def _seed_cortex(settings: Settings) -> str:
     return block_id
 
 
+@pytest.mark.slow  # the local embedder, a night or two processes: 30-60 s
 def test_two_loop_hosts_share_one_database_and_one_s3_cortex(
     settings: Settings, db_url: str, conn: psycopg.Connection[Any], tmp_path: Path,
 ) -> None:
