@@ -222,10 +222,10 @@ def test_a_frustrated_turn_gets_a_brief_acknowledging_reply_and_no_unasked_thoug
     assert stored["frustrated"] is True and stored["cues"] == got["cues"]
     # the held-back thoughts wait for a calm turn
     assert _status(conn, waiting) == "new"
-    later = cog.prepare_turn(conn, sid, "Thanks. Could you also tell me about the weather there?")
-    assert later.parts.frustration is None
-    assert later.reach_meta["on_my_mind"] == [waiting]
-    assert any("hotel is near the station" in t for t in later.parts.thoughts)
+    later = cog.answer(conn, sid, "Thanks. Could you also tell me about the weather there?")
+    assert later.metadata["frustration"]["frustrated"] is False  # the reply's metadata
+    assert later.metadata["on_my_mind"] == [waiting]
+    assert any("hotel is near the station" in t for t in later.metadata["thoughts"])
 
 
 def test_the_dmn_holds_proactive_recall_back_on_a_frustrated_turn(
