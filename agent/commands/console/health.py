@@ -23,9 +23,11 @@ def register(ui: UI) -> None:
         with console.db() as conn:
             data = views.health(conn, MAIN_TABLES)
         lat = data["recall_latency"]
+        span = f"last {data['latency_days']} days" + (
+            f", newest {data['latency_rows']:,} recalls" if data["latency_capped"] else "")
         chart = svg.line_chart({"p50": [(r["hour"], r["p50"]) for r in lat],
                                 "p95": [(r["hour"], r["p95"]) for r in lat]},
-                               title=f"Recall latency per hour, last {data['latency_days']} days",
+                               title=f"Recall latency per hour (UTC), {span}",
                                y_min=0, y_label="ms")
         return console.render(request, "health.html", view, title="Health", data=data,
                               latency_chart=Markup(chart))

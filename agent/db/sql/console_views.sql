@@ -47,10 +47,12 @@ SELECT (SELECT count(*) FROM inbox WHERE status = 'pending'),
        (SELECT count(*) FROM problem_queue WHERE status = 'open');
 
 -- name: console_view_recall_latency
--- recall latency per hour over the last days given: p50, p95 and how many recalls
-SELECT date_trunc('hour', created_at) AS hour,
+-- recall latency per hour (UTC) over the last days given, of the newest recalls (at most
+-- max_rows, read backwards on ix_recall_log_created): p50, p95 and how many recalls
+SELECT date_bin('1 hour', created_at, timestamptz '2000-01-01 00:00+00') AS hour,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms),
        percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms), count(*)
-FROM recall_log
-WHERE created_at >= now() - make_interval(days => %(days)s) AND latency_ms IS NOT NULL
+FROM (SELECT created_at, latency_ms FROM recall_log
+      WHERE created_at >= now() - make_interval(days => %(days)s) AND latency_ms IS NOT NULL
+      ORDER BY created_at DESC LIMIT %(max_rows)s) newest
 GROUP BY 1 ORDER BY 1;

@@ -117,8 +117,9 @@ def _weight_series(rows: Iterable[tuple[Any, ...]], now: datetime
     for name, weight, created, old, new, changed in rows:
         pts = series.setdefault(name, [])
         current[name] = float(weight)
-        if not pts:
-            pts.append((created, float(old if old is not None else weight)))
+        if not pts:  # where it started: its creation, or its first change if earlier
+            start = created if changed is None else min(created, changed)
+            pts.append((start, float(old if old is not None else weight)))
         if changed is not None and new is not None:
             pts.append((changed, float(new)))
     for name, pts in series.items():
@@ -176,16 +177,20 @@ QUEUES = ("inbox pending", "inbox processing", "inbox failed", "outbox undeliver
           "scratch buffer pending", "vectors to embed", "open problems")
 
 
-def health(conn: psycopg.Connection[Any], tables: Sequence[str], latency_days: int = 7
-           ) -> dict[str, Any]:
+def health(conn: psycopg.Connection[Any], tables: Sequence[str], latency_days: int = 7,
+           latency_rows: int = 10_000) -> dict[str, Any]:
     """`cogd status` as data (installation-wide, no row's text): processes and their
-    heartbeats, queue depths, recall latency p50/p95 per hour, row counts."""
+    heartbeats, queue depths, recall latency p50/p95 per hour over the last
+    `latency_days` (the newest `latency_rows` recalls at most: the page's time stays
+    bounded on a busy installation; `latency_capped` says when the cap cut), row counts."""
     procs = [{k: p[k] for k in ("name", "pid", "host", "state", "last_beat", "alive")}
              for p in catalog.processes(conn)]
     row = conn.execute(query("console_view_queues")).fetchone()
     queues = dict(zip(QUEUES, (int(v) for v in row or ()), strict=False))
     latency = [{"hour": r[0], "p50": float(r[1]), "p95": float(r[2]), "recalls": int(r[3])}
                for r in conn.execute(query("console_view_recall_latency"),
-                                     {"days": latency_days})]
+                                     {"days": latency_days, "max_rows": latency_rows})]
     return {"processes": procs, "queues": queues, "recall_latency": latency,
-            "latency_days": latency_days, "rows": catalog.row_counts(conn, tables)}
+            "latency_days": latency_days, "latency_rows": latency_rows,
+            "latency_capped": sum(r["recalls"] for r in latency) >= latency_rows,
+            "rows": catalog.row_counts(conn, tables)}
