@@ -561,6 +561,148 @@ async def res_intentions(c: Any, w: World, problems: list[str]) -> Evidence:
 
 
 Case = Callable[[World], Evidence]
+
+
+# -- the web console (issue 44): bob's console session, on every /ui route ---------------
+
+def _console(w: World, user: str) -> httpx.Client:
+    """A console session of `user`: POST /ui/login with the token alone (the cookie stays
+    in the client)."""
+    key = f"console:{user}"
+    if key not in w.clients:
+        made = httpx.Client(base_url=w.base, timeout=300)
+        got = made.post("/ui/login", data={"token": w.tokens[user]})
+        assert got.status_code == 303, got.text
+        w.clients[key] = made
+    return w.clients[key]
+
+
+def _ui_csrf(page: str) -> str:
+    import re
+
+    found = re.search(r'<input type="hidden" name="csrf" value="([^"]+)">', page)
+    assert found, "no CSRF field in the console page"
+    return found.group(1)
+
+
+def ui_page(path: str) -> Case:
+    def case(w: World) -> Evidence:  # a page of bob's own: 200, and none of hers on it
+        got = _console(w, "bob").get(path, follow_redirects=True)  # /ui: the timeline
+        assert got.status_code == 200, got.text[-500:]
+        assert '<span class="who" id="who">bob</span>' in got.text
+        _no_alice_ids(w, f"GET {path}", got.text)
+        return [(f"GET {path}", got.text)]
+    return case
+
+
+def ui_static(w: World) -> Evidence:
+    got = w.http(None).get("/ui/static/console.css")  # no session needed: no user data
+    assert got.status_code == 200
+    return [("GET /ui/static/console.css", got.text)]
+
+
+def ui_login(w: World) -> Evidence:
+    anon = httpx.Client(base_url=w.base, timeout=300)
+    try:
+        form = anon.get("/ui/login")
+        wrong = anon.post("/ui/login", data={"token": w.tokens["bob"][:-2] + "xx"})
+        assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
+        landed = anon.post("/ui/login", data={"token": w.tokens["bob"]},
+                           follow_redirects=True)
+        assert landed.status_code == 200 and 'id="who">bob<' in landed.text
+        return [("GET /ui/login", form.text), ("POST /ui/login (wrong)", wrong.text),
+                ("POST /ui/login -> timeline", landed.text)]
+    finally:
+        anon.close()
+
+
+def ui_logout(w: World) -> Evidence:
+    session = httpx.Client(base_url=w.base, timeout=300)
+    try:
+        session.post("/ui/login", data={"token": w.tokens["bob"]})
+        page = session.get("/ui/timeline")
+        out = session.post("/ui/logout", data={"csrf": _ui_csrf(page.text)})
+        assert out.status_code == 303 and session.get("/ui/timeline").status_code == 303
+        return [("POST /ui/logout", out.text)]
+    finally:
+        session.close()
+
+
+def ui_timeline(w: World) -> Evidence:
+    """Bob's timeline and his search for alice's topics (the same recall as /v1/recall);
+    alice's own console timeline shows her chat (so the case can fail)."""
+    bob = _console(w, "bob")
+    out = [("GET /ui/timeline", bob.get("/ui/timeline").text)]
+    for q in BOB_QUESTIONS:
+        got = bob.get("/ui/timeline", params={"q": q})
+        assert got.status_code == 200 and 'id="results"' in got.text, got.text[-500:]
+        _no_alice_ids(w, f"GET /ui/timeline?q={q}", got.text)
+        out.append((f"GET /ui/timeline?q={q}", got.text))
+    assert MARKERS["chat"] in _console(w, "alice").get("/ui/timeline").text
+    return out
+
+
+def ui_memory(suffix: str) -> Case:
+    def case(w: World) -> Evidence:  # alice's memory ids (spelled three ways): 404
+        bob, out = _console(w, "bob"), []
+        for mid in [*w.alice_ids, NOT_A_MEMORY]:
+            for spelled in id_spellings(mid):
+                got = bob.get(f"/ui/memory/{spelled}{suffix}")
+                assert got.status_code == 404, (spelled, got.status_code)
+                out.append((f"GET /ui/memory/{spelled}{suffix}", got.text))
+        return out
+    return case
+
+
+def ui_forget(w: World) -> Evidence:
+    bob = _console(w, "bob")
+    csrf, out = _ui_csrf(bob.get("/ui/timeline").text), []
+    for mid in [*w.alice_ids, NOT_A_MEMORY]:
+        got = bob.post(f"/ui/memory/{mid}/forget", data={"csrf": csrf})
+        assert got.status_code == 404, (mid, got.status_code)
+        out.append((f"POST /ui/memory/{mid}/forget", got.text))
+    _still_alices(w)
+    return out
+
+
+def ui_resolve(w: World) -> Evidence:
+    """Bob posts keep-a, keep-b and merge on each of alice's contradictions (and an
+    unknown id) from his console: 404, and nothing is resolved."""
+    bob = _console(w, "bob")
+    csrf, out = _ui_csrf(bob.get("/ui/timeline").text), []
+    with psycopg.connect(w.db_url) as conn:
+        theirs = [r[0] for r in conn.execute(
+            "SELECT l.id FROM memory_links l JOIN memories m ON m.memory_id = l.source_id "
+            "JOIN users u USING (user_id) WHERE l.link_type = 'contradicts' "
+            "AND u.handle = 'alice'")]
+    for lid in [*theirs, 999999999]:
+        for action in ("keep-a", "keep-b", "merge"):
+            text = {"text": "bob's merge"} if action == "merge" else {}  # as the forms do
+            got = bob.post(f"/ui/contradiction/{lid}/resolve",
+                           data={"csrf": csrf, "action": action, **text})
+            assert got.status_code == 404, (lid, action, got.status_code)
+            out.append((f"POST /ui/contradiction/{lid}/resolve {action}", got.text))
+    with psycopg.connect(w.db_url) as conn:
+        assert conn.execute("SELECT count(*) FROM contradiction_resolutions").fetchone() == (0,)
+    return out
+
+
+CONSOLE_CASES: dict[tuple[str, str], Case] = {
+    ("GET", "/ui"): ui_page("/ui"),
+    ("GET", "/ui/login"): ui_login,
+    ("POST", "/ui/login"): ui_login,
+    ("POST", "/ui/logout"): ui_logout,
+    ("*", "/ui/static"): ui_static,
+    ("GET", "/ui/timeline"): ui_timeline,
+    ("GET", "/ui/memory/{memory_id}"): ui_memory(""),
+    ("GET", "/ui/memory/{memory_id}/forget"): ui_memory("/forget"),
+    ("POST", "/ui/memory/{memory_id}/forget"): ui_forget,
+    ("POST", "/ui/contradiction/{contradiction_id}/resolve"): ui_resolve,
+    **{("GET", f"/ui/{page}"): ui_page(f"/ui/{page}") for page in ("overnight", "mind",
+                                                                    "health")},
+}
+
+
 # every route of `cogd serve` (method, path) and every MCP tool / resource / template:
 # how bob calls it against alice's data. A route, tool or resource without an entry
 # fails test_every_route_tool_and_resource_has_an_isolation_case.
@@ -570,6 +712,7 @@ CASES: dict[tuple[str, str], Case] = {
     ("GET", "/docs"): http_docs("/docs"),
     ("GET", "/docs/oauth2-redirect"): http_docs("/docs/oauth2-redirect"),
     ("GET", "/redoc"): http_docs("/redoc"),
+    **CONSOLE_CASES,  # the web console (issue 44): every /ui route, in bob's session
     ("GET", "/v1/status"): http_status,
     ("POST", "/v1/recall"): http_recall,
     ("GET", "/v1/memories"): http_memories,

@@ -24,6 +24,7 @@ from agent.commands.console.core import (
     Console,
     ConsoleError,
     LoginRequired,
+    Routes,
     View,
     Viewer,
     login_redirect,
@@ -49,17 +50,16 @@ def mount(app: Any, settings: Any, url: str, api: Any) -> Console:
 
     console = Console(settings, url, api)
     app.state.console = console
-    ui = UI(console)
-    for page in PAGES:
-        page.register(ui)
+    auth.register(app)
+    ui = UI(console, Routes(app))
 
-    @ui.router.get("", include_in_schema=False)
+    @ui.router.get("")
     def home(view: Viewer) -> Response:
         return RedirectResponse("/ui/timeline", status_code=303)
 
+    for page in PAGES:
+        page.register(ui)
     app.mount("/ui/static", StaticFiles(directory=str(STATIC)), name="console-static")
-    app.include_router(auth.router())
-    app.include_router(ui.router)
 
     def is_ui(request: Request) -> bool:
         return request.url.path == "/ui" or request.url.path.startswith("/ui/")
@@ -99,12 +99,31 @@ def mount(app: Any, settings: Any, url: str, api: Any) -> Console:
     html_on_ui(RequestValidationError, lambda e: 400, lambda e: "a bad value in the request")
     html_on_ui(Exception, lambda e: 500, lambda e: f"internal error: {e.__class__.__name__}")
 
-    @app.middleware("http")
-    async def headers(request: Request, call_next: Any) -> Any:
-        response = await call_next(request)
-        if is_ui(request):
-            for name, value in HEADERS.items():
-                response.headers.setdefault(name, value)
-        return response
-
+    app.add_middleware(UIHeaders)
     return console
+
+
+class UIHeaders:
+    """ASGI middleware: HEADERS on every /ui response (pages, redirects, errors, static
+    files); any other path passes through untouched (a /v1 stream is not wrapped)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path != "/ui" and not path.startswith("/ui/"):
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                from starlette.datastructures import MutableHeaders
+
+                headers = MutableHeaders(scope=message)
+                for name, value in HEADERS.items():
+                    if name not in headers:
+                        headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

@@ -12,8 +12,9 @@ login from another site (Origin or Sec-Fetch-Site) is refused with 403.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from fastapi import APIRouter, Form, Request
+from fastapi import Form, Request
 from fastapi.responses import RedirectResponse, Response
 
 from agent.commands.console.core import (
@@ -27,11 +28,10 @@ from agent.commands.console.core import (
 )
 
 
-def router() -> APIRouter:
-    """/ui/login (no session needed) and /ui/logout (behind the guard)."""
-    made = APIRouter(prefix="/ui", include_in_schema=False)
+def register(app: Any) -> None:
+    """/ui/login (no session needed) and /ui/logout (behind the guard), on the app."""
 
-    @made.get("/login")
+    @app.get("/ui/login", include_in_schema=False)
     async def login_form(request: Request, next: str | None = None) -> Response:
         console = console_of(request)
         secret = request.cookies.get(COOKIE, "")
@@ -40,7 +40,7 @@ def router() -> APIRouter:
         return console.render(request, "login.html", None, title="Log in", error=None,
                               next=safe_next(next))
 
-    @made.post("/login")
+    @app.post("/ui/login", include_in_schema=False)
     async def login(request: Request, token: str = Form(default=""),
                     next: str | None = Form(default=None)) -> Response:
         same_site(request)
@@ -57,11 +57,9 @@ def router() -> APIRouter:
         set_cookie(response, request, secret, console.session_seconds)
         return response
 
-    @made.post("/logout")  # Viewer: the guard checks the session and the CSRF field
+    @app.post("/ui/logout", include_in_schema=False)  # Viewer: session and CSRF checked
     async def logout(request: Request, view: Viewer) -> Response:
         await asyncio.to_thread(console_of(request).end, view.session)
         response = RedirectResponse("/ui/login", status_code=303)
         clear_cookie(response, request)
         return response
-
-    return made
