@@ -111,10 +111,16 @@ def test_login_with_a_token_sets_a_strict_cookie_and_logout_or_revoking_ends_it(
                             follow_redirects=False)
             assert made.status_code == 303
             assert "secure" in _cookie_header(made).lower()
+            page = tls.get("/ui/timeline")  # a browser's same-site action: its own Origin
+            out = tls.post("/ui/logout", data={"csrf": csrf_of(page.text)},
+                           headers={"Origin": "https://testserver",
+                                    "Sec-Fetch-Site": "same-origin"},
+                           follow_redirects=False)
+            assert out.status_code == 303
         with psycopg.connect(db_url) as conn:
             actions = [r[0] for r in conn.execute(
                 "SELECT action FROM audit_log WHERE action LIKE 'console_%' ORDER BY id")]
-        assert actions.count("console_login") == 5 and actions.count("console_logout") == 1
+        assert actions.count("console_login") == 5 and actions.count("console_logout") == 2
 
 
 def test_the_schema_keeps_a_session_to_its_tokens_user_and_live_token(
@@ -205,6 +211,9 @@ def test_pages_show_user_text_as_text(settings: Settings, db_url: str) -> None:
             assert "<script>alert(1)" not in page and "<img src=x" not in page
             assert "<script" not in page  # the console has no inline script at all
         assert 'value="&lt;script&gt;alert(1)&lt;/script&gt;' in pages[1]  # the search box
+        named = http.get("/ui/memory/<img src=x onerror=alert(3)>")  # a 404 names it
+        assert named.status_code == 404 and "no memory &lt;img src=x" in named.text
+        assert "<img src=x" not in named.text
 
 
 def test_a_second_users_session_sees_none_of_the_first_users_memories(
