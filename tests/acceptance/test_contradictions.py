@@ -11,6 +11,7 @@ own insert, agent/db/sql/consolidation.sql consolidation_link).
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import httpx
 import psycopg
 
 from agent.db.queries import query
-from tests.acceptance.test_cli import assert_clean_error, run
+from tests.acceptance.test_cli import COGD, assert_clean_error, run
 from tests.acceptance.test_mcp import drive, stdio
 from tests.acceptance.test_memory_cli import env_for
 from tests.acceptance.test_session_views import _uid
@@ -134,6 +135,25 @@ def test_cli_lists_resolves_once_and_why_shows_the_resolution(db_url: str,
         row = conn.execute("SELECT content, status, user_id = %s FROM memories WHERE "
                            "memory_id = %s", (_uid(conn, "bob"), merged["kept"])).fetchone()
     assert row == ("I used to hate coffee; now I drink it every morning.", "active", True)
+
+
+def test_the_repl_lists_and_resolves_its_users_own(db_url: str, tmp_path: Path) -> None:
+    env = env_for(db_url, tmp_path)
+    mine, theirs = flag(db_url, "cara"), flag(db_url, "erin")
+    chat = subprocess.run(
+        [COGD, "chat", "--user", "cara"], env=env, capture_output=True, text=True,
+        timeout=600, input=f"/contradictions\n/resolve {theirs['id']} keep-a\n"
+                          f"/resolve {mine['id']} keep-b\n/contradictions\n")
+    assert chat.returncode == 0, chat.stderr
+    out = chat.stderr  # piped: slash commands answer on stderr
+    assert f"#{mine['id']}" in out and f"#{theirs['id']}" not in out
+    assert f"no contradiction {theirs['id']} of this user" in out
+    assert f"contradiction {mine['id']} resolved (keep-b" in out
+    after = out[out.index(f"contradiction {mine['id']} resolved"):]
+    assert "no open contradictions" in after, after  # the second /contradictions
+    assert state(db_url, mine)["resolutions"] == [("keep_b", mine["b"], [mine["a"]],
+                                                   "the user's choice", "repl:cara")]
+    assert state(db_url, theirs)["resolutions"] == []
 
 
 def test_mcp_tools_resolve_the_callers_own(db_url: str, tmp_path: Path) -> None:
