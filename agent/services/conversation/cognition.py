@@ -57,6 +57,7 @@ from agent.services.conversation.grounded import from_memory
 from agent.services.conversation.rollover import RelevanceScorer, Rollover
 from agent.services.memory.indexing import Indexer, index_pending
 from agent.services.memory.recall import Recaller, RecallOutcome
+from agent.services.memory.timeline import timeline_context
 from agent.services.reach.double_takes import take as take_double_takes
 from agent.services.reach.handoff import Continuity
 from agent.services.reach.workflows import Workflows
@@ -390,6 +391,10 @@ class Cognition:
             conn, user_id, query_vector)
         if principles:
             reach.metadata["principles"] = [p.as_dict() for p in principles]
+        # issue 42 item 4: "what happened in October?" carries that range's episodes
+        dated = timeline_context(conn, user_id, content, datetime.now(UTC))
+        if dated is not None:
+            reach.metadata["timeline"] = dated.metadata
         if speaker is not None:  # predictions made or settled, decisions and their outcomes
             reach.metadata.update(self.foresight.user_turn(conn, user_entry, content))
         reach.metadata["frustration"] = upset.as_dict()
@@ -403,8 +408,10 @@ class Cognition:
             corrections=reach.corrections,
             intentions=reach.intentions,
             identity=identity_block,
-            recalled=[RecalledLine(i.id, i.kind, i.content, i.verdict, i.speaker, i.created_at)
-                      for i in recalled],  # whose words and when: the data section's labels
+            recalled=[*(dated.lines if dated is not None else []),  # the timeline asked
+                      *(RecalledLine(i.id, i.kind, i.content, i.verdict, i.speaker,
+                                     i.created_at)
+                        for i in recalled)],  # whose words and when: the data section's labels
             thoughts=thoughts,
             on_my_mind=[line for _, line in on_my_mind],
             frustration=frustration_rules.instruction(upset) if upset.frustrated else None,
@@ -471,6 +478,8 @@ class Cognition:
         rolls the whole turn back)."""
         cited = parse_memory_tags(resp.reply)
         valid_ids = {i.id.split(":", 1)[1]: i.kind for i in ctx.recalled}
+        for episode in ctx.reach_meta.get("timeline", {}).get("episodes", []):  # issue 42
+            valid_ids[episode["id"]] = "episode"
         outcome = ctx.recall
         metadata = {
             "fallback": resp.fallback,
