@@ -56,6 +56,7 @@ MARKERS = {
     "insight": "Dravenholt",  # the stub consolidation model's insight from the import
     "plan": "Sorbellian",     # an open intention of hers, with a due date (issue 42)
     "correction": "Thrennwick",  # a correction of hers, with fails_when / fine_when
+    "dispute": "Ferrovane",   # two memories of hers that contradict (issue 42 item 3)
     "profile": "Brindlemoor",  # her sister's name: a profile claim (issue 42 item 1)
 }
 ALICE_KEY = "zafrelline"  # her chat session's name and her import keys (bob uses them too)
@@ -102,6 +103,7 @@ class World:
     data_dir: Path
     stub: StubServer
     alice_ids: list[str] = field(default_factory=list)
+    alice_dispute: int = 0  # the id of her contradiction (issue 42 item 3)
     before: dict[str, Any] = field(default_factory=dict)  # bob's views before alice wrote
     after: dict[str, Any] = field(default_factory=dict)  # ... and right after, before bob's
     clients: dict[str, httpx.Client] = field(default_factory=dict)
@@ -196,6 +198,16 @@ def _seed_alice(w: World, env: dict[str, str]) -> None:
             "WHERE handle = 'alice'",
             (f"Her landlord is {MARKERS['correction']}, not the agency",
              f"the {MARKERS['correction']} lease is mentioned"))
+        # a contradiction of hers, as consolidation flags one (issue 42 item 3)
+        pair = [conn.execute(
+            "INSERT INTO memories (memory_type, content, user_id) SELECT 'fact', %s, "
+            "user_id FROM users WHERE handle = 'alice' RETURNING memory_id",
+            (f"I live at {MARKERS['dispute']} street {n}",)).fetchone()[0]  # type: ignore[index]
+            for n in (4, 9)]
+        w.alice_dispute = conn.execute(
+            "INSERT INTO memory_links (source_id, target_id, link_type, strength, metadata) "
+            "VALUES (%s, %s, 'contradicts', 0.8, '{\"classifier\": \"stub\"}') RETURNING id",
+            (pair[1], pair[0])).fetchone()[0]  # type: ignore[index]
         w.alice_ids = [str(r[0]) for r in conn.execute(
             "SELECT m.memory_id FROM memories m JOIN users u USING (user_id) "
             "WHERE u.handle = 'alice' ORDER BY m.created_at")]
@@ -407,6 +419,36 @@ def http_chat(w: World) -> Evidence:
 
 SESSION_VIEWS = ("handoff", "mood", "corrections", "intentions",  # issue 42 item 6
                  "profile")
+
+
+def http_resolve(w: World) -> Evidence:
+    """POST /v1/contradictions/{id}/resolve as bob on alice's contradiction: 404 for every
+    action, and hers stays open; an unknown id: 404 too (the same answer)."""
+    bob, out = w.http("bob"), []
+    for action in ("keep-a", "keep-b", "merge"):
+        body = {"action": action, **({"text": "bob's merge"} if action == "merge" else {})}
+        got = bob.post(f"/v1/contradictions/{w.alice_dispute}/resolve", json=body)
+        assert got.status_code == 404, got.text
+        out.append((f"POST resolve {action} (alice's)", got.text))
+    unknown = bob.post("/v1/contradictions/999999999/resolve", json={"action": "keep-a"})
+    assert unknown.status_code == 404, unknown.text
+    still = w.http("alice").get("/v1/contradictions").json()["contradictions"]
+    assert w.alice_dispute in [c["id"] for c in still], still
+    return [*out, ("POST resolve (unknown)", unknown.text)]
+
+
+async def mcp_resolve(c: Any, w: World, problems: list[str]) -> Evidence:
+    out = [await _bob_call(c, problems, "resolve_contradiction",
+                           {"contradiction_id": w.alice_dispute, "action": a}, refused=True)
+           for a in ("keep-a", "keep-b", "merge")]
+    out.append(await _bob_call(c, problems, "resolve_contradiction",
+                               {"contradiction_id": w.alice_dispute, "action": "keep-a",
+                                "user": "alice"}, refused=True))
+    with psycopg.connect(w.db_url) as conn:
+        done = conn.execute("SELECT count(*) FROM contradiction_resolutions").fetchone()
+    if done != (0,):
+        problems.append(f"bob's calls resolved a contradiction: {done}")
+    return out
 
 
 def _alices_ids(w: World) -> list[str]:
@@ -734,6 +776,11 @@ CASES: dict[tuple[str, str], Case] = {
     ("tool", "goals"): _mcp_case(mcp_goals, (("goals", "bob's goals"),)),
     ("tool", "identity"): _mcp_case(mcp_identity, (("identity", "bob's identity"),)),
     **{("tool", v): mcp_session_view(v) for v in SESSION_VIEWS},
+    # issue 42 items 3-4: contradictions and the timeline, bob's own only
+    **{("GET", f"/v1/{v}"): http_session_view(v) for v in ("contradictions", "timeline")},
+    **{("tool", v): mcp_session_view(v) for v in ("contradictions", "timeline")},
+    ("POST", "/v1/contradictions/{contradiction_id}/resolve"): http_resolve,
+    ("tool", "resolve_contradiction"): _mcp_case(mcp_resolve),
     ("resource", "cogd://identity"): _mcp_case(
         res_identity, (("identity_resource", "bob's identity block"),)),
     ("resource", "cogd://brief/latest"): _mcp_case(res_brief),
@@ -809,6 +856,13 @@ def test_alice_still_sees_her_own(world: World) -> None:
     assert MARKERS["correction"] in views["corrections"]
     # her profile (consolidation read her chat turn), in her handoff too
     assert MARKERS["profile"] in views["profile"] and MARKERS["profile"] in views["handoff"]
+
+    # her contradiction and her timeline (the night cycle's episodes of her chat)
+    disputes = alice.get("/v1/contradictions").json()["contradictions"]
+    assert world.alice_dispute in [c["id"] for c in disputes]
+    assert MARKERS["dispute"] in json.dumps(disputes)
+    timeline = alice.get("/v1/timeline").json()["episodes"]
+    assert timeline and MARKERS["chat"] in json.dumps(timeline), timeline
 
     async def brief(c: Any) -> str:
         return str((await c.read_resource("cogd://brief/latest")).contents[0].text)
