@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import random
 import threading
 import time
@@ -244,6 +245,7 @@ def run(n_memories: int, renders: int, cache: Path | None, seed: int = 7) -> dic
                 got = http.post("/ui/login", data={"token": token}, follow_redirects=False)
                 if got.status_code != 303:
                     raise RuntimeError(f"login answered {got.status_code}: {got.text[:300]}")
+                data["load_average_before"] = [round(x, 2) for x in os.getloadavg()]
                 for i in range(WARMUP + renders):
                     for name, path in pages.items():
                         params = {"q": SEARCHES[i % len(SEARCHES)]} if path is None else None
@@ -260,6 +262,7 @@ def run(n_memories: int, renders: int, cache: Path | None, seed: int = 7) -> dic
             server.should_exit = True
             thread.join(60)
             api.close()
+    data["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     data["latency_ms"] = {name: stats(v) for name, v in times.items()}
     data["html_bytes"] = sizes
     data["missed"] = [n for n, s in data["latency_ms"].items() if s["p95"] > GOAL_P95_MS]
@@ -287,7 +290,9 @@ def markdown(data: dict[str, Any]) -> str:
         f"Machine: {m['cpus']} cores, {m['platform']}, Python {m['python']}; the server "
         "(uvicorn in a thread, 127.0.0.1) and the client share them. Each page fetched "
         f"{data['renders']} times after {data['warmup']} warm-ups, one logged-in session, "
-        "one kept-alive connection.", "",
+        "one kept-alive connection. Load average (1, 5, 15 min) before the renders "
+        f"{data.get('load_average_before')}, after {data.get('load_average_after')}: above "
+        "the core count, other processes shared the machine.", "",
         f"| page | p50 ms | p95 ms | max ms | HTML bytes | p95 <= {data['goal_p95_ms']:.0f} ms |",
         "| --- | --- | --- | --- | --- | --- |", *rows, "",
         "- timeline: /ui/timeline, the newest turns by day; search: /ui/timeline?q=..., the "
