@@ -376,6 +376,11 @@ def touch_everything(url: str, data: Path, handle: str) -> None:
                 "user_id": uid, "memory_id": mem, "subject": "user", "slot": "residence",
                 "value": "Berlin", "status": "current", "valid_from": NOW,
                 "retired_at": None, "retired_by": None, "detector": "test"})
+            conn.execute(query("profile_insert"), {  # a profile claim (revision 0024)
+                "claim_id": "5d0f7a52-0000-4000-8000-0000000000f1", "user": uid,
+                "kind": "residence", "slot": "residence", "value": "Berlin", "entry": entry,
+                "at": NOW, "status": "current", "retired_at": None, "retired_by": None,
+                "detector": "test"})
             # revision 0025: an episode with a milestone, and a resolved contradiction
             episode = "5d0f7a52-0000-4000-8000-00000000e11e"
             conn.execute(query("timeline_insert_episode"), {
