@@ -274,6 +274,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_memories_content_tsv", "content_tsv", postgresql_using="gin"),
         Index("ix_memories_index_version", "index_version"),
         Index("ix_memories_created_at", "created_at"),  # revision 0015: the models' pass
+        # revision 0027: the console's timeline of a user's memories without a turn
+        Index("ix_memories_user_turnless", "user_id", "created_at", "memory_id",
+              postgresql_where=text("source_entry_id IS NULL")),
         # revision 0011: one memory of a kind per turn
         Index("ux_memories_source_entry_type", "source_entry_id", "memory_type", unique=True,
               postgresql_where=text("source_entry_id IS NOT NULL")),

@@ -15,6 +15,10 @@ a session for a revoked token, and the lookup (agent/db/sql/console.sql,
 after they end (revoked or expired), never deleted by cogd: they name who was logged in
 when.
 
+Also the index the console's timeline reads a user's turn-less memories by
+(`ix_memories_user_turnless`: insights, and memories whose turn the night cycle's cleanup
+removed).
+
 Revision ID: 0027_console_sessions
 Revises: 0026_bulk_import
 """
@@ -93,10 +97,16 @@ def upgrade() -> None:
     op.create_index("ix_console_sessions_token", "console_sessions", ["token_id"])
     op.create_index("ix_console_sessions_user", "console_sessions", ["user_id"])
     op.execute(LIVE_TOKEN_GUARD)
+    # the console's timeline: a user's memories that have no turn in day_table, newest
+    # first (the turns have ix_day_table_user_created)
+    op.create_index("ix_memories_user_turnless", "memories",
+                    ["user_id", "created_at", "memory_id"],
+                    postgresql_where=sa.text("source_entry_id IS NULL"))
     op.execute("SELECT cogd_apply_grants()")
 
 
 def downgrade() -> None:
+    op.drop_index("ix_memories_user_turnless", table_name="memories")
     op.execute("DROP TRIGGER IF EXISTS trg_api_tokens_end_console_sessions ON api_tokens")
     op.execute("DROP FUNCTION IF EXISTS cogd_console_sessions_end_with_token()")
     op.drop_table("console_sessions")

@@ -371,3 +371,44 @@ def test_a_contradiction_is_resolved_from_the_memory_page_with_csrf(settings: Se
             actors = conn.execute("SELECT actor FROM audit_log WHERE action = "
                                   "'resolve_contradiction' ORDER BY id").fetchall()
         assert len(actors) == 2 and all(a[0].startswith("console:") for a in actors)
+
+
+def test_the_timeline_keeps_memories_whose_turns_the_night_cleanup_removed(
+        settings: Settings, db_url: str) -> None:
+    with console_app(settings, db_url) as (http, api, tokens):
+        kept = api.remember("The boat club meets on the first Sunday.")["memory_id"]
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            # the night cycle's cleanup deletes a covered turn: the memory stays (its
+            # source_entry_id is set to NULL by the foreign key)
+            conn.execute("DELETE FROM day_table WHERE entry_id = (SELECT source_entry_id "
+                         "FROM memories WHERE memory_id = %s)", (kept,))
+            uid = conn.execute("SELECT user_id FROM users WHERE handle = 'alice'").fetchone()
+            assert uid is not None
+            sid = conn.execute("INSERT INTO sessions (user_id) VALUES (%s) RETURNING "
+                               "session_id", uid).fetchone()
+            assert sid is not None
+            start = datetime(2026, 10, 1, 9, 0, tzinfo=UTC)
+            for i in range(60):  # turns and turn-less insights, interleaved in time
+                at = start + timedelta(minutes=i)
+                if i % 2:
+                    conn.execute("INSERT INTO memories (user_id, memory_type, content, "
+                                 "created_at) VALUES (%s, 'insight', %s, %s)",
+                                 (uid[0], f"entry number {i:03d}", at))
+                else:
+                    conn.execute("INSERT INTO day_table (session_id, user_id, role, content, "
+                                 "created_at) VALUES (%s, %s, 'user', %s, %s)",
+                                 (sid[0], uid[0], f"entry number {i:03d}", at))
+        login(http, tokens["alice"])
+        first = http.get("/ui/timeline").text
+        newest = first[first.index('id="days"'):first.index("<h2>2026-10-01</h2>")]
+        assert f'data-memory="{kept}"' in newest and "boat club" in newest
+        assert "its turn is no longer in the day table" in newest
+        shown = re.findall(r"entry number (\d{3})", first)
+        assert shown == [f"{i:03d}" for i in range(59, 10, -1)]  # 49 + the boat club
+        assert "insight (consolidation)" in first and "no session (made by" in first
+        older = re.search(r'href="(/ui/timeline\?before=[^"]+)" id="older"', first)
+        assert older is not None
+        second = http.get(older.group(1).replace("&amp;", "&")).text
+        assert re.findall(r"entry number (\d{3})", second) == [
+            f"{i:03d}" for i in range(10, -1, -1)]
+        assert 'id="older"' not in second

@@ -1,8 +1,10 @@
 """The Timeline and Memory pages, and Forget.
 
-- `GET /ui/timeline`: the user's turns by day, newest first, PAGE_TURNS a page (the
-  cursor `before`/`before_id` is the last turn of the page before), each with its session
-  and a link to the memory made from it; `?q=` runs the same recall as /v1/recall
+- `GET /ui/timeline`: the user's turns by day, newest first, PAGE_TURNS entries a page
+  (the cursor `before`/`before_id` is the last entry of the page before), each with its
+  session and a link to the memory made from it, and among them the user's memories
+  that have no turn in day_table (insights; memories whose turn the night cycle's
+  cleanup removed); `?q=` runs the same recall as /v1/recall
   (MemoryAPI.recall) and lists the hits with verdict, speaker and date.
 - `GET /ui/memory/{id}`: one of the user's memories (MemoryAPI.memory), its provenance
   chain (MemoryAPI.why: insight -> superseded sources -> turns), importance, use and
@@ -67,7 +69,7 @@ def register(ui: UI) -> None:
             request, "timeline.html", view, title="Timeline", q=q, search=search,
             search_error=search_error, days=_by_day(turns), paged=cursor is not None,
             next_page=None if last is None else {
-                "before": last["created_at"].isoformat(), "before_id": last["entry_id"]})
+                "before": last["created_at"].isoformat(), "before_id": last["id"]})
 
     @ui.router.get("/memory/{memory_id}")
     def memory(request: Request, view: Viewer, memory_id: str) -> Response:
@@ -168,7 +170,7 @@ def _cursor(before: str, before_id: str) -> tuple[datetime, uuid.UUID] | None:
         at = datetime.fromisoformat(before)
         entry = uuid.UUID(before_id)
     except ValueError:
-        raise ConsoleError(400, "before must be a time (ISO 8601) and before_id a turn id: "
+        raise ConsoleError(400, "before must be a time (ISO 8601) and before_id an id: "
                                 "follow the Older link") from None
     return (at if at.tzinfo else at.replace(tzinfo=UTC)), entry
 

@@ -26,18 +26,34 @@ WHERE session_id = %(session_id)s AND revoked_at IS NULL
 RETURNING session_id;
 
 -- name: console_timeline
--- the user's turns, newest first, one page after the (created_at, entry_id) cursor, with
--- their session and the memory made from each (an active one first), if any
-SELECT d.entry_id, d.session_id, s.channel, s.started_at, s.external_id, d.role,
-       d.speaker, d.content, d.created_at, d.message_type,
-       (SELECT m.memory_id FROM memories m
-        WHERE m.source_entry_id = d.entry_id AND m.user_id = %(user_id)s
-        ORDER BY (m.status = 'active') DESC, m.created_at LIMIT 1) AS memory_id
-FROM day_table d JOIN sessions s ON s.session_id = d.session_id
-WHERE d.user_id = %(user_id)s
-  AND (%(before)s::timestamptz IS NULL
-       OR (d.created_at, d.entry_id) < (%(before)s::timestamptz, %(before_id)s::uuid))
-ORDER BY d.created_at DESC, d.entry_id DESC
+-- the user's history, newest first, one page after the (created_at, id) cursor: their
+-- turns (with their session and the memory made from each, an active one first), and
+-- their memories that have no turn in day_table (insights, and memories whose turn the
+-- night cycle's cleanup removed: the day's record once its turns are gone)
+SELECT * FROM (
+    (SELECT 'turn' AS kind, d.entry_id AS id, d.session_id, s.channel, s.started_at,
+            s.external_id, d.role, d.speaker, d.content, d.created_at, d.message_type,
+            (SELECT m.memory_id FROM memories m
+             WHERE m.source_entry_id = d.entry_id AND m.user_id = %(user_id)s
+             ORDER BY (m.status = 'active') DESC, m.created_at LIMIT 1) AS memory_id,
+            NULL::text AS status
+     FROM day_table d JOIN sessions s ON s.session_id = d.session_id
+     WHERE d.user_id = %(user_id)s
+       AND (%(before)s::timestamptz IS NULL
+            OR (d.created_at, d.entry_id) < (%(before)s::timestamptz, %(before_id)s::uuid))
+     ORDER BY d.created_at DESC, d.entry_id DESC
+     LIMIT %(limit)s)
+    UNION ALL
+    (SELECT 'memory', m.memory_id, m.session_id, s.channel, s.started_at, s.external_id,
+            NULL, NULL, m.content, m.created_at, m.memory_type, m.memory_id, m.status
+     FROM memories m LEFT JOIN sessions s ON s.session_id = m.session_id
+     WHERE m.user_id = %(user_id)s AND m.source_entry_id IS NULL
+       AND (%(before)s::timestamptz IS NULL
+            OR (m.created_at, m.memory_id) < (%(before)s::timestamptz, %(before_id)s::uuid))
+     ORDER BY m.created_at DESC, m.memory_id DESC
+     LIMIT %(limit)s)
+) history
+ORDER BY created_at DESC, id DESC
 LIMIT %(limit)s;
 
 -- name: console_memories_of_turns

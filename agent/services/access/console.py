@@ -4,9 +4,9 @@ Console sessions (revision 0027): a login with an API token opens one; the cooki
 its secret (only the SHA-256 is stored) and every form carries its CSRF secret. A
 session ends at logout, when it expires, or when its token is revoked.
 
-The pages' reads that the HTTP API has no route for: the user's turns by day (the
-timeline), the memory made from a turn, a memory's use and decay, and its links. Each
-names the caller's user; recall, a memory, its `why` and forget are MemoryAPI's
+The pages' reads that the HTTP API has no route for: the user's turns and turn-less
+memories by day (the timeline), the memory made from a turn, a memory's use and decay,
+and its links. Each names the caller's user; recall, a memory, its `why` and forget are MemoryAPI's
 (agent/services/access/memory_api.py), the same calls as /v1.
 """
 
@@ -87,15 +87,20 @@ def end_session(conn: psycopg.Connection[Any], session: ConsoleSession,
 
 def timeline(conn: psycopg.Connection[Any], user_id: Any, before: tuple[Any, Any] | None,
              limit: int) -> list[dict[str, Any]]:
-    """The user's turns, newest first: `limit` of them after the cursor `before`
-    ((created_at, entry_id) of the last turn of the previous page; None: the newest)."""
-    at, entry = before if before is not None else (None, None)
+    """The user's history, newest first: `limit` entries after the cursor `before`
+    ((created_at, id) of the last entry of the previous page; None: the newest). An entry
+    is a turn (`kind` 'turn', with the memory made from it) or a memory without a turn
+    in day_table (`kind` 'memory': an insight, or one whose turn the night cycle's
+    cleanup removed)."""
+    at, ident = before if before is not None else (None, None)
     rows = conn.execute(query("console_timeline"), {
-        "user_id": user_id, "before": at, "before_id": entry, "limit": limit}).fetchall()
-    return [{"entry_id": str(r[0]), "session_id": str(r[1]), "channel": r[2],
-             "session_started_at": r[3], "session_external_id": r[4], "role": r[5],
-             "speaker": r[6], "content": r[7], "created_at": r[8], "message_type": r[9],
-             "memory_id": None if r[10] is None else str(r[10])} for r in rows]
+        "user_id": user_id, "before": at, "before_id": ident, "limit": limit}).fetchall()
+    return [{"kind": r[0], "id": str(r[1]),
+             "session_id": None if r[2] is None else str(r[2]), "channel": r[3],
+             "session_started_at": r[4], "session_external_id": r[5], "role": r[6],
+             "speaker": r[7], "content": r[8], "created_at": r[9], "message_type": r[10],
+             "memory_id": None if r[11] is None else str(r[11]), "status": r[12]}
+            for r in rows]
 
 
 def memories_of_turns(conn: psycopg.Connection[Any], user_id: Any,
