@@ -131,3 +131,23 @@ def test_a_wide_tree_stays_within_its_width() -> None:
     w, _ = viewbox(root)
     assert w <= 1200
     points_inside(root)
+
+
+def test_a_tree_with_many_leaves_runs_left_to_right() -> None:
+    nodes = [svg.TreeNode("top", 3, "canopy", None, "#top")]
+    nodes += [svg.TreeNode(f"t{j}", 2, f"trunk {j}", "top", f"#t{j}") for j in range(4)]
+    nodes += [svg.TreeNode(f"b{i}", 1, f"branch {i} " + "words " * 20, f"t{i % 4}", f"#b{i}")
+              for i in range(40)]
+    root = parse(svg.tree(nodes, title="RAPTOR", max_width=920))
+    w, h = viewbox(root)
+    assert w <= 920 and h > 40 * 30  # a row per branch
+    points_inside(root)
+    xs: dict[str, set[float]] = {}
+    for g in root.iter("{http://www.w3.org/2000/svg}g"):
+        rect = g.find(".//s:rect", NS)
+        assert rect is not None
+        xs.setdefault(g.attrib["data-level"], set()).add(float(rect.attrib["x"]))
+    assert max(xs["3"]) < min(xs["2"]) < min(xs["1"])  # a column per level
+    assert all(len(v) == 1 for v in xs.values())
+    assert len(root.findall(".//s:line", NS)) == 44
+    assert "branch 7" in texts(root)

@@ -82,7 +82,7 @@ def register(ui: UI) -> None:
         drawing = svg.tree([svg.TreeNode(v.node.cluster_id, v.node.level, v.node.summary,
                                          v.parent_id, f"#cluster-{v.node.cluster_id}",
                                          len(v.blocks)) for v in shown],
-                           title="RAPTOR levels of your cortex")
+                           title="RAPTOR levels of your cortex", max_width=920)
         summaries = {v.node.cluster_id: v.node.summary for v in shown}
         entries = []
         for v in shown:

@@ -24,6 +24,7 @@ from html import escape
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
            "#F0E442")
 FONT = 'font-family="system-ui, sans-serif"'
+WIDE_TREE_SLOTS = 8  # a tree with more leaves than this is drawn left to right
 
 Point = tuple[datetime | float, float]
 
@@ -243,9 +244,10 @@ def _clip(text: str, n: int) -> str:
 
 
 def tree(nodes: Sequence[TreeNode], *, title: str, max_width: int = 1600) -> str:
-    """The nodes as a top-down tree: the highest level on top, level 1 at the bottom,
-    each parent centred over its children; a node without a known parent is a root.
-    Each node is a link (`href`) with its full summary as a tooltip."""
+    """The nodes as a tree: the highest level on top, level 1 at the bottom, each parent
+    centred over its children; with more than WIDE_TREE_SLOTS leaves, left to right
+    instead (a column per level, a row per leaf: labels stay readable). A node without a
+    known parent is a root. Each node is a link (`href`), its full summary the tooltip."""
     if not nodes:
         return no_data(title, "no RAPTOR levels yet (the night cycle builds them)", width=480)
     by_id = {n.node_id: n for n in nodes}
@@ -278,40 +280,58 @@ def tree(nodes: Sequence[TreeNode], *, title: str, max_width: int = 1600) -> str
         if r.node_id not in seen:
             place(r, 0)
     slots = max(next_slot[0], 1)
-    box_w, box_h, gap_x, gap_y, top, margin = 120, 34, 12, 46, 30, 10
-    natural = margin * 2 + slots * box_w + (slots - 1) * gap_x
-    width = max(320, min(max_width, natural))
-    scale = (width - 2 * margin) / (slots * box_w + (slots - 1) * gap_x)
-    bw = box_w * scale
-    height = top + len(levels) * (box_h + gap_y) - gap_y + margin
+    box_h, margin, top = 34, 10, 30
+    boxes: dict[str, tuple[float, float, float]] = {}  # node -> (x, y, width)
+    if slots <= WIDE_TREE_SLOTS:  # top-down: the highest level on top
+        box_w, gap_x, gap_y = 120, 12, 46
+        natural = margin * 2 + slots * box_w + (slots - 1) * gap_x
+        width: float = max(320, min(max_width, natural))
+        scale = (width - 2 * margin) / (slots * box_w + (slots - 1) * gap_x)
+        bw = box_w * scale
+        height: float = top + len(levels) * (box_h + gap_y) - gap_y + margin
+        for n in nodes:
+            boxes[n.node_id] = (margin + slot_x[n.node_id] * (box_w + gap_x) * scale,
+                                top + row_of[n.level] * (box_h + gap_y), bw)
+    else:  # many nodes: left to right, the highest level in the first column, a row each
+        gap_x, gap_y = 28, 6
+        bw = min(260.0, (max_width - 2 * margin - (len(levels) - 1) * gap_x) / len(levels))
+        width = margin * 2 + len(levels) * bw + (len(levels) - 1) * gap_x
+        height = top + slots * (box_h + gap_y) - gap_y + margin
+        for n in nodes:
+            boxes[n.node_id] = (margin + row_of[n.level] * (bw + gap_x),
+                                top + slot_x[n.node_id] * (box_h + gap_y), bw)
+    across = slots > WIDE_TREE_SLOTS
 
-    def cx(n: TreeNode) -> float:
-        return margin + slot_x[n.node_id] * (box_w + gap_x) * scale + bw / 2
-
-    def cy(n: TreeNode) -> float:
-        return top + row_of[n.level] * (box_h + gap_y)
+    def edge(parent: TreeNode, child: TreeNode) -> tuple[float, float, float, float]:
+        px_, py_, pw_ = boxes[parent.node_id]
+        cx_, cy_, cw_ = boxes[child.node_id]
+        if across:  # right edge of the parent to the left edge of the child
+            return px_ + pw_, py_ + box_h / 2, cx_, cy_ + box_h / 2
+        return px_ + pw_ / 2, py_ + box_h, cx_ + cw_ / 2, cy_
 
     parts = _open(int(width), int(height), title)
     parts.append(f'<text x="{margin}" y="18" font-size="13" font-weight="600" {FONT}>'
                  f"{_e(title)}</text>")
     for n in nodes:  # edges first, under the boxes
         for k in children.get(n.node_id, []):
-            parts.append(f'<line x1="{_f(cx(n))}" y1="{_f(cy(n) + box_h)}" x2="{_f(cx(k))}" '
-                         f'y2="{_f(cy(k))}" stroke="#999"/>')
+            x1, y1, x2, y2 = edge(n, k)
+            parts.append(f'<line x1="{_f(x1)}" y1="{_f(y1)}" x2="{_f(x2)}" y2="{_f(y2)}" '
+                         'stroke="#999"/>')
     chars = max(4, int(bw / 6.2))
     fills = {3: "#FBE3D6", 2: "#DCEFE6", 1: "#DDEBF7"}
     for n in nodes:
-        x, y = cx(n) - bw / 2, cy(n)
+        x, y, w = boxes[n.node_id]
+        mid = x + w / 2
         label = _clip(n.label or "(no summary)", chars)
         sub = f"level {n.level}" + (f" · {n.leaves} blocks" if n.leaves else "")
         open_tag = f'<a href="{_e(n.href)}" class="node-link">' if n.href else ""
         parts.append(f'<g class="node" data-level="{n.level}">{open_tag}'
                      f"<title>{_e(n.label)}</title>"
-                     f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(bw)}" height="{box_h}" rx="4" '
+                     f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(w)}" height="{box_h}" rx="4" '
                      f'fill="{fills.get(n.level, "#eee")}" stroke="#777"/>'
-                     f'<text x="{_f(cx(n))}" y="{_f(y + 14)}" font-size="10" '
+                     f'<text x="{_f(mid)}" y="{_f(y + 14)}" font-size="10" '
                      f'text-anchor="middle" {FONT}>{_e(label)}</text>'
-                     f'<text x="{_f(cx(n))}" y="{_f(y + 27)}" font-size="9" fill="#555" '
+                     f'<text x="{_f(mid)}" y="{_f(y + 27)}" font-size="9" fill="#555" '
                      f'text-anchor="middle" {FONT}>{_e(_clip(sub, chars))}</text>'
                      f'{"</a>" if n.href else ""}</g>')
     parts.append("</svg>")
