@@ -3,8 +3,8 @@ session JSONL of Claude Code and remembers every exchange).
 
 `cogd watch PATH` polls transcript files (a file, or every *.jsonl under a directory),
 reads the lines added since the last poll and imports each user or assistant message
-through the live write path (agent/services/access/importer.py: TurnWriter, entry gate,
-scratch_buffer, NOTIFY). Each file's read offset is kept in worker_state; a turn is
+with the live write path's rows (agent/services/access/importer.py, in bulk: embeddings,
+entry gate, scratch_buffer, NOTIFY). Each file's read offset is kept in worker_state; a turn is
 keyed by its transcript id (`claude:<uuid>`, day_table's unique external_id), so
 reading a line twice (a crash between an import and the offset save, a file copied
 elsewhere) adds nothing. A line still being written (no newline yet) waits for the next

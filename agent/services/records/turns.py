@@ -1,9 +1,11 @@
-"""The one write path for turns, live or imported (issue #4, step 1).
+"""The write path for turns, live or imported (issue #4, step 1).
 
 Content is written before it is judged: each turn goes to day_table with its
 universal (and native) embedding; the entry gate's decision is logged in
-gate_decisions; flagged content is also copied to scratch_buffer. Imports use the
-same path (idempotent on external_id) and NOTIFY once per batch.
+gate_decisions; flagged content is also copied to scratch_buffer. Imports build the
+same rows from the same functions (contexts, embed, judge) and write them in bulk, a
+batch per statement, idempotent on external_id, one NOTIFY per batch
+(agent/services/access/bulk_import.py).
 """
 
 from __future__ import annotations
