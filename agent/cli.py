@@ -21,15 +21,30 @@ from agent.errors import CogdError, DatabaseError
 warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
 
-def _setup_logging(verbose: int) -> None:
-    from rich.logging import RichHandler
+class _RichWhenUsed(logging.Handler):
+    """rich's log handler, built on the first record: a command that logs nothing (`cogd
+    hook`, `cogd recall` in a script) does not pay rich's import (0.1-0.2 s a process)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._inner: logging.Handler | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._inner is None:
+            from rich.logging import RichHandler
+
+            self._inner = RichHandler(show_path=False, console=_stderr_console())
+            self._inner.setFormatter(self.formatter)
+        self._inner.handle(record)
+
+
+def _setup_logging(verbose: int) -> None:
     # libraries stay at WARNING unless -vv; cogd's own loggers say what they do
     logging.basicConfig(
         level=logging.DEBUG if verbose >= 2 else logging.WARNING,
         format="%(message)s",
         datefmt="%H:%M:%S",
-        handlers=[RichHandler(show_path=False, console=_stderr_console())],
+        handlers=[_RichWhenUsed()],
     )
     logging.getLogger("agent").setLevel(logging.DEBUG if verbose else logging.INFO)
 
