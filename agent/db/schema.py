@@ -622,6 +622,9 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         ),
         Index("ix_gate_decisions_created", "gate", "created_at"),
         Index("ix_gate_decisions_entry_id", "entry_id"),  # revision 0006
+        # one entry-gate decision per turn (revision 0026: the bulk import's "nothing twice")
+        Index("ux_gate_decisions_entry", "entry_id", unique=True,
+              postgresql_where=text("gate = 'entry'")),
     )
 
     Table(
