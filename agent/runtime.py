@@ -355,7 +355,6 @@ class Runtime:
         return LongRange(LongRangeConfig.from_tables(self.settings.recall,
                                                      self.settings.consolidation))
 
-
     def workflows(self) -> Workflows:
         """Seed 000 §10.5: workflows detected (consolidation), offered and settled."""
         from agent.services.reach.workflows import Workflows, WorkflowsConfig

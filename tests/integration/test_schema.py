@@ -26,9 +26,9 @@ TABLES = {
     "cognitive_models", "model_evidence", "predictions", "principles", "workflows", "decisions",
     "problem_queue", "self_test_runs", "self_test_items", "night_briefs",
     "claims",  # revision 0022
-    "contradiction_resolutions", "episodes", "episode_blocks", "milestones",  # 0025
-    "profile_claims",  # revision 0024
     "console_sessions",  # revision 0027
+    "profile_claims",  # revision 0024
+    "contradiction_resolutions", "episodes", "episode_blocks", "milestones",  # 0025
 }
 VIEWS = {
     "v_processes", "v_today", "v_memories", "v_identity", "v_goals", "v_gate_stats",
