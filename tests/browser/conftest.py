@@ -26,8 +26,12 @@ def browser(tmp_path: Path) -> Iterator[Any]:
     from selenium.webdriver.chrome.service import Service
 
     for path in (CHROMIUM, CHROMEDRIVER):
-        assert os.access(path, os.X_OK), (
-            f"{path} is missing: apt-get install chromium chromium-driver (.ci/run does)")
+        if not os.access(path, os.X_OK):
+            # README command 2 on a machine without them: a skip that says what to install.
+            # Under CI (COGD_STRICT_SKIPS) this skip is not allow-listed, so it fails the
+            # run; .ci/run installs both first
+            pytest.skip(f"{path} is missing: apt-get install chromium chromium-driver "
+                        "(.ci/run does)")
     os.environ.setdefault("SE_OFFLINE", "true")  # selenium-manager, were it ever asked
     options = Options()
     options.binary_location = CHROMIUM
