@@ -119,12 +119,14 @@ def idle(once: bool, as_json: bool) -> int:
 def night_cycle(stage: int | None, resume: bool, as_json: bool) -> int:
     """Run the night cycle once and exit (cron: 0 3 * * * cogd night-cycle).
 
-    Nine stages (seed 001 §8.2): flux detection, block formation, salience, compression,
-    dual embedding, holographic_blocks, migration to the LanceDB cortex, RAPTOR clustering
-    with the antechamber, and day-table cleanup by user tier; then overnight thinking
-    (seed 000 §9.5-9.6: the problem queue worked by the night_cycle model, creative
-    drift between distant cortex themes). Each stage is checkpointed in
-    night_cycle_runs; one run at a time; a morning brief is written under the data dir.
+    Eleven stages, in this order: seed 001 §8.2's flux detection, block formation,
+    salience, compression, dual embedding, holographic_blocks, migration to the LanceDB
+    cortex and RAPTOR clustering with the antechamber (1-8); episodes and milestones
+    (11, seed 000 §4.3: the timeline); day-table cleanup by user tier (9); then
+    overnight thinking (10, seed 000 §9.5-9.6: the problem queue worked by the
+    night_cycle model, creative drift between distant cortex themes). Each stage is
+    checkpointed in night_cycle_runs; one run at a time; a morning brief is written
+    under the data dir.
     """
     import json
     import signal

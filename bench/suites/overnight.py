@@ -142,7 +142,7 @@ def markdown(d: dict[str, Any]) -> str:
              f"questions (recall verdicts {d['question_verdicts']}); one night, night_cycle "
              f"role `{d['llm']}` ({d['model']}).", "",
              "| measure | value |", "| --- | --- |",
-             f"| night cycle, all ten stages | {d['night_seconds']} s |",
+             f"| night cycle, all stages | {d['night_seconds']} s |",
              f"| stage 10 (overnight thinking) | {d['stage10_seconds']} s |",
              f"| queued by the night | {d['queued']} |",
              f"| problems worked (by) | {d['worked']} ({d['worked_by']}) |",
