@@ -6,6 +6,7 @@ from __future__ import annotations
 import getpass
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -108,7 +109,8 @@ def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
               "hook JSON's session_id).")
 @click.option("--timeout", "timeout_s", default=10.0, show_default=True,
               type=click.FloatRange(0.5, 600),
-              help="Print nothing rather than answer later than this.")
+              help="Print nothing rather than answer later than this many seconds after "
+              "the process started (wall time: Python's start and imports count).")
 @click.option("--max-tokens", "max_tokens", default=None, type=click.IntRange(50, 20000),
               help="The printed block's budget in tokens [default: 400].")
 @json_option
@@ -136,7 +138,13 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
     result: dict[str, Any] = {}
     settings = settings_from()  # click's context is per thread: read it here
 
-    deadline = time.monotonic() + timeout_s * 0.8  # past it, nothing is committed
+    # the budget runs from the process's start, not from here: Python's start and the
+    # imports before this line (0.3-5 s on a busy machine) count against --timeout
+    budget = timeout_s - process_age()
+    if budget <= 0:
+        click.echo(f"cogd hook: no answer within {timeout_s:g} s; printed nothing", err=True)
+        return 0
+    deadline = time.monotonic() + budget * 0.8  # past it, nothing is committed
 
     def work() -> None:
         try:
@@ -148,7 +156,7 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
     worker = threading.Thread(target=work, daemon=True)
     started = time.monotonic()
     worker.start()
-    worker.join(timeout_s)
+    worker.join(budget)
     if worker.is_alive():
         click.echo(f"cogd hook: no answer within {timeout_s:g} s; printed nothing", err=True)
         return 0
@@ -169,6 +177,24 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
         if text:
             click.echo(text)
     return 0
+
+
+def process_age() -> float:
+    """Seconds since this process started (Linux: /proc/self/stat's start time against
+    /proc/uptime, 10 ms steps); where /proc is missing, seconds since agent was imported."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            stat = f.read()
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        # field 22 (starttime, clock ticks after boot); the command name (field 2) may
+        # hold spaces, so count from its closing parenthesis
+        start_ticks = int(stat[stat.rindex(")") + 2:].split()[19])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        import agent
+
+        return max(0.0, time.monotonic() - agent.IMPORTED_AT)
 
 
 def _hook_items(settings: Any, user: str, prompt: str | None, session: str | None,

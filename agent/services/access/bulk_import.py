@@ -1,6 +1,6 @@
 """An import batch written in bulk: the live write path's rows, a few statements per batch.
 
-`cogd import`, POST /v1/import and `cogd import-transcripts` write through here
+`cogd import`, POST /v1/import and `cogd watch` (transcripts) write through here
 (agent/services/access/importer.py batches the lines). Each turn gets what the live
 write path (TurnWriter.write, agent/services/records/turns.py) gives it, from the same
 functions: its cleaned content, contextual index text (a short reply quotes the turn
