@@ -15,9 +15,16 @@ Formats (`cogd import FILE --format auto|cogd|chatgpt|claude|text`):
   `- Name: message`, `[2024-05-01 10:00] Name: message`); other lines continue the
   message before them; a `## 2024-05-01` heading dates the messages under it (a message
   without a time takes the time of the one before it). Times without a zone are UTC.
+  Who speaks is the *text-log speaker heuristic* (_SPEAKER): a line that starts with one
+  to three words and a colon starts a message by that speaker, so a line inside a
+  message such as "Note: ..." or "Step 2: ..." starts a message by "Note" or "Step 2".
   The assistant is the speaker named by --assistant, or one of ASSISTANT_NAMES. The
   whole file is one session, keyed by the file name.
 - cogd: cogd's own JSONL (agent/services/access/importer.py reads it line by line).
+
+`--format auto` (detect_format) is a guess, the *format-detection heuristic*: a `.jsonl`
+name, then the first PEEK_CHARS characters (a JSON array with "mapping" or
+"chat_messages", a JSON line with "content", a first "Name: message" line).
 
 These readers are pure (no database). They parse and validate a whole file before the
 import writes anything: these exports fit in memory (a large ChatGPT history is tens of
@@ -67,7 +74,9 @@ def read_text_file(path: Path) -> str:
 
 
 def detect_format(path: Path, text: str | None = None) -> str:
-    """chatgpt, claude, cogd or text, from the file's first characters; InputError if none.
+    """chatgpt, claude, cogd or text, guessed from the file's name and first characters
+    (the format-detection heuristic: e.g. JSON whose first characters hold "mapping" is
+    read as ChatGPT's); InputError if none fits.
 
     A `.jsonl` file is cogd's own format (as before --format existed: its bad lines are
     reported one by one)."""
@@ -329,6 +338,9 @@ def _claude_text(at: str, msg: dict[str, Any], out: Parsed) -> str:
 # -- text and Markdown -----------------------------------------------------------------
 
 _STAMP = r"\[(?P<stamp>[0-9][0-9:TZ+\-. ]*)\]"
+# the text-log speaker heuristic: one to three words (or a **bold** name) and a colon at a
+# line's start name a new speaker. It cannot tell a name from a label: "Note: ..." or
+# "Step 2: ..." inside a message starts a new message by "Note" / "Step 2"
 _SPEAKER = re.compile(
     r"^\s*(?:[-*]\s+)?(?:" + _STAMP + r"\s*)?"
     r"(?:\*\*(?P<bold>[^\W\d][\w .'-]{0,39}?)(?::\*\*|\*\*:)"
