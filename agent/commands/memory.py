@@ -27,7 +27,8 @@ from agent.errors import InputError
               "per batch; the next batch is embedded while this one is written.")
 @click.option("--format", "fmt", default="auto", show_default=True,
               type=click.Choice(["auto", "cogd", "chatgpt", "claude", "text"]),
-              help="The file's format; auto detects it (a .jsonl file or stdin is cogd's).")
+              help="The file's format; auto guesses it from the name and first characters "
+              "(a heuristic; a .jsonl file or stdin is cogd's).")
 @click.option("--assistant", "assistant", multiple=True, metavar="NAME",
               help="--format text: the speaker who is the assistant (repeatable) "
               "[default: assistant, ChatGPT, GPT, Claude, AI, bot, cogd].")
@@ -44,7 +45,10 @@ def import_(file: Path, default_user: str, stop_on_error: bool, batch_size: int,
                system, tool, hidden and non-text messages are skipped and counted)
       claude   Claude.ai's conversations.json
       text     a text or Markdown log of "Name: message" lines (one session, named
-               after the file; --assistant NAME says who the assistant is)
+               after the file; --assistant NAME says who the assistant is). A
+               heuristic: one to three words and a colon start a new speaker, so
+               "Note: ..." inside a message starts one by "Note"
+    auto guesses the format from the name and first characters (a heuristic).
 
     For cogd JSONL, `speaker` (who said it) is stored and indexed; `user` is the
     account the session belongs to. Idempotent on external_id: importing a file twice
@@ -161,13 +165,17 @@ def _import_summary(report: Any, as_json: bool, fmt: str, skipped: dict[str, int
 @click.option("-k", "k", type=click.IntRange(1, 200), default=None,
               help="How many items [default: config recall.top_k].")
 @click.option("--queries", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
-              help="A file with one query per line; prints one JSON line per query.")
+              help="A file with one query per line (`-`: read them from stdin); prints one "
+              "JSON line per query, its `line` field the query's line number.")
 @click.option("--verify", is_flag=True,
               help="Verification mode: the stricter threshold for claims a reply relies on.")
-@click.option("--no-log", is_flag=True, help="Do not write recall_log rows.")
+@click.option("--no-log", is_flag=True, help="Do not write recall_log rows (with --level 0: "
+              "nor the cortex blocks' reconsolidation).")
 @click.option("--level", type=click.IntRange(0, 3), default=None,
               help="Search the cortex at one RAPTOR level instead (seed 001 §5.4): 0 = blocks, "
-              "1 branch, 2 trunk, 3 canopy cluster nodes.")
+              "1 branch, 2 trunk, 3 canopy cluster nodes. With --user: level 0 only (a "
+              "cluster node summarises blocks of several users); not with --verify or "
+              "--as-of.")
 @click.option("--user", "user", default=None, metavar="HANDLE",
               help="Only this user's memories (what the loop recalls for them); default: "
               "every user's.")
@@ -194,10 +202,18 @@ def recall(query: str | None, k: int | None, queries: Path | None, verify: bool,
     if query is not None and not query.strip():
         raise InputError("the query is empty")
     now = _as_of(as_of)
+    if level is not None and (verify or as_of is not None):
+        raise InputError("--level searches the cortex by vector alone: --verify and "
+                         "--as-of apply to the recall pipeline (drop --level)")
+    if level is not None and level != 0 and user is not None:
+        raise InputError(f"--level {level} with --user: a cluster node summarises blocks "
+                         "of several users; use --level 0 (that user's blocks and those "
+                         "of no user) or drop --user")
     settings = settings_from()
     url = ready_url(settings)
     if level is not None:
-        return _recall_level(settings, url, query, queries, level, k, as_json)
+        return _recall_level(settings, url, query, queries, level, k, as_json, user,
+                             not no_log)
     recaller = Runtime(settings).recaller()
     with connect(url, app="cogd-recall", autocommit=True) as conn:
         user_id = None
@@ -279,12 +295,15 @@ def reindex(everything: bool, batch_size: int, as_json: bool) -> int:
     return 0
 
 
-def _recall_level(settings: Settings, url: str, query: str | None, queries: Path | None, level: int,
-                  k: int | None, as_json: bool) -> int:
-    """`cogd recall --level N`: nearest cortex blocks (0) or RAPTOR nodes (1-3)."""
+def _recall_level(settings: Settings, url: str, query: str | None, queries: Path | None,
+                  level: int, k: int | None, as_json: bool, user: str | None,
+                  reconsolidate: bool) -> int:
+    """`cogd recall --level N`: nearest cortex blocks (0) or RAPTOR nodes (1-3). With a
+    user (level 0 only): that user's blocks and blocks of no user, as the loop's recall."""
     from agent.cortex.lance import cortex_uri
     from agent.db.connect import connect
     from agent.runtime import Runtime
+    from agent.services.records.sessions import user_by_handle
 
     rt = Runtime(settings)
     universal = rt.universal
@@ -298,11 +317,12 @@ def _recall_level(settings: Settings, url: str, query: str | None, queries: Path
                                                                  errors="replace")
         texts = [(n, line.strip()) for n, line in enumerate(src, start=1) if line.strip()]
     with connect(url, app="cogd-recall", autocommit=True) as conn:
+        user_id = None if user is None else str(user_by_handle(conn, user))
         for lineno, text in texts:
             qvec = [float(x) for x in universal.embed_query(text)]
-            items = store.search_level(qvec, level, k or 10)
-            events = (store.reconsolidate(conn, [i["id"] for i in items]) if level == 0
-                      else [])
+            items = store.search_level(qvec, level, k or 10, user_id=user_id)
+            events = (store.reconsolidate(conn, [i["id"] for i in items])
+                      if level == 0 and reconsolidate and items else [])
             payload: dict[str, Any] = {"query": text, "level": level, "items": items}
             if events:
                 payload["reconsolidation"] = events

@@ -69,11 +69,16 @@ class LanceCortexStore:
         hits = self.cortex.search_blocks(vector, k, user_id=user_id)
         return [(h.id, h.content, h.similarity) for h in hits]
 
-    def search_level(self, vector: Sequence[float], level: int, k: int) -> list[dict[str, Any]]:
-        """seed 001 §5.4 retrieve_at_level: 0 = blocks, 1-3 = RAPTOR nodes."""
+    def search_level(self, vector: Sequence[float], level: int, k: int,
+                     user_id: str | None = None) -> list[dict[str, Any]]:
+        """seed 001 §5.4 retrieve_at_level: 0 = blocks, 1-3 = RAPTOR nodes. `user_id`
+        (level 0 only): that user's blocks and blocks of no user."""
         if level == 0:
             return [{"id": h.id, "level": 0, "similarity": h.similarity, "content": h.content,
-                     "archived": h.archived} for h in self.cortex.search_blocks(vector, k)]
+                     "archived": h.archived}
+                    for h in self.cortex.search_blocks(vector, k, user_id=user_id)]
+        if user_id is not None:
+            raise ValueError("search_level: user_id applies to level 0 only")
         return [{"id": c["cluster_id"], "level": c["level"], "similarity": c["similarity"],
                  "content": c["summary_text"], "summarizer": c["summarizer"],
                  "parent": c["parent_cluster_id"], "members": c["member_ids"],

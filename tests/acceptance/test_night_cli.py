@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent.cortex.lance import BLOCKS, CLUSTERS, LanceCortex
+from agent.cortex.lance import ARCHIVE, BLOCKS, CLUSTERS, LanceCortex
 from agent.db.locks import advisory_key
 from tests.acceptance.test_cli import assert_clean_error, run
 from tests.conftest import cogd_env, create_db, drop_db
@@ -132,6 +132,30 @@ def test_a_night_after_import_and_a_killed_night_resumed_end_the_same(
     plain = run("recall", "what should I pack for a trip?", "--level", "2", env=env)
     assert plain.returncode == 0 and plain.stdout.startswith("level 2: "), plain.stderr
 
+    # --user scopes level 0 to that user's blocks and blocks of no user; --no-log leaves
+    # the blocks' vector history (reconsolidation) as it was
+    cortex = LanceCortex(str(whole_data / "cortex"), 384, 384)
+    cols = ["block_id", "user_id", "vector_history"]
+    rows = [*cortex.rows(BLOCKS, columns=cols),
+            *(cortex.rows(ARCHIVE, columns=cols) if cortex.exists(ARCHIVE) else [])]
+    owner = {r["block_id"]: r["user_id"] for r in rows}
+    with psycopg.connect(urls["whole"]) as conn:
+        nora = str(conn.execute("SELECT user_id FROM users WHERE handle = 'nora'"
+                                ).fetchone()[0])  # type: ignore[index]
+    ask = ("recall", "what should I pack for a trip?", "--level", "0", "-k", "50", "--json")
+    everyone = json.loads(run(*ask, "--no-log", env=env).stdout)["items"]
+    assert any(owner[i["id"]] not in (None, nora) for i in everyone)  # the scope matters
+    proc = run(*ask, "--user", "nora", "--no-log", env=env)
+    assert proc.returncode == 0, proc.stderr
+    scoped = json.loads(proc.stdout)
+    assert scoped["items"] and "reconsolidation" not in scoped
+    assert all(owner[i["id"]] in (None, nora) for i in scoped["items"])
+    after = LanceCortex(str(whole_data / "cortex"), 384, 384)
+    assert {r["block_id"]: r["vector_history"]
+            for r in [*after.rows(BLOCKS, columns=cols),
+                      *(after.rows(ARCHIVE, columns=cols) if after.exists(ARCHIVE) else [])]
+            } == {r["block_id"]: r["vector_history"] for r in rows}
+
 
 def test_night_cycle_errors_are_one_clear_line(db_url: str, tmp_path: Path) -> None:
     env = env_for(db_url, tmp_path / "data")
@@ -139,6 +163,11 @@ def test_night_cycle_errors_are_one_clear_line(db_url: str, tmp_path: Path) -> N
                        "cogd: error: --stage 4 needs the output of stage 3")
     assert_clean_error(run("night-cycle", "--resume", env=env), "nothing to resume")
     assert_clean_error(run("recall", "anything", "--level", "1", env=env), "no cortex at")
+    assert_clean_error(run("recall", "anything", "--level", "1", "--user", "nora", env=env),
+                       "--level 1 with --user")
+    for extra in (["--verify"], ["--as-of", "2026-01-01T00:00:00Z"]):
+        assert_clean_error(run("recall", "anything", "--level", "0", *extra, env=env),
+                           "--verify and --as-of apply to the recall pipeline")
     with psycopg.connect(db_url, autocommit=True) as holder:
         holder.execute("SELECT pg_advisory_lock(%s)", (advisory_key("night-cycle"),))
         assert_clean_error(run("night-cycle", env=env), "only one may run at a time")
