@@ -208,7 +208,7 @@ def _memory_views(client: ChatClient, cmd: str, arg: str) -> str:
 
     if cmd == "contradictions":
         return "\n".join(contradiction_lines(client.runtime.contradictions().open(
-            client.conn, client.user_id)))
+            client.conn, client.user_id), resolve_with="/resolve ID"))
     if cmd == "resolve":
         cid, action, text = [*arg.split(maxsplit=2), "", "", ""][:3]
         if not cid or not action:
@@ -221,8 +221,8 @@ def _memory_views(client: ChatClient, cmd: str, arg: str) -> str:
         return "usage: /timeline [from [to]]  (dates YYYY-MM-DD)"
     start = timeline.parse_day(bounds[0] if bounds else None, "from")
     end = timeline.parse_day(bounds[1] if len(bounds) > 1 else None, "to", end=True)
-    items = timeline.episodes(client.conn, client.user_id, start, end)
-    return "\n".join(timeline.lines(items)) if items else "no episodes yet"
+    items, truncated = timeline.page(client.conn, client.user_id, start, end)
+    return "\n".join(timeline.lines(items, truncated)) if items else "no episodes yet"
 
 
 @click.command()

@@ -149,9 +149,11 @@ def build_server(api: Any, base_url: str | None = None) -> Any:
     def handoff(user: User = None) -> dict[str, Any]:
         """Call at the start of a session: what cogd would hand a new session of the user
         now, as one block of text (`text`) and its items (kind, id, text, source ids):
-        the time since the last session, the last session's note, open intentions
-        (overdue ones flagged), corrections that apply, and the user's morning brief and
-        overnight thoughts. `text` is null when there is nothing to hand over."""
+        the user's profile first (`profile`), then the time since the last session, the
+        last session's note, open intentions (overdue ones flagged), corrections that
+        apply, landmarks and the temporal sweep, the user's morning brief (its TL;DR and
+        blocks) and overnight thoughts. `text` is null when there is nothing to hand
+        over."""
         return call(api.handoff, user=user)  # type: ignore[no-any-return]
 
     @server.tool()
@@ -218,7 +220,8 @@ def build_server(api: Any, base_url: str | None = None) -> Any:
         """What happened when: the user's episodes (a coherent span of a session or a day
         about one topic) with start and end dates, a title, milestones (first mentions,
         decisions, moves, important events) and sources (turn and block ids), oldest
-        first. Use it for "what happened in October?"."""
+        first; at most 200: with more, the newest 200 and `truncated` true. Use it for
+        "what happened in October?"."""
         return call(api.timeline, user=user, start=start,  # type: ignore[no-any-return]
                     end=end)
 

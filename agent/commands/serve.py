@@ -280,8 +280,10 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
     @app.get("/v1/handoff", tags=["session"])
     def handoff(who: Annotated[Caller, Depends(caller)]) -> dict[str, Any]:
         """What a new session of the caller would be handed now: `text` (the block the
-        first prompt carries; null when there is nothing) and its items: the gap, the
-        last session's note, open intentions, corrections, the morning brief."""
+        first prompt carries; null when there is nothing) and its items: the caller's
+        profile first (`profile`), then the gap, the last session's note, open
+        intentions, corrections, landmarks and the temporal sweep, the morning brief's
+        TL;DR and blocks, and overnight thoughts."""
         return api.handoff(user=who.handle)  # type: ignore[no-any-return]
 
     @app.get("/v1/profile", tags=["session"])
@@ -345,7 +347,8 @@ def build_app(settings: Any, url: str, api: Any) -> Any:
                  end: str | None = Query(default=None, alias="to"),
                  limit: int = Query(default=200)) -> dict[str, Any]:
         """The caller's episodes from `from` to `to` (YYYY-MM-DD; `to` included), oldest
-        first: dates, title, milestones, sources (turn and block ids)."""
+        first: dates, title, milestones, sources (turn and block ids). More than `limit`
+        (1-500) in the range: the newest `limit`, and `truncated` is true."""
         return api.timeline(user=who.handle, start=start,  # type: ignore[no-any-return]
                             end=end, limit=limit)
 

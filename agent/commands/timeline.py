@@ -25,9 +25,11 @@ def _user_id(conn: Any, handle: str | None) -> Any:
     return None if handle is None else user_by_handle(conn, handle.strip())
 
 
-def contradiction_lines(items: list[dict[str, Any]]) -> list[str]:
+def contradiction_lines(items: list[dict[str, Any]],
+                        resolve_with: str = "cogd resolve ID") -> list[str]:
     """Open contradictions as `cogd contradictions` and the REPL's /contradictions print
-    them: id, when and by whom flagged (and why), then a (older) and b (newer)."""
+    them: id, when and by whom flagged (and why), then a (older) and b (newer), then how
+    to resolve one (`resolve_with`: the command, or the REPL's /resolve)."""
     if not items:
         return ["no open contradictions"]
     out: list[str] = []
@@ -41,7 +43,8 @@ def contradiction_lines(items: list[dict[str, Any]]) -> list[str]:
             text = " ".join(m["content"].split())
             out.append(f"  {side}  {str(m['created_at'])[:10]}  memory {m['memory_id']} "
                        f"({m['status']}): {text[:160]}")
-    out.append("resolve: cogd resolve ID keep-a | keep-b | merge [--text \"...\"]")
+    text = "[--text \"...\"]" if resolve_with.startswith("cogd") else "[merged text]"
+    out.append(f"resolve: {resolve_with} keep-a | keep-b | merge {text}")
     return out
 
 
@@ -56,7 +59,8 @@ def resolution_line(r: dict[str, Any]) -> str:
 @click.command("contradictions")
 @click.option("--user", "handle", default=None, metavar="HANDLE",
               help="Whose contradictions (a user handle) [default: every user's].")
-@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(1, 1000),
+              help="At most this many contradictions.")
 @json_option
 def contradictions(handle: str | None, limit: int, as_json: bool) -> int:
     """The open contradictions: two memories that disagree, flagged by consolidation's
@@ -113,14 +117,18 @@ def resolve(contradiction_id: str, action: str, text: str | None, handle: str | 
               help="From this date (YYYY-MM-DD, or an ISO date-time).")
 @click.option("--to", "end", default=None, metavar="DATE",
               help="Up to this date, included (YYYY-MM-DD, or an ISO date-time).")
-@click.option("--limit", default=200, show_default=True, type=click.IntRange(1, 500))
+@click.option("--limit", default=200, show_default=True, type=click.IntRange(1, 500),
+              help="At most this many episodes: with more in the range, the newest are "
+              "kept, the oldest left out, and the output says so (JSON: `truncated`).")
 @json_option
 def timeline(handle: str | None, start: str | None, end: str | None, limit: int,
              as_json: bool) -> int:
     """A user's timeline: the episodes the night cycle marked (a coherent span of a
     session or a day about one topic) with their dates, titles and milestones (first
     mentions, decisions, moves, important events; key ones marked *), oldest first,
-    grouped by month; each with its sources (turn and block ids)."""
+    grouped by month; each with its sources (turn and block ids). With more than
+    --limit in the range, the newest are shown and a first line says older ones were
+    left out."""
     from agent.services.memory import timeline as tl
 
     if not handle or not handle.strip():
@@ -128,17 +136,17 @@ def timeline(handle: str | None, start: str | None, end: str | None, limit: int,
     lo, hi = tl.parse_day(start, "--from"), tl.parse_day(end, "--to", end=True)
     conn = _conn("cogd-timeline")
     try:
-        items = tl.episodes(conn, _user_id(conn, handle), lo, hi, limit=limit)
+        items, truncated = tl.page(conn, _user_id(conn, handle), lo, hi, limit=limit)
     finally:
         conn.close()
     if as_json:
-        click.echo(json.dumps({"user": handle, "from": start, "to": end, "episodes": items},
-                              default=str))
+        click.echo(json.dumps({"user": handle, "from": start, "to": end, "episodes": items,
+                               "truncated": truncated}, default=str))
     elif not items:
         click.echo("no episodes" + (" in that range" if start or end else "")
                    + ": the night cycle marks them (`cogd night-cycle`)")
     else:
-        click.echo("\n".join(tl.lines(items)))
+        click.echo("\n".join(tl.lines(items, truncated)))
     return 0
 
 

@@ -147,6 +147,7 @@ def test_the_repl_lists_and_resolves_its_users_own(db_url: str, tmp_path: Path) 
     assert chat.returncode == 0, chat.stderr
     out = chat.stderr  # piped: slash commands answer on stderr
     assert f"#{mine['id']}" in out and f"#{theirs['id']}" not in out
+    assert "resolve: /resolve ID keep-a | keep-b | merge [merged text]" in out
     assert f"no contradiction {theirs['id']} of this user" in out
     assert f"contradiction {mine['id']} resolved (keep-b" in out
     after = out[out.index(f"contradiction {mine['id']} resolved"):]

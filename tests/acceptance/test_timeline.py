@@ -115,13 +115,24 @@ def test_import_night_cycle_timeline_and_chat(db_url: str, tmp_path: Path) -> No
                                         + by_session["alps"]}
     assert_clean_error(run("timeline", "--user", "maya", "--from", "October", env=env),
                        "--from must be a date")
+    # past --limit the newest are kept (oldest first) and the output says it was cut
+    cut = json.loads(run("timeline", "--user", "maya", "--json", "--limit", "2", env=env,
+                         timeout=300).stdout)
+    assert len(got) > 2 and cut["truncated"] is True
+    assert [e["id"] for e in cut["episodes"]] == [e["id"] for e in got[-2:]]
+    whole = json.loads(run("timeline", "--user", "maya", "--json", env=env,
+                           timeout=300).stdout)
+    assert whole["truncated"] is False
+    cut_text = run("timeline", "--user", "maya", "--limit", "2", env=env).stdout
+    assert cut_text.startswith("(the newest 2 episodes; older ones in the range left out")
+    assert f"episode:{got[0]['id']}" not in cut_text and f"episode:{got[-1]['id']}" in cut_text
     # the MCP tool (the SDK's client, stdio): the same episodes, maya's only
     async def body(c: Any) -> Any:
         got = await c.call_tool("timeline", {"start": "2026-10-01", "end": "2026-10-31"})
         bad = await c.call_tool("timeline", {"start": "soon"})
         return got.structured_content, bad.is_error
     over_mcp, refused = drive(stdio(env, "--user", "maya"), body)
-    assert over_mcp["user"] == "maya" and refused
+    assert over_mcp["user"] == "maya" and refused and over_mcp["truncated"] is False
     assert [e["id"] for e in over_mcp["episodes"]] == [e["id"] for e in october]
     plain = run("timeline", "--user", "maya", env=env).stdout
     assert "2026-10" in plain and f"episode:{job['id']}" in plain and "sources:" in plain

@@ -38,17 +38,21 @@ VALUES (%(episode_id)s, %(user_id)s, %(kind)s, %(key)s, %(content)s, %(at)s, %(i
 ON CONFLICT (user_id, kind, key) DO NOTHING;
 
 -- name: timeline_episodes
--- one user's episodes overlapping [from, to) (either bound may be NULL), oldest first
-SELECT e.episode_id, e.started_at, e.ended_at, e.title, e.titled_by, e.terms,
-       e.session_ids, e.source_entry_ids, e.detector,
-       array(SELECT b.block_id::text FROM episode_blocks b WHERE b.episode_id = e.episode_id
-             ORDER BY b.block_id)
-FROM episodes e
-WHERE e.user_id IS NOT DISTINCT FROM %(user_id)s::uuid
-  AND (%(from)s::timestamptz IS NULL OR e.ended_at >= %(from)s::timestamptz)
-  AND (%(to)s::timestamptz IS NULL OR e.started_at < %(to)s::timestamptz)
-ORDER BY e.started_at, e.episode_id
-LIMIT %(limit)s;
+-- one user's episodes overlapping [from, to) (either bound may be NULL): the newest
+-- `limit` of them, printed oldest first (a cut drops the oldest)
+SELECT * FROM (
+  SELECT e.episode_id, e.started_at, e.ended_at, e.title, e.titled_by, e.terms,
+         e.session_ids, e.source_entry_ids, e.detector,
+         array(SELECT b.block_id::text FROM episode_blocks b
+               WHERE b.episode_id = e.episode_id ORDER BY b.block_id)
+  FROM episodes e
+  WHERE e.user_id IS NOT DISTINCT FROM %(user_id)s::uuid
+    AND (%(from)s::timestamptz IS NULL OR e.ended_at >= %(from)s::timestamptz)
+    AND (%(to)s::timestamptz IS NULL OR e.started_at < %(to)s::timestamptz)
+  ORDER BY e.started_at DESC, e.episode_id DESC
+  LIMIT %(limit)s
+) newest
+ORDER BY started_at, episode_id;
 
 -- name: timeline_milestones
 SELECT m.milestone_id, m.episode_id, m.kind, m.content, m.at, m.importance,

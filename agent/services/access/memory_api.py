@@ -377,15 +377,17 @@ class MemoryAPI:
     def timeline(self, user: str | None = None, start: str | None = None,
                  end: str | None = None, limit: int = 200) -> dict[str, Any]:
         """The user's episodes (and their milestones) from `start` to `end` (ISO dates;
-        `end` includes its day), oldest first, each with its dates and sources."""
+        `end` includes its day), oldest first, each with its dates and sources. More than
+        `limit` in the range: the newest `limit`, and `truncated` is true."""
         from agent.services.memory import timeline
 
         lo = timeline.parse_day(start, "from")
         hi = timeline.parse_day(end, "to", end=True)
         with self._db():
             handle, uid = self._user(user)
-            items = timeline.episodes(self.conn, uid, lo, hi, limit=limit)
-        return {"user": handle, "from": start, "to": end, "episodes": items}
+            items, truncated = timeline.page(self.conn, uid, lo, hi, limit=limit)
+        return {"user": handle, "from": start, "to": end, "episodes": items,
+                "truncated": truncated}
 
 
 def _text(value: str, name: str) -> str:

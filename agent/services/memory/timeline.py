@@ -44,13 +44,22 @@ def parse_day(value: str | None, name: str, *, end: bool = False) -> datetime | 
 def episodes(conn: psycopg.Connection[Any], user_id: Any, start: datetime | None = None,
              end: datetime | None = None, limit: int = 200) -> list[dict[str, Any]]:
     """The user's episodes overlapping [start, end), oldest first, with milestones and
-    sources."""
+    sources: the newest `limit` of them when there are more (see `page`)."""
+    return page(conn, user_id, start, end, limit)[0]
+
+
+def page(conn: psycopg.Connection[Any], user_id: Any, start: datetime | None = None,
+         end: datetime | None = None, limit: int = 200) -> tuple[list[dict[str, Any]], bool]:
+    """`episodes`, and whether older episodes in the range were left out (more than
+    `limit`: the newest `limit` are kept, printed oldest first)."""
     if not 1 <= limit <= MAX_EPISODES:
         raise InputError(f"limit must be 1-{MAX_EPISODES}, got {limit}")
     if start is not None and end is not None and end <= start:
         raise InputError("the range is empty: --to must come after --from")
     rows = conn.execute(query("timeline_episodes"), {
-        "user_id": user_id, "from": start, "to": end, "limit": limit}).fetchall()
+        "user_id": user_id, "from": start, "to": end, "limit": limit + 1}).fetchall()
+    truncated = len(rows) > limit
+    rows = rows[1:] if truncated else rows  # one more than asked: the oldest goes
     marks: dict[str, list[dict[str, Any]]] = {}
     if rows:
         for m in conn.execute(query("timeline_milestones"), {"ids": [r[0] for r in rows]}):
@@ -62,13 +71,18 @@ def episodes(conn: psycopg.Connection[Any], user_id: Any, start: datetime | None
              "titled_by": r[4], "terms": list(r[5] or []),
              "sessions": [str(s) for s in r[6] or []],
              "sources": {"turns": [str(t) for t in r[7] or []], "blocks": list(r[9] or [])},
-             "detector": r[8], "milestones": marks.get(str(r[0]), [])} for r in rows]
+             "detector": r[8], "milestones": marks.get(str(r[0]), [])} for r in rows
+            ], truncated
 
 
-def lines(items: list[dict[str, Any]]) -> list[str]:
+def lines(items: list[dict[str, Any]], truncated: bool = False) -> list[str]:
     """The timeline as `cogd timeline` and the REPL print it: grouped by month, key
-    milestones marked with `*` (seed 000 §4.6.3)."""
+    milestones marked with `*` (seed 000 §4.6.3); when older episodes were left out, a
+    first line says so."""
     out: list[str] = []
+    if truncated:
+        out.append(f"(the newest {len(items)} episodes; older ones in the range left out: "
+                   "raise the limit or narrow the range)")
     month = None
     for e in items:
         m = str(e["start"])[:7]
