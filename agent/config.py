@@ -289,7 +289,7 @@ SEED_TABLES: tuple[str, ...] = (
     "entry_gate", "exit_gate", "context", "recall", "identity", "goals", "consolidation",
     "compulsion_safety", "intentions", "idle", "night_cycle", "retention", "monitors",
     "emotion", "cognitive_models", "principles",
-    "workflows", "self_test", "predictions", "decisions",
+    "workflows", "self_test", "predictions", "decisions", "hook",
 )
 SECTIONS = _sections()  # one model per seed table, typed from config/default.toml
 
@@ -314,6 +314,7 @@ if TYPE_CHECKING:  # the models are made from default.toml when cogd starts
     PrinciplesSection: TypeAlias = Section
     PredictionsSection: TypeAlias = Section
     DecisionsSection: TypeAlias = Section
+    HookSection: TypeAlias = Section
 else:
     EntryGateSection, ExitGateSection, ContextSection, RecallSection = (
         SECTIONS[t] for t in ("entry_gate", "exit_gate", "context", "recall"))
@@ -327,6 +328,7 @@ else:
     CognitiveModelsSection = SECTIONS["cognitive_models"]
     PrinciplesSection = SECTIONS["principles"]
     PredictionsSection, DecisionsSection = SECTIONS["predictions"], SECTIONS["decisions"]
+    HookSection = SECTIONS["hook"]
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -372,6 +374,7 @@ class Settings(BaseSettings):
     principles: PrinciplesSection
     predictions: PredictionsSection
     decisions: DecisionsSection
+    hook: HookSection
 
     @classmethod
     def settings_customise_sources(

@@ -453,17 +453,16 @@ class Runtime:
 
     def prompt_hook(self, max_tokens: int | None = None) -> PromptHook:
         """`cogd hook` (seed 000 §5.4): corrections, the handoff, the DMN's thoughts,
-        workflows, recall and goals for a prompt, within `max_tokens` (default: the hook's
-        MAX_TOKENS). Counts tokens with the default counter: no model is built."""
-        from agent.domain.tables import need
+        workflows, recall and goals for a prompt, within `max_tokens` (default: [hook]
+        max_tokens). Counts tokens with the default counter: no model is built."""
+        import dataclasses
+
         from agent.providers.text import default_counter
-        from agent.services.access.hook import MAX_TOKENS, HookConfig, PromptHook
+        from agent.services.access.hook import HookConfig, PromptHook
 
         count = default_counter().count
-        wf = self.settings.workflows
-        return PromptHook(HookConfig(goals_max=int(need(self.settings.goals, "max_in_prompt")),
-                                     workflow_min_similarity=float(
-                                         need(wf, "match_min_similarity")),
-                                     workflow_max=int(need(wf, "surface_max")),
-                                     max_tokens=max_tokens or MAX_TOKENS),
-                          self.dmn(), self.continuity(count), count)
+        s = self.settings
+        cfg = HookConfig.from_tables(s.hook, s.goals, s.workflows)
+        if max_tokens:
+            cfg = dataclasses.replace(cfg, max_tokens=max_tokens)
+        return PromptHook(cfg, self.dmn(), self.continuity(count), count)

@@ -112,7 +112,8 @@ def watch(paths: tuple[Path, ...], user: str, once: bool, interval_s: float,
               help="Print nothing rather than answer later than this many seconds after "
               "the process started (wall time: Python's start and imports count).")
 @click.option("--max-tokens", "max_tokens", default=None, type=click.IntRange(50, 20000),
-              help="The printed block's budget in tokens [default: 400].")
+              help="The printed block's budget in tokens [default: config hook.max_tokens, "
+              "400].")
 @json_option
 def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
          max_tokens: int | None, as_json: bool) -> int:
@@ -128,9 +129,10 @@ def hook(user: str, prompt: str | None, session: str | None, timeout_s: float,
       strong recall matches, not from the prompt's own session (at most [idle]
         max_injected_thoughts);
       the active goals (at most [goals] max_in_prompt).
-    Searches use the compound query: the session's last 3 user turns (as `cogd watch`
-    imports them) and the prompt. Each piece is printed at most once per [idle]
-    topic_cooldown_minutes (10) in a session; a prompt with nothing new prints nothing.
+    Searches use the compound query: the session's last [hook] buffer_turns (3) user
+    turns (as `cogd watch` imports them) and the prompt. Each piece is printed at most
+    once per [idle] topic_cooldown_minutes (10) in a session; a prompt with nothing new
+    prints nothing.
     No model is called. The hook never blocks the prompt: an error prints one line on
     stderr and exits 1 (Claude Code shows it and goes on), never 2 (which would block the
     prompt). See the README for the settings.json lines.

@@ -127,6 +127,10 @@ def test_the_compound_query_reads_the_sessions_last_turns(fast: Settings, conn: 
         cog.write_user_turn(conn, sid, text)
     assert prompt_hook.compound_query(conn, sid, "ok, do it") == (
         "I have to renew my passport before it expires.\nok, do it")
+    # [hook] buffer_turns says how many earlier turns it reads (0: the prompt alone)
+    fast.hook["buffer_turns"] = 0
+    assert Runtime(fast).prompt_hook().compound_query(conn, sid, "ok, do it") == "ok, do it"
+    fast.hook["buffer_turns"] = 3
     shown = prompt_hook.prompt(conn, "kim", "ok, do it", "cc-3")
     assert [i["piece"] for i in shown if "March 2027" in i["content"]] == ["recall"]
 
@@ -146,6 +150,10 @@ def test_the_block_keeps_within_its_budget(fast: Settings, conn: Any) -> None:
     small = rt.prompt_hook(max_tokens=150)
     shown = small.prompt(conn, "kim", ask, "cc-5")  # another session: its own cooldown
     block = render(shown)
+    # without --max-tokens the budget is [hook] max_tokens
+    assert rt.prompt_hook().cfg.max_tokens == fast.hook["max_tokens"] == 400
+    fast.hook["max_tokens"] = 150
+    assert Runtime(fast).prompt_hook().cfg.max_tokens == 150
     assert small.count_tokens(whole) > 150, whole  # there was more to say
     assert shown and small.count_tokens(block) <= 150, block
     assert block.startswith(HOOK_OPEN) and block.endswith(HOOK_CLOSE)

@@ -32,6 +32,7 @@ from agent.domain.prompt import IdentityConfig
 from agent.domain.recall import RecallConfig
 from agent.domain.thinking_models import ModelConfig, PrincipleConfig
 from agent.errors import ConfigError
+from agent.services.access.hook import HookConfig
 from agent.services.reach.corrections import CorrectionsConfig
 from agent.services.reach.handoff import HandoffConfig
 from agent.services.reach.intentions import IntentionsConfig
@@ -90,6 +91,7 @@ BUILDERS: dict[type, Callable[[Callable[[str], Mapping[str, Any]]], Any]] = {
     PredictionsConfig: lambda t: PredictionsConfig.from_table(t("predictions")),
     SelfTestConfig: lambda t: SelfTestConfig.from_tables(t("self_test"), t("identity"),
                                                          t("context"), t("goals")),
+    HookConfig: lambda t: HookConfig.from_tables(t("hook"), t("goals"), t("workflows")),
 }
 
 

@@ -16,15 +16,15 @@ One pass per prompt, no model call (seed 000 §5.4.7), in this order of priority
   prompt's own session, at most `[idle] max_injected_thoughts`),
 - the active goals (installation-wide and the user's own, at most [goals] max_in_prompt).
 Every search uses the compound query (seed 000 §5.4.3): the session's last
-BUFFER_TURNS user turns (as `cogd watch` imported them) and the prompt.
+[hook] buffer_turns user turns (as `cogd watch` imported them) and the prompt.
 
 Each piece is shown at most once per `[idle] topic_cooldown_minutes` in a session: what
 is printed is stored as a `proactive_recall` thought (theme `prompt_submit`) already
 'injected', its first source the piece's key (`memory:<id>`, `goal:<name>`,
 `workflow:<id>`, `handoff:<session>`), which is what the cooldown reads; a DMN thought
-printed is marked 'injected'. The block keeps within `max_tokens` (what does not fit is
-not stored, and may come with a later prompt). The session is the one `cogd watch`
-imports the transcript into (`claude:<session_id>`), owned by the user.
+printed is marked 'injected'. The block keeps within [hook] max_tokens (or --max-tokens;
+what does not fit is not stored, and may come with a later prompt). The session is the
+one `cogd watch` imports the transcript into (`claude:<session_id>`), owned by the user.
 The block is quoted data between HOOK_OPEN and HOOK_CLOSE: each line neutralised and
 flagged (agent/domain/quoting.py; issue 38 finding 6).
 """
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -42,6 +43,7 @@ import psycopg
 from agent.db.queries import query, vector_text
 from agent.domain import workflows as workflow_rules
 from agent.domain.quoting import neutralise, quoted_line
+from agent.domain.tables import need
 from agent.errors import InputError
 from agent.services.access.transcripts import claude_session
 from agent.services.background.dmn import Dmn
@@ -50,11 +52,6 @@ from agent.services.reach.handoff import Continuity, Start
 from agent.services.records.sessions import ensure_session, ensure_user
 
 MAX_PROMPT_CHARS = 20_000  # cogd choice: recall reads the start of a longer prompt
-# cogd choice: the block's budget. Seed 000 §5.4.7 keeps the enrichment near 100 tokens a
-# prompt; the handoff of a session's first prompt needs more, and later prompts print
-# far less (each piece once per cooldown)
-MAX_TOKENS = 400
-BUFFER_TURNS = 3  # seed 000 §5.4.3: the compound query's last 3 messages
 # the block's delimiters; what is between them is quoted data, neutralised and flagged
 # line by line (agent/domain/quoting.py: a mitigation, not a guarantee)
 HOOK_OPEN = "[cogd memory: from earlier conversations]"
@@ -80,7 +77,17 @@ class HookConfig:
     goals_max: int  # [goals] max_in_prompt
     workflow_min_similarity: float  # [workflows] match_min_similarity
     workflow_max: int  # [workflows] surface_max
-    max_tokens: int = MAX_TOKENS
+    max_tokens: int  # [hook] max_tokens: the printed block's budget
+    buffer_turns: int  # [hook] buffer_turns: the compound query's earlier user turns
+
+    @classmethod
+    def from_tables(cls, hook: Mapping[str, Any], goals: Mapping[str, Any],
+                    workflows: Mapping[str, Any]) -> HookConfig:
+        return cls(goals_max=int(need(goals, "max_in_prompt")),
+                   workflow_min_similarity=float(need(workflows, "match_min_similarity")),
+                   workflow_max=int(need(workflows, "surface_max")),
+                   max_tokens=int(need(hook, "max_tokens")),
+                   buffer_turns=int(need(hook, "buffer_turns")))
 
 
 def hook_input(raw: str) -> tuple[str, str | None]:
@@ -189,14 +196,14 @@ class PromptHook:
 
     def compound_query(self, conn: psycopg.Connection[Any], session_id: Any,
                        prompt: str) -> str:
-        """Seed 000 §5.4.3: the session's last BUFFER_TURNS user turns, oldest first, then
+        """Seed 000 §5.4.3: the session's last [hook] buffer_turns user turns, oldest first, then
         the prompt (a turn `cogd watch` already imported as this very prompt is not read
         twice); the prompt alone in a session with no turn yet."""
         earlier = [r[0] for r in conn.execute(query("hook_recent_prompts"), {
-            "session": session_id, "k": BUFFER_TURNS + 1})]
+            "session": session_id, "k": self.cfg.buffer_turns + 1})]
         if earlier and earlier[0].strip() == prompt.strip():
             earlier = earlier[1:]
-        return "\n".join([*reversed(earlier[:BUFFER_TURNS]), prompt])
+        return "\n".join([*reversed(earlier[:self.cfg.buffer_turns]), prompt])
 
     def _handoff(self, conn: psycopg.Connection[Any], start: Start, uid: Any, compound: str,
                  qvec: Any, now: datetime, matches: list[CorrectionMatch]
