@@ -630,7 +630,8 @@ def token() -> None:
               "mistyped handle does not get a token of its own).")
 @click.option("--operator", is_flag=True,
               help="An operator token: it also sees the installation-wide figures of "
-              "/v1/status and MCP status (worker processes, every user's row counts).")
+              "/v1/status and MCP status (worker processes, every user's row counts) and "
+              "the web console's Health page and night-cycle runs.")
 @json_option
 def token_create(handle: str, name: str, create_user: bool, operator: bool,
                  as_json: bool) -> int:

@@ -16,7 +16,8 @@ emotional states, 2,000 predictions (1,500 settled), 40 principles, 200 intentio
 recall_log rows over 7 days, three heartbeats.
 
 `cogd serve`'s app (agent/commands/serve.py build_app, the console mounted) then runs in
-this process on uvicorn on 127.0.0.1 (a thread), one token logs in through POST
+this process on uvicorn on 127.0.0.1 (a thread), one operator token (Health is an
+operator's page) logs in through POST
 /ui/login, and each page is fetched `--renders` times over one kept-alive httpx
 connection, after 3 unmeasured warm-ups: the timeline, a search (the same recall as
 /v1/recall), a memory with its chain, overnight, mind, health. Writes
@@ -228,7 +229,8 @@ def run(n_memories: int, renders: int, cache: Path | None, seed: int = 7) -> dic
                 conn, embedder, loop.memory_sentences(total, seed), 0, cache_file, [],
                 REAL_VECTORS, [str(uid), str(other)])
             data["pages_data"] = seed_pages(conn, settings, uid, other, rng)
-            token = create(conn, uid, "bench", "bench.console", "bench")["token"]
+            # an operator token: Health (and the night runs) are an operator's to see
+            token = create(conn, uid, "bench", "bench.console", "bench", operator=True)["token"]
             counted = conn.execute("SELECT count(*) FILTER (WHERE user_id = %s), count(*) "
                                    "FROM memories", (uid,)).fetchone() or (0, 0)
             data["memories_counted"] = {"bench": counted[0], "all": counted[1]}

@@ -637,6 +637,19 @@ def ui_page(path: str) -> Case:
     return case
 
 
+def ui_health(w: World) -> Evidence:
+    """The installation's figures are an operator token's (as /v1/status's processes and
+    tables): bob's ordinary token gets a 403 page without one, and no Health entry."""
+    bob = _console(w, "bob")
+    got = bob.get("/ui/health")
+    assert got.status_code == 403 and "Health needs an operator token" in got.text
+    for figure in ("<svg", "inbox pending", "Processes", "Rows"):
+        assert figure not in got.text, figure
+    timeline = bob.get("/ui/timeline").text
+    assert 'href="/ui/health"' not in timeline and 'href="/ui/overnight"' in timeline
+    return [("GET /ui/health", got.text)]
+
+
 def ui_static(w: World) -> Evidence:
     got = w.http(None).get("/ui/static/console.css")  # no session needed: no user data
     assert got.status_code == 200
@@ -740,8 +753,8 @@ CONSOLE_CASES: dict[tuple[str, str], Case] = {
     ("GET", "/ui/memory/{memory_id}/forget"): ui_memory("/forget"),
     ("POST", "/ui/memory/{memory_id}/forget"): ui_forget,
     ("POST", "/ui/contradiction/{contradiction_id}/resolve"): ui_resolve,
-    **{("GET", f"/ui/{page}"): ui_page(f"/ui/{page}") for page in ("overnight", "mind",
-                                                                    "health")},
+    **{("GET", f"/ui/{page}"): ui_page(f"/ui/{page}") for page in ("overnight", "mind")},
+    ("GET", "/ui/health"): ui_health,  # an operator token's only: bob's gets a 403
 }
 
 

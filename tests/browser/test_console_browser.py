@@ -2,8 +2,10 @@
 (its own process, 127.0.0.1, a real Postgres); the browser logs in with a token through
 the form, searches, opens a memory and follows its provenance chain, forgets a memory
 after the confirmation and sees it gone, then logs in as a second user and finds none of
-the first user's text on any page. Every page is photographed (tests/browser/conftest.py
-`screenshot_dir`) and each PNG is checked to be a real, non-trivial image."""
+the first user's text on any page. Alice's token is an operator's (she sees Health); bob's
+is not (Health is a 403 page without a figure, and not in his navigation). Every page is
+photographed (tests/browser/conftest.py `screenshot_dir`) and each PNG is checked to be a
+real, non-trivial image."""
 
 from __future__ import annotations
 
@@ -38,9 +40,9 @@ def served(db_url: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
     insight supersedes two of her memories (a chain to follow), and every page's rows."""
     env = env_for(db_url, tmp_path, COGD_LLM__ROLES__CONSOLIDATION="heuristic")
     tokens = {}
-    for user in ("alice", "bob"):
+    for user, operator in (("alice", ["--operator"]), ("bob", [])):
         made = run("token", "create", "--user", user, "--name", "browser", "--create-user",
-                   "--json", env=env)
+                   "--json", *operator, env=env)
         assert made.returncode == 0, made.stderr
         tokens[user] = json.loads(made.stdout)["token"]
     port = free_port()
@@ -206,8 +208,10 @@ def test_a_user_searches_follows_a_chain_forgets_and_another_user_sees_nothing(
         browser.get(f"{base}/ui/{page}")
         wait_for(browser, lambda: browser.find_elements(By.TAG_NAME, "main"))
         shots.append(shoot(browser, screenshot_dir, page))
+    browser.get(f"{base}/ui/health")
+    assert "testhost" in body(browser)  # alice's operator token sees the installation's
     browser.get(f"{base}/ui/overnight")
-    assert mine["brief"] in body(browser)
+    assert mine["brief"] in body(browser) and "Night-cycle runs" in body(browser)
     browser.find_element(By.CSS_SELECTOR, 'svg a[href="#cluster-alice-branch"]').click()
     wait_for(browser, lambda: browser.current_url.endswith("#cluster-alice-branch"))
     wait_for(browser, lambda: browser.find_element(By.ID, "cluster-alice-branch")
@@ -232,6 +236,11 @@ def test_a_user_searches_follows_a_chain_forgets_and_another_user_sees_nothing(
     seen["search"] = hits(browser)  # (the page repeats the query itself)
     assert "garage" not in seen["search"]
     assert BIKE in seen["timeline"]  # bob's own data is there
+    # Health is an operator token's: bob's is not (a 403 page, no figure, no nav entry)
+    assert "Health needs an operator token" in seen["health"]
+    assert "testhost" not in seen["health"] and "inbox pending" not in seen["health"]
+    assert 'href="/ui/health"' not in seen["timeline"]
+    assert "Night-cycle runs" not in seen["overnight"]
     for page, html in seen.items():
         for text in alices:
             assert text not in html, (page, text)

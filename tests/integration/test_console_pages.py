@@ -2,7 +2,8 @@
 and a real LanceDB cortex: each renders for a logged-in user with that user's data in it
 (brief, runs, RAPTOR tree and blocks, weights, emotion, predictions and calibration,
 principles, intentions, processes, queues, recall latency, rows) and nothing of a second
-user's; user text is escaped; no session gets the login page."""
+user's; user text is escaped; no session gets the login page. The installation's figures
+(Health, the night runs, the cortex's error text) are an operator token's only."""
 
 from __future__ import annotations
 
@@ -145,12 +146,13 @@ def http(settings: Settings, db_url: str, seeded: dict[str, Any]) -> Iterator[An
         api.close()
 
 
-def login(http: Any, db_url: str, handle: str) -> None:
+def login(http: Any, db_url: str, handle: str, operator: bool = False) -> None:
+    """Log in as `handle` with a new token (`operator`: an operator token)."""
     from agent.services.access.tokens import create
 
     with psycopg.connect(db_url, autocommit=True) as conn:
         uid = conn.execute("SELECT user_id FROM users WHERE handle = %s", (handle,)).fetchone()[0]
-        token = create(conn, uid, handle, "console-test", "tester", False)["token"]
+        token = create(conn, uid, handle, "console-test", "tester", operator)["token"]
     http.cookies.clear()
     got = http.post("/ui/login", data={"token": token}, follow_redirects=False)
     assert got.status_code == 303, got.text
@@ -158,7 +160,7 @@ def login(http: Any, db_url: str, handle: str) -> None:
 
 def test_each_page_shows_its_users_data_and_none_of_the_others(http: Any, db_url: str) -> None:
     for me, other in (("alice", "bob"), ("bob", "alice")):
-        login(http, db_url, me)
+        login(http, db_url, me, operator=True)  # every page, Health too
         seen = ""
         for path in PAGES:
             page = http.get(path)
@@ -180,7 +182,7 @@ def test_overnight_draws_the_tree_and_opens_a_nodes_blocks(http: Any, db_url: st
     import re
     import xml.etree.ElementTree as ET
 
-    login(http, db_url, "alice")
+    login(http, db_url, "alice", operator=True)
     page = http.get("/ui/overnight").text
     drawn = re.search(r"<svg .*?</svg>", page, re.S)
     assert drawn is not None
@@ -199,7 +201,7 @@ def test_mind_and_health_charts_have_the_data(http: Any, db_url: str) -> None:
     import re
     import xml.etree.ElementTree as ET
 
-    login(http, db_url, "alice")
+    login(http, db_url, "alice", operator=True)
     mind = http.get("/ui/mind").text
     charts = [ET.fromstring(s) for s in re.findall(r"<svg .*?</svg>", mind, re.S)]
     titles = [c.findtext("{http://www.w3.org/2000/svg}title") for c in charts]
@@ -216,6 +218,69 @@ def test_mind_and_health_charts_have_the_data(http: Any, db_url: str) -> None:
     assert [g.attrib["data-name"] for g in latency.iter("{http://www.w3.org/2000/svg}g")
             ] == ["p50", "p95"]
     assert re.search(r"<th>memories</th><td>\d+</td>", health)
+
+
+def test_the_installations_figures_are_an_operator_tokens_only(http: Any, db_url: str
+                                                                ) -> None:
+    """As GET /v1/status: an ordinary token gets no Health page (403, no figure) and no
+    Health entry, and its Overnight page has its own brief and tree but no night runs;
+    an operator token (of the same user) sees them."""
+    login(http, db_url, "bob")
+    health = http.get("/ui/health")
+    assert health.status_code == 403
+    assert health.headers["content-type"].startswith("text/html")
+    assert "Health needs an operator token" in health.text
+    for figure in ("testhost", "4242", "inbox pending", "<svg", "memories</th>"):
+        assert figure not in health.text, figure
+    assert "Content-Security-Policy" in health.headers
+    over = http.get("/ui/overnight")
+    assert over.status_code == 200 and marks("bob")["brief"] in over.text
+    assert 'href="#cluster-bob-branch"' in over.text  # his tree
+    assert "Night-cycle runs" not in over.text and "clustering" not in over.text
+    assert "3.50" not in over.text
+    assert http.get("/ui/mind").status_code == 200
+    for path in ("/ui/timeline", "/ui/overnight", "/ui/mind"):
+        assert 'href="/ui/health"' not in http.get(path).text, path
+    login(http, db_url, "bob", operator=True)
+    over = http.get("/ui/overnight").text
+    assert "Night-cycle runs" in over and "clustering" in over and "3.50" in over
+    assert 'href="/ui/health"' in over
+    assert http.get("/ui/health").status_code == 200
+
+
+def test_the_cortexs_error_text_is_an_operator_tokens_only(settings: Settings, db_url: str,
+                                                           seeded: dict[str, Any]) -> None:
+    """A cortex that cannot be read (a broken clusters table): the rest of the page shows;
+    an operator reads the error (the cortex's path and the store's answer), any other
+    token one fixed line."""
+    import shutil
+
+    from fastapi.testclient import TestClient
+
+    from agent.commands.serve import build_app
+    from agent.cortex.lance import CLUSTERS, cortex_uri
+    from agent.runtime import Runtime
+
+    table = Path(cortex_uri(settings)) / f"{CLUSTERS}.lance"
+    shutil.rmtree(table)
+    (table / "_versions").mkdir(parents=True)
+    (table / "_versions" / "1.manifest").write_bytes(b"not a manifest")
+    api = Runtime(settings).memory_api(db_url, "alice", channel="api", app="cogd-test-console")
+    try:
+        with TestClient(build_app(settings, db_url, api)) as http:
+            login(http, db_url, "bob")
+            page = http.get("/ui/overnight")
+            assert page.status_code == 200 and marks("bob")["brief"] in page.text
+            line = page.text.split('id="cortex-error">', 1)[1].split("</p>", 1)[0]
+            assert line == "The cortex cannot be read now."
+            assert cortex_uri(settings) not in page.text and "LanceDB" not in page.text
+            login(http, db_url, "bob", operator=True)
+            page = http.get("/ui/overnight")
+            line = page.text.split('id="cortex-error">', 1)[1].split("</p>", 1)[0]
+            assert line.startswith("The cortex cannot be read now: cannot open the LanceDB")
+            assert cortex_uri(settings) in line
+    finally:
+        api.close()
 
 
 def test_without_a_session_each_page_sends_the_login_page(http: Any) -> None:
@@ -237,7 +302,7 @@ def test_empty_installation_pages_say_so(settings: Settings, db_url: str, tmp_pa
         with psycopg.connect(db_url, autocommit=True) as conn:
             conn.execute("INSERT INTO users (handle) VALUES ('carol')")
         with TestClient(build_app(settings, db_url, api)) as http:
-            login(http, db_url, "carol")
+            login(http, db_url, "carol", operator=True)
             over = http.get("/ui/overnight")
             assert over.status_code == 200
             assert "No morning brief for you yet" in over.text and "no RAPTOR levels" in over.text

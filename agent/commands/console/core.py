@@ -109,6 +109,7 @@ class Console:
         self.env.filters["day"] = day
         self.env.filters["excerpt"] = excerpt
         self.nav: list[tuple[str, str]] = []
+        self.operator_pages: set[str] = set()  # nav entries shown to operator tokens only
         self.session_seconds = SESSION_SECONDS
 
     @contextmanager
@@ -124,9 +125,12 @@ class Console:
                status: int = 200, title: str = "", **values: Any) -> HTMLResponse:
         """A template as the response. Its context: `values`, plus `view` (None when
         logged out), `title`, `nav` [(path, label)], `active` (the request's path),
-        `csrf_input` (the hidden CSRF field: put it in every POST form)."""
+        `csrf_input` (the hidden CSRF field: put it in every POST form). An operator
+        page's entry is in `nav` for an operator token only."""
+        operator = view is not None and view.caller.operator
+        nav = [(p, label) for p, label in self.nav if operator or p not in self.operator_pages]
         html = self.env.get_template(template).render(
-            view=view, title=title, nav=self.nav, active=request.url.path,
+            view=view, title=title, nav=nav, active=request.url.path,
             csrf_input=csrf_input(view), **values)
         return HTMLResponse(html, status_code=status)
 
@@ -241,12 +245,15 @@ class Routes:
 class UI:
     """What a page module's `register(ui)` gets: the console and the routes to add to
     (`ui.router.get(path)`: /ui + path, behind `guard`); `page(path, label)` adds a
-    navigation entry."""
+    navigation entry (`operator=True`: shown to an operator token only; the page's route
+    checks `view.caller.operator` itself)."""
     console: Console
     router: Routes
 
-    def page(self, path: str, label: str) -> None:
+    def page(self, path: str, label: str, operator: bool = False) -> None:
         self.console.nav.append((path, label))
+        if operator:
+            self.console.operator_pages.add(path)
 
 
 # -- template filters ------------------------------------------------------------------

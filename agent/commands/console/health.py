@@ -1,6 +1,8 @@
 """/ui/health: `cogd status` as a page: processes and their heartbeats, queue depths,
 recall latency p50/p95 per hour from recall_log, row counts. Installation-wide figures
-(counts and timings, never a row's text: agent/services/access/console_views.py)."""
+(counts and timings, never a row's text: agent/services/access/console_views.py), so an
+operator token's only, as `GET /v1/status` keeps processes and table sizes to one: any
+other token gets a 403 page without a figure, and no Health entry in the navigation."""
 
 from __future__ import annotations
 
@@ -9,17 +11,22 @@ from fastapi.responses import Response
 from markupsafe import Markup
 
 from agent.commands.console import svg
-from agent.commands.console.core import UI, Viewer
+from agent.commands.console.core import UI, ConsoleError, Viewer
 from agent.commands.ops import MAIN_TABLES
 from agent.services.access import console_views as views
+
+OPERATOR_ONLY = ("Health needs an operator token: its figures are the whole installation's "
+                 "(every user's), not one user's (cogd token create --operator)")
 
 
 def register(ui: UI) -> None:
     console = ui.console
-    ui.page("/ui/health", "Health")
+    ui.page("/ui/health", "Health", operator=True)
 
     @ui.router.get("/health")
     def health(request: Request, view: Viewer) -> Response:
+        if not view.caller.operator:
+            raise ConsoleError(403, OPERATOR_ONLY)
         with console.db() as conn:
             data = views.health(conn, MAIN_TABLES)
         lat = data["recall_latency"]

@@ -1,6 +1,11 @@
 """/ui/overnight: the user's latest morning brief, the night cycle's runs with their stage
 timings, and the cortex's RAPTOR tree (agent/services/access/console_views.py).
 
+The runs are the installation's (every user's turns and their counts), so an operator
+token's only, as `GET /v1/status` keeps the installation's figures to one; so is the
+cortex's error text (its URI and the store's answer): any other token reads one fixed
+line when the cortex cannot be read.
+
 The tree shows only the nodes whose blocks are all the user's (or of no user), the rule
 recall's broad questions use; each node links to its entry below, which opens its
 summary and its blocks' text.
@@ -74,10 +79,13 @@ def register(ui: UI) -> None:
 
     @ui.router.get("/overnight")
     def overnight(request: Request, view: Viewer) -> Response:
+        operator = view.caller.operator
         nodes, cortex_error = reader.nodes()
+        if cortex_error is not None and not operator:
+            cortex_error = "the cortex cannot be read now"
         with console.db() as conn:
             brief = views.latest_brief(conn, view.user_id)
-            runs = views.night_runs(conn)
+            runs = views.night_runs(conn) if operator else []
             shown, blocks, hidden = views.visible_tree(conn, view.user_id, nodes)
         drawing = svg.tree([svg.TreeNode(v.node.cluster_id, v.node.level, v.node.summary,
                                          v.parent_id, f"#cluster-{v.node.cluster_id}",
@@ -99,5 +107,5 @@ def register(ui: UI) -> None:
                 "more": max(0, len(v.blocks) - len(listed)) if v.node.level == 1 else 0})
         return console.render(request, "overnight.html", view, title="Overnight",
                               brief=brief, runs=runs, tree=Markup(drawing),
-                              entries=entries, hidden=hidden,
+                              entries=entries, hidden=hidden, operator=operator,
                               cortex_error=cortex_error)
