@@ -935,7 +935,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         CheckConstraint("length(csrf_secret) >= 32", name="ck_console_sessions_csrf"),
         CheckConstraint("expires_at > created_at", name="ck_console_sessions_expiry"),
         CheckConstraint("(revoked_at IS NULL) = (ended_by IS NULL) AND "
-                        "(ended_by IS NULL OR ended_by IN ('logout', 'token_revoked'))",
+                        "(ended_by IS NULL OR ended_by IN ('logout', 'relogin', 'token_revoked'))",
                         name="ck_console_sessions_ended"),
         Index("uq_console_sessions_hash", "secret_hash", unique=True),
         Index("ix_console_sessions_token", "token_id"),

@@ -8,7 +8,8 @@ user than its token's. `csrf_secret` is the value every console form carries in 
 hidden field (a POST without it or with another is refused).
 
 A session ends when it expires (`expires_at`), when its user logs out (`revoked_at`,
-`ended_by` 'logout'), or when its token is revoked: a trigger on api_tokens ends the
+`ended_by` 'logout'), when the same browser logs in again while it is live (`ended_by`
+'relogin'), or when its token is revoked: a trigger on api_tokens ends the
 token's live sessions in the same statement (`ended_by` 'token_revoked'), another refuses
 a session for a revoked token, and the lookup (agent/db/sql/console.sql,
 `console_session_lookup`) reads only sessions whose token is live as well. Rows are kept
@@ -89,7 +90,7 @@ def upgrade() -> None:
         sa.CheckConstraint("length(csrf_secret) >= 32", name="ck_console_sessions_csrf"),
         sa.CheckConstraint("expires_at > created_at", name="ck_console_sessions_expiry"),
         sa.CheckConstraint("(revoked_at IS NULL) = (ended_by IS NULL) AND "
-                           "(ended_by IS NULL OR ended_by IN ('logout', 'token_revoked'))",
+                           "(ended_by IS NULL OR ended_by IN ('logout', 'relogin', 'token_revoked'))",
                            name="ck_console_sessions_ended"),
     )
     op.create_index("uq_console_sessions_hash", "console_sessions", ["secret_hash"],

@@ -412,3 +412,81 @@ def test_the_timeline_keeps_memories_whose_turns_the_night_cleanup_removed(
         assert re.findall(r"entry number (\d{3})", second) == [
             f"{i:03d}" for i in range(10, -1, -1)]
         assert 'id="older"' not in second
+
+
+def test_a_login_over_a_live_session_ends_that_session(settings: Settings, db_url: str
+                                                       ) -> None:
+    """One browser, one live session: logging in again (as the same user or another)
+    with the cookie of a live session ends it first (`ended_by` 'relogin'), so the old
+    secret opens nothing afterwards."""
+    with console_app(settings, db_url) as (http, _, tokens):
+        login(http, tokens["alice"])
+        old = http.cookies.get("cogd_console")
+        assert old
+        got = http.post("/ui/login", data={"token": tokens["bob"]}, follow_redirects=False)
+        assert got.status_code == 303
+        assert '<span class="who" id="who">bob</span>' in http.get("/ui/timeline").text
+        with psycopg.connect(db_url) as conn:
+            ends = conn.execute(
+                "SELECT u.handle, s.ended_by FROM console_sessions s JOIN users u "
+                "USING (user_id) ORDER BY s.created_at").fetchall()
+            how = conn.execute("SELECT details->>'how' FROM audit_log "
+                               "WHERE action = 'console_logout'").fetchall()
+        assert ends == [("alice", "relogin"), ("bob", None)]
+        assert how == [("relogin",)]
+        fresh(http)
+        http.cookies.set("cogd_console", old, path="/ui")
+        assert http.get("/ui/timeline", follow_redirects=False).status_code == 303
+
+
+def test_head_allow_and_error_pages_of_the_console(settings: Settings, db_url: str) -> None:
+    """HEAD answers as GET does (without a session: the login redirect); a 405 keeps its
+    Allow header; a service's error on a /ui path is an HTML page (400 with what was wrong,
+    503 with a fixed line), a crash a 500 page, each with the console's security headers."""
+    from fastapi.testclient import TestClient
+
+    from agent.errors import DatabaseError, InputError
+
+    with console_app(settings, db_url) as (http, _, tokens):
+        fresh(http)
+        for path in ("/ui", "/ui/timeline", "/ui/health"):
+            got = http.head(path, follow_redirects=False)
+            assert got.status_code == 303, (path, got.status_code)
+            assert got.headers["location"].startswith("/ui/login?next=/ui")
+        assert http.head("/ui/login").status_code == 200
+        login(http, tokens["alice"])
+        page = http.head("/ui/timeline")
+        assert page.status_code == 200 and page.content == b""
+        assert page.headers["content-type"].startswith("text/html")
+        wrong = http.post("/ui/timeline", data={})
+        assert wrong.status_code == 405 and wrong.headers["allow"] == "GET, HEAD"
+        assert wrong.headers["content-type"].startswith("text/html")
+
+        app = http.app
+
+        @app.get("/ui/test-bad-input")
+        def bad_input() -> None:
+            raise InputError("limit must be 1-500")
+
+        @app.get("/ui/test-unavailable")
+        def unavailable() -> None:
+            raise DatabaseError("cannot connect to postgresql://cogd:hunter2@db/cogd")
+
+        @app.get("/ui/test-crash")
+        def crash() -> None:
+            raise RuntimeError("a secret detail")
+
+        bad = http.get("/ui/test-bad-input")
+        assert bad.status_code == 400 and "limit must be 1-500" in bad.text
+        down = http.get("/ui/test-unavailable")
+        assert down.status_code == 503 and "cannot answer this now" in down.text
+        assert "hunter2" not in down.text and "postgresql" not in down.text
+        with TestClient(app, raise_server_exceptions=False) as raw:
+            crashed = raw.get("/ui/test-crash")
+        assert crashed.status_code == 500 and "internal error: RuntimeError" in crashed.text
+        assert "a secret detail" not in crashed.text
+        for got in (bad, down, crashed, wrong):
+            assert got.headers["content-type"].startswith("text/html")
+            assert got.headers["cache-control"] == "no-store"
+            assert "script-src 'self'" in got.headers["content-security-policy"]
+            assert got.headers["x-frame-options"] == "DENY"

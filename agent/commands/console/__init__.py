@@ -29,8 +29,10 @@ from agent.commands.console.core import (
     Viewer,
     login_redirect,
 )
+from agent.errors import CogdError, InputError, NotFoundError
 
 log = logging.getLogger("agent.console")
+UNAVAILABLE = "cogd cannot answer this now: try again shortly (the server's log says why)"
 
 __all__ = ["PAGES", "UI", "Console", "ConsoleError", "View", "Viewer", "mount"]
 
@@ -64,10 +66,15 @@ def mount(app: Any, settings: Any, url: str, api: Any) -> Console:
     def is_ui(request: Request) -> bool:
         return request.url.path == "/ui" or request.url.path.startswith("/ui/")
 
-    def page_error(request: Request, status: int, message: str) -> Response:
+    def page_error(request: Request, status: int, message: str,
+                   headers: Any = None) -> Response:
         view = getattr(request.state, "view", None)
-        return console.render(request, "error.html", view, status=status,
-                              title=f"{status}", message=message)
+        response = console.render(request, "error.html", view, status=status,
+                                  title=f"{status}", message=message)
+        # a 500 is answered by ServerErrorMiddleware, outside UIHeaders: set them here
+        for name, value in {**HEADERS, **(headers or {})}.items():
+            response.headers[name] = value
+        return response
 
     @app.exception_handler(LoginRequired)
     async def login_required(request: Request, _: LoginRequired) -> Response:
@@ -89,7 +96,9 @@ def mount(app: Any, settings: Any, url: str, api: Any) -> Console:
             if is_ui(request) or json_handler is None:
                 if status_of(exc) >= 500:
                     log.exception("console: %s failed", request.url.path)
-                return page_error(request, status_of(exc), message_of(exc))
+                # a 405 keeps its Allow header
+                return page_error(request, status_of(exc), message_of(exc),
+                                  getattr(exc, "headers", None))
             return await json_handler(request, exc)  # type: ignore[no-any-return]
 
         app.add_exception_handler(exc_class, handler)
@@ -97,6 +106,11 @@ def mount(app: Any, settings: Any, url: str, api: Any) -> Console:
     html_on_ui(StarletteHTTPException, lambda e: e.status_code,
                lambda e: "no such page" if e.status_code == 404 else str(e.detail))
     html_on_ui(RequestValidationError, lambda e: 400, lambda e: "a bad value in the request")
+    # a service's error: bad input (404: what it named is not found) says what was wrong;
+    # anything else (the database, a provider) one fixed line, its text only in the log
+    html_on_ui(CogdError, lambda e: (404 if isinstance(e, NotFoundError) else 400)
+               if isinstance(e, InputError) else 503,
+               lambda e: str(e) if isinstance(e, InputError) else UNAVAILABLE)
     html_on_ui(Exception, lambda e: 500, lambda e: f"internal error: {e.__class__.__name__}")
 
     app.add_middleware(UIHeaders)

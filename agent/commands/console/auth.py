@@ -6,7 +6,9 @@ a console session, sets its cookie and answers 303 to `next` (a /ui path) or
 /ui/timeline; an unknown or revoked token answers 401 with the form and the error, and
 sets no cookie. There is no CSRF field to send before a session exists; a browser's
 login from another site (Origin or Sec-Fetch-Site) is refused with 403.
-`POST /ui/logout` (a page's button, with the CSRF field) ends the session.
+A login from a browser whose cookie names a live session ends that session first
+(`ended_by` 'relogin'). `POST /ui/logout` (a page's button, with the CSRF field) ends the
+session.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from agent.commands.console.core import (
 def register(app: Any) -> None:
     """/ui/login (no session needed) and /ui/logout (behind the guard), on the app."""
 
-    @app.get("/ui/login", include_in_schema=False)
+    @app.api_route("/ui/login", methods=["GET", "HEAD"], include_in_schema=False)
     async def login_form(request: Request, next: str | None = None) -> Response:
         console = console_of(request)
         secret = request.cookies.get(COOKIE, "")
@@ -51,6 +53,12 @@ def register(app: Any) -> None:
             return console.render(
                 request, "login.html", None, status=401, title="Log in", next=safe_next(next),
                 error="unknown or revoked token" if token else "enter a token")
+        # a cookie that names a live session (another login in this browser): end it
+        # first, so one browser holds one live session
+        old_secret = request.cookies.get(COOKIE, "")
+        old = await asyncio.to_thread(console.find, old_secret) if old_secret else None
+        if old is not None:
+            await asyncio.to_thread(console.end, old, "relogin")
         secret, _ = await asyncio.to_thread(console.open, caller,
                                             request.headers.get("user-agent", ""))
         response = RedirectResponse(safe_next(next), status_code=303)

@@ -144,9 +144,9 @@ class Console:
         with self.db() as conn:
             return sessions.open_session(conn, caller, self.session_seconds, user_agent)
 
-    def end(self, session: ConsoleSession) -> bool:
+    def end(self, session: ConsoleSession, how: str = "logout") -> bool:
         with self.db() as conn:
-            return sessions.end_session(conn, session)
+            return sessions.end_session(conn, session, how)
 
 
 def csrf_input(view: View | None) -> Markup:
@@ -235,7 +235,8 @@ class Routes:
                                   **options)
 
     def get(self, path: str, **options: Any) -> Any:
-        return self.api_route(path, ["GET"], **options)
+        """GET and HEAD (a HEAD answers as the GET would, without the body)."""
+        return self.api_route(path, ["GET", "HEAD"], **options)
 
     def post(self, path: str, **options: Any) -> Any:
         return self.api_route(path, ["POST"], **options)
