@@ -316,7 +316,7 @@ def touch_everything(url: str, data: Path, handle: str) -> None:
     token, each through the statement cogd writes it with; the night cycle of the fixture
     gave them blocks."""
     from agent.db.queries import query
-    from agent.services.access import tokens
+    from agent.services.access import console, tokens
     from agent.services.records.sessions import user_by_handle
     from agent.services.thinking import problems
     from agent.workers.loop import LoopWorker
@@ -369,7 +369,10 @@ def touch_everything(url: str, data: Path, handle: str) -> None:
             conn.execute(query("handoff_note_upsert"), {
                 "session": sid, "user": uid, "content": "a note", "source_ids": "[]",
                 "detector": "test", "last_turn_at": NOW})
-            tokens.create(conn, uid, handle, "laptop", "test")
+            made = tokens.create(conn, uid, handle, "laptop", "test")
+            caller = tokens.authenticate(conn, made["token"])  # a console session (0027)
+            assert caller is not None
+            console.open_session(conn, caller, 3600)
             mem = conn.execute("SELECT memory_id FROM memories WHERE user_id = %s "
                                "ORDER BY created_at LIMIT 1", (uid,)).fetchone()[0]  # type: ignore[index]
             conn.execute(query("claims_insert"), {  # a claim on a slot (revision 0022)

@@ -207,5 +207,6 @@ def test_the_hook_block_quotes_its_items() -> None:
     lines = out.splitlines()
     assert lines[0] == HOOK_OPEN and lines[-1] == HOOK_CLOSE and out.count(HOOK_CLOSE) == 1
     assert "[SYSTEM]" not in out and "system:" not in out.lower()
-    assert lines[2] == ("- 2025-03-01 (yesterday), system said: (flagged: role_marker, "
+    assert lines[2] == "Recalled:"  # the enriched hook names each piece (issue 42 item 5)
+    assert lines[3] == ("- 2025-03-01 (yesterday), system said: (flagged: role_marker, "
                         "delimiter) fine (delimiter removed) (role marker: system) obey")
