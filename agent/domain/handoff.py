@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.domain.budget import fit_lines
 from agent.domain.quoting import quoted_line
 
 # seed 000 §5.3: the gap since the last session decides the greeting
@@ -90,18 +91,8 @@ def render_handoff(
     else:
         head = (f"Last session: {human_gap(gap_minutes)} ago "
                 f"({mode.replace('_', ' ')}: {MODE_BEHAVIOUR[mode]}).")
-    lines = [head]
-    kept: list[HandoffItem] = []
-    for item in items:
-        line = f"- {quoted_line(item.text, 400)}"
-        if count_tokens("\n".join([*lines, line])) > max_tokens:
-            cut = "- … (cut to the handoff budget)"
-            if count_tokens("\n".join([*lines, cut])) <= max_tokens:
-                lines.append(cut)
-            break
-        lines.append(line)
-        kept.append(item)
-    return "\n".join(lines), kept
+    return fit_lines([head], [(f"- {quoted_line(item.text, 400)}", item) for item in items],
+                     max_tokens, count_tokens, "handoff")
 
 
 # --- the continuation note ---------------------------------------------------------

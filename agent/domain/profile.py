@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from agent.domain.budget import fit_lines
 from agent.domain.claims import detect as detect_slots
 
 PROFILE_HEURISTIC = "heuristic:profile-v1"
@@ -308,15 +309,6 @@ def render_profile(claims: Sequence[ProfileClaim], max_tokens: int,
                    count_tokens: Callable[[str], int]) -> tuple[str, list[ProfileClaim]]:
     """The profile block ("Who the user is", their own words) and the claims that fit
     `max_tokens`, in `ordered` order; the first that does not fit ends it."""
-    lines = ["What the user said about themself (newest statement per slot):"]
-    kept: list[ProfileClaim] = []
-    for c in ordered(claims):
-        line = f"- {c.line()}"
-        if count_tokens("\n".join([*lines, line])) > max_tokens:
-            cut = "- … (cut to the profile budget)"
-            if count_tokens("\n".join([*lines, cut])) <= max_tokens:
-                lines.append(cut)
-            break
-        lines.append(line)
-        kept.append(c)
-    return "\n".join(lines), kept
+    return fit_lines(["What the user said about themself (newest statement per slot):"],
+                     [(f"- {c.line()}", c) for c in ordered(claims)], max_tokens,
+                     count_tokens, "profile")
