@@ -73,6 +73,10 @@ def mount(app: Any, settings: Any, url: str, api: Any) -> Console:
                                   title=f"{status}", message=message)
         # a 500 is answered by ServerErrorMiddleware, outside UIHeaders: set them here
         for name, value in {**HEADERS, **(headers or {})}.items():
+            if name.lower() == "allow":
+                # Starlette joins a route's methods from a set, so its order follows
+                # the hash seed; answer one fixed order
+                value = ", ".join(sorted(m.strip() for m in value.split(",")))
             response.headers[name] = value
         return response
 
