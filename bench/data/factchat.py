@@ -111,11 +111,52 @@ HELDOUT2_NEVER_SAID: list[str] = [
     "Which gym do I go to?",
     "When did I pass my driving test?",
 ]
+# The third held-out set (`--set heldout3`): heldout2's three misses were looked at on
+# 2026-12-02 and the grounded path was then changed, so `heldout2` counts as dev data from
+# then on. This set was written before those changes by a helper who was told not to read
+# the grounding code, the other sets' results or bench/results (blind to how questions are
+# matched to facts), and committed before the changes; run once after them and reported
+# as it came out. Nothing was tuned on it.
+HELDOUT3_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ('Just moved into a flat in Leeds last month, still living out of boxes lol',
+     'what city am I living in these days?', ('leeds',)),
+    ('I work as a physiotherapist at a sports clinic, mostly dodgy knees and shoulders',
+     'what do I do for a living?', ('physio',)),
+    ("my sister Abena is getting married in the spring, honestly can't wait",
+     "what's my sister called?", ('abena',)),
+    ("we've got an old tabby cat called Biscuit who basically runs the house",
+     "what's my pet's name?", ('biscuit',)),
+    ('Saturdays are for climbing - I go bouldering at the indoor wall with a couple of mates',
+     'what do I usually get up to at the weekend for fun?', ('boulder', 'climb')),
+    ("heads up, my birthday's on the 14th of November",
+     "when's my birthday again?", ('november',)),
+    ('I stopped eating meat about two years ago, fully vegetarian now',
+     'do I have any dietary restrictions?', ('vegetarian',)),
+    ('booked flights to Lisbon for a week in June with my partner!!',
+     'where am I going on holiday this summer?', ('lisbon',)),
+    ('I ran my first marathon back in 2019 in Manchester. never again haha',
+     'what race did I do in 2019?', ('marathon',)),
+    ("oh and I'm allergic to penicillin, found that out the hard way as a kid",
+     'am I allergic to any medications?', ('penicillin',)),
+]
+HELDOUT3_NEVER_SAID: list[str] = [
+    "what car do I drive?",
+    "what's my favourite film?",
+    "do I play any instruments?",
+    "which football team do I support?",
+    "where did I go to uni?",
+    "what kind of music am I into?",
+    "do I have any kids?",
+    "what languages do I speak?",
+    "what's my favourite colour?",
+    "what book am I reading at the moment?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
     "heldout": ("tomas", HELDOUT_FACTS, HELDOUT_NEVER_SAID),
     "heldout2": ("maren", HELDOUT2_FACTS, HELDOUT2_NEVER_SAID),
+    "heldout3": ("kofi", HELDOUT3_FACTS, HELDOUT3_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -125,7 +166,11 @@ SET_NOTES: dict[str, str] = {
     "heldout": "Written before its first run and not changed after it; but its misses were "
                "then looked at and the grounded path changed for them, so from that change "
                "on it is dev data, not held out.",
-    "heldout2": "Held out: written and committed before the grounded-path changes that "
-                "followed the first held-out run, not changed after; nothing was tuned on "
-                "it.",
+    "heldout2": "Written and committed before the grounded-path changes that followed the "
+                "first held-out run, and run once after them (7/10, 2026-11-28); its misses "
+                "were then looked at and the grounded path changed for them (2026-12-02), "
+                "so from that change on it is dev data, not held out.",
+    "heldout3": "Held out: written by a helper who did not read the grounding code, and "
+                "committed before the grounded-path changes that followed heldout2's "
+                "misses; not changed after; nothing was tuned on it.",
 }

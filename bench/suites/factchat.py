@@ -1,13 +1,15 @@
 """The fact-recall chat check (issue 40): does the default model answer from memory?
 
-    python -m bench factchat [--set dev|heldout|heldout2] [--hog]
+    python -m bench factchat [--set dev|heldout|heldout2|heldout3] [--hog]
                              [--model PATH.gguf | --profile NAME]
                              [--no-grounded] [--label TEXT] [--note TEXT]
 
 Three question sets: `dev` (the default; the grounded-reply heuristic's thresholds were
 chosen on it, so its figures are fitted), `heldout` (another user's 10 facts and 10
 never-said questions in other words; its misses were looked at and fixed, so it is dev
-data now) and `heldout2` (a third user's, written before those fixes, nothing tuned on it).
+data now), `heldout2` (a third user's, written before those fixes; its own misses were
+fixed on 2026-12-02, so it is dev data too) and `heldout3` (a fourth user's, written by a
+helper blind to the grounding code before those fixes; nothing tuned on it).
 
 On a throwaway embedded database, through the same turn as the loop (Cognition.answer):
 
@@ -253,8 +255,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", choices=sorted(SETS), default="dev",
                         help="the questions: dev (the grounded-reply thresholds were chosen "
-                        "on it), heldout (its misses were fixed: dev data now) or heldout2 "
-                        "(held out; default: dev)")
+                        "on it), heldout and heldout2 (their misses were fixed: dev data "
+                        "now) or heldout3 (held out; default: dev)")
     parser.add_argument("--hog", action="store_true",
                         help="also ask again with a CPU-bound process on every core")
     parser.add_argument("--model", type=Path, help="a GGUF file instead of the bundled model")
