@@ -19,7 +19,8 @@ profile) and off for real models, which get the memories in their prompt as alwa
 the user's are word rules, not understanding: a heuristic, named as such in the reply's
 metadata (`reply_path`) and in the README. So is how a question's words are found in a
 sentence said in other words (`cover`): named word lists for irregular verb lemmas,
-personal-fact slot synonyms, relation words and the kind of answer asked for; and a
+personal-fact slot synonyms (and the slot of a claim the profile heuristic reads in the
+sentence: "I'm an architect" is work), relation words and the kind of answer asked for; and a
 sentence about another relation than the one asked about is no answer (`other_relation`).
 """
 
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from agent.domain.profile import extract as profile_facts
 from agent.domain.recall import RecallItem
 
 HEURISTIC = "grounded-reply heuristic"
@@ -178,7 +180,7 @@ _STOP_WORDS = """a an the and or but of to in on at for from with about as by in
     you your yours it its this that these those there here again please tell remind
     remember know go went going get got last next ago now then just still also very really
     some any all one thing things name named he she they them his her their him it's
-    not no many much"""
+    not no many much kind kinds sort sorts type types"""
 _STOP = frozenset(_STOP_WORDS.split())
 
 # -- lexical matching for grounding: named heuristics, word lists, not understanding -----
@@ -218,6 +220,7 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bfor a living\b", re.IGNORECASE), "work"),
     (re.compile(r"\b(?:to|from|at|after|before|off) work\b", re.IGNORECASE), "workplace"),
     (re.compile(r"\bget up to\b", re.IGNORECASE), "do"),
+    (re.compile(r"\b(?:spare|free) time\b", re.IGNORECASE), "hobby"),
 )
 
 # Heuristic "slot synonyms": the few personal-fact slots a question and its answer commonly
@@ -229,9 +232,11 @@ _SLOT_WORDS: dict[str, str] = {
     "home": "live home mov based stay reside",
     "visit": "visit coming stay",
     "name": "name call nickname",
+    "hobby": "hobby pastime leisure",
 }
 
-# Heuristic "relation words": the people a fact is about. Two words for the same relation
+# Heuristic "relation words": the people (and the pets: "what kind of pet do I have?" /
+# "we keep a tortoise"; not "fish", food as often as a pet) a fact is about. Two words for the same relation
 # ("mum"/"mother", "wife"/"partner", "kid"/"son") are one word in `cover`; and a sentence
 # about another relation only ("my partner's name is ..." for "what's my mum's name?") is
 # no answer, however close its cosine.
@@ -247,7 +252,11 @@ _RELATION_TEXT = """
     fiance < partner: fiance fiancee; grandparent: grandparent grandparents;
     grandmother < grandparent: grandmother grandma granny gran nan nana;
     grandfather < grandparent: grandfather grandpa grandad granddad; aunt: aunt auntie;
-    uncle: uncle; cousin: cousin; niece: niece; nephew: nephew; friend: friend"""
+    uncle: uncle; cousin: cousin; niece: niece; nephew: nephew; friend: friend;
+    pet: pet pets; dog < pet: dog puppy; cat < pet: cat kitten; rabbit < pet: rabbit bunny;
+    tortoise < pet: tortoise turtle; hamster < pet: hamster; guinea pig < pet: guinea;
+    bird < pet: parrot budgie canary; goldfish < pet: goldfish; horse < pet: horse pony;
+    snake < pet: snake; lizard < pet: lizard; ferret < pet: ferret"""
 _RELATION_OF: dict[str, str] = {}  # word -> relation
 _GENERAL: dict[str, str] = {}  # relation -> the general one above it
 for _entry in _RELATION_TEXT.split(";"):
@@ -366,6 +375,17 @@ def _held(word: str, said: set[str], said_relations: frozenset[str]) -> bool:
     return relation is not None and _same_relation(frozenset({relation}), said_relations)
 
 
+# what a sentence the profile heuristic reads as a claim of one of these kinds holds:
+# "I'm an architect at a firm ..." states a job without a work word
+_PROFILE_SLOT = {"work": _stem("work"), "residence": _stem("live"), "name": _stem("name")}
+
+
+def _profile_slots(sentence: str) -> set[str]:
+    """The slot words of the profile claims a sentence states (agent/domain/profile.py's
+    PROFILE_HEURISTIC: "I'm an architect" is work, "I moved to Porto" a home)."""
+    return {_PROFILE_SLOT[f.kind] for f in profile_facts(sentence) if f.kind in _PROFILE_SLOT}
+
+
 def cover(question: str, sentence: str) -> float:
     """The share of what the question asks that the sentence holds (1.0: all; a question
     without a content word: 0). What it asks: its content words (matched by lemma, slot
@@ -376,6 +396,8 @@ def cover(question: str, sentence: str) -> float:
         return 0.0
     kinds = _kinds_asked(question)
     said = _topic(sentence)
+    if not _relations(question):  # a claim about the user answers nothing about "my mum"
+        said |= _profile_slots(sentence)
     rel = _relations(sentence)
     held = sum(1 for w in asked if _held(w, said, rel))
     if held:

@@ -4,7 +4,7 @@
                              [--model PATH.gguf | --profile NAME]
                              [--no-grounded] [--label TEXT] [--note TEXT]
 
-Three question sets: `dev` (the default; the grounded-reply heuristic's thresholds were
+Four question sets: `dev` (the default; the grounded-reply heuristic's thresholds were
 chosen on it, so its figures are fitted), `heldout` (another user's 10 facts and 10
 never-said questions in other words; its misses were looked at and fixed, so it is dev
 data now), `heldout2` (a third user's, written before those fixes; its own misses were

@@ -140,9 +140,13 @@ def test_a_weak_match_or_a_middling_cosine_is_hedged() -> None:
     got = grounded_reply("Where was I born?", weak, [0.1], NOW)
     assert got is not None and got.path == PATH_WEAK
     assert got.text == "I'm not sure, but on 3 March you told me: you were born in Toronto."
+    food = [item("I love grilled sardines.", "no_match")]
+    got = grounded_reply("What is my favourite food?", food, [0.46], NOW)
+    assert got is not None and got.path == PATH_WEAK  # 0.40 <= cosine < 0.55, no word held
+    # a dog is no answer about a cat, however close the cosine (pets are relation words)
     dog = [item("My dog is called Biscuit.", "no_match")]
     got = grounded_reply("What is my cat's name?", dog, [0.46], NOW)
-    assert got is not None and got.path == PATH_WEAK  # 0.40 <= cosine < 0.55, no "cat"
+    assert got is not None and got.path == PATH_NO_MATCH
 
 
 def test_words_of_the_question_count_with_a_floor() -> None:
@@ -187,11 +191,30 @@ def test_regular_forms_and_contractions_are_one_word() -> None:
     ("What do I do for a living?", "I live in Lisbon.", 0.0),  # a living is not a home
     ("What's my job?", "I take the bus to work every day.", 0.0),  # to work: a place
     ("Where's my home?", "I'm based in Rotterdam these days.", 1.0),
+    # a job the profile heuristic reads without a work word; not for a relation's job
+    ("What do I do for a living?", "I'm an architect at a firm that designs schools.", 1.0),
+    ("What's my mum's job?", "I'm an architect at a firm that designs schools.", 0.0),
+    ("Where's home?", "I moved to Porto last year.", 1.0),
+    # hobby: "spare/free time" and "pastime" (not a spare key)
+    ("what's my hobby?", "In my spare time I restore old motorbikes.", 1.0),
+    ("What's my hobby?", "I keep a spare key under the mat.", 0.0),
+    ("What kind of pastime do I have?", "In my free time I paint.", 1.0),
 ])
 def test_slot_synonyms(question: str, sentence: str, share: float) -> None:
     """Heuristic "slot synonyms" and "phrases": job/work/profession/teach, for a living;
-    home/live/based."""
+    home/live/based; hobby/pastime, spare or free time; and the slot of a profile claim
+    the sentence states; "kind of" asks nothing."""
     assert cover(question, sentence) == share
+
+
+def test_pets_are_relation_words() -> None:
+    """A pet names any kept animal; one animal is no other."""
+    assert cover("What kind of pet do I have?",
+                 "We keep a tortoise named Franklin in the back garden.") == 1.0
+    assert cover("What's my cat called?", "Our kitten Mochi sleeps all day.") == 1.0
+    assert cover("What is my cat's name?", "My dog is called Biscuit.") < 1.0
+    assert other_relation("What is my cat's name?", "My dog is called Biscuit.")
+    assert not other_relation("Do I have a pet?", "My dog is called Biscuit.")
 
 
 def test_relation_words() -> None:
