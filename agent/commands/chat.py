@@ -34,6 +34,7 @@ SLASH_HELP = """/identity            Layer 0 as the prompt renders it
 /contradictions      your open contradictions: both statements, who flagged them, why
 /resolve <id> keep-a|keep-b|merge [merged text]   resolve one (the loser is superseded)
 /timeline [from [to]]  your episodes and milestones (dates YYYY-MM-DD), with sources
+/profile             who you are, from your own words: one claim per slot, with sources
 /quit                leave (Ctrl-D works too)"""
 
 
@@ -190,7 +191,7 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
             echo(introspect.forget(client.conn, arg))
         except InputError as exc:
             echo(str(exc))
-    elif cmd in ("contradictions", "resolve", "timeline"):  # issue 42 items 3-4
+    elif cmd in ("contradictions", "resolve", "timeline", "profile"):  # issue 42
         try:
             echo(_memory_views(client, cmd, arg))
         except InputError as exc:
@@ -201,14 +202,21 @@ def _slash(client: ChatClient, line: str, echo: Any) -> bool:
 
 
 def _memory_views(client: ChatClient, cmd: str, arg: str) -> str:
-    """/contradictions, /resolve and /timeline: `cogd contradictions`, `cogd resolve` and
-    `cogd timeline` for this REPL's user only."""
+    """/contradictions, /resolve, /timeline and /profile: `cogd contradictions`,
+    `cogd resolve`, `cogd timeline` and `cogd profile` for this REPL's user only."""
     from agent.commands.timeline import contradiction_lines, resolution_line
     from agent.services.memory import timeline
 
     if cmd == "contradictions":
         return "\n".join(contradiction_lines(client.runtime.contradictions().open(
             client.conn, client.user_id), resolve_with="/resolve ID"))
+    if cmd == "profile":
+        from agent.commands.profile import profile_lines
+
+        if arg:
+            return "usage: /profile  (your own profile; `cogd profile --json` for scripts)"
+        return "\n".join(profile_lines(client.runtime.profile().show(
+            client.conn, client.user_id), client.user, "`cogd profile --json`"))
     if cmd == "resolve":
         cid, action, text = [*arg.split(maxsplit=2), "", "", ""][:3]
         if not cid or not action:

@@ -5,6 +5,7 @@ ones with --json (agent/services/memory/profile.py)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -47,13 +48,21 @@ def profile(handle: str | None, rebuild: bool, as_json: bool) -> int:
         return 0
     if rebuilt is not None:
         click.echo(f"read again: {rebuilt} claim(s) written")
-    if not shown["claims"]:
-        click.echo(f"nothing known about {handle} yet (consolidation reads their own turns)")
-    for c in shown["claims"]:
-        click.echo(f"{c['text']}  ({c['detector']})")
-    if shown["superseded"]:
-        click.echo(f"{len(shown['superseded'])} superseded claim(s) kept (--json lists them)")
+    for line in profile_lines(shown, handle, "--json"):
+        click.echo(line)
     return 0
+
+
+def profile_lines(shown: dict[str, Any], handle: str | None, listed_by: str) -> list[str]:
+    """The profile as `cogd profile` and the REPL's /profile print it: a line per current
+    claim with its detector; `listed_by` names what lists the superseded ones."""
+    if not shown["claims"]:
+        return [f"nothing known about {handle} yet (consolidation reads their own turns)"]
+    lines = [f"{c['text']}  ({c['detector']})" for c in shown["claims"]]
+    if shown["superseded"]:
+        lines.append(f"{len(shown['superseded'])} superseded claim(s) kept "
+                     f"({listed_by} lists them)")
+    return lines
 
 
 COMMANDS = (profile,)

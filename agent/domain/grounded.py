@@ -236,10 +236,10 @@ _SLOT_WORDS: dict[str, str] = {
 }
 
 # Heuristic "relation words": the people (and the pets: "what kind of pet do I have?" /
-# "we keep a tortoise"; not "fish", food as often as a pet) a fact is about. Two words for the same relation
-# ("mum"/"mother", "wife"/"partner", "kid"/"son") are one word in `cover`; and a sentence
-# about another relation only ("my partner's name is ..." for "what's my mum's name?") is
-# no answer, however close its cosine.
+# "we keep a tortoise"; not "fish", food as often as a pet) a fact is about. Two words for
+# the same relation ("mum"/"mother", "wife"/"partner", "kid"/"son") are one word in
+# `cover`; and a sentence about another relation only ("my partner's name is ..." for
+# "what's my mum's name?") is no answer, however close its cosine.
 # A general word ("kid", "partner", "sibling") matches each relation under it ("son",
 # "wife", "sister"); two relations under one ("son"/"daughter") do not match each other.
 _RELATION_TEXT = """

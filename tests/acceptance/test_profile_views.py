@@ -67,6 +67,23 @@ def test_the_profile_reaches_the_fourth_session_mcp_and_http(
     plain = run("profile", "--user", "alice", env=env)
     assert plain.returncode == 0 and "sister: Maria" in plain.stdout, plain.stdout
     assert "1 superseded claim(s) kept" in plain.stdout
+    # the REPL's /profile: the same lines, the REPL's own user's only
+    import subprocess
+
+    from tests.acceptance.test_cli import COGD
+
+    for who in ("alice", "bob"):
+        repl = subprocess.run([COGD, "chat", "--user", who], input="/profile\n/profile x\n",
+                              env=env, capture_output=True, text=True, timeout=600)
+        assert repl.returncode == 0, repl.stderr
+        said = repl.stderr  # piped: slash commands answer on stderr
+        assert "usage: /profile" in said, said
+        if who == "alice":
+            assert "sister: Maria" in said and "Porto" in said, said
+            assert "1 superseded claim(s) kept (`cogd profile --json` lists them)" in said
+        else:
+            assert "nothing known about bob yet" in said, said
+            assert "Maria" not in said and "Porto" not in said, said
     cli = run("profile", "--user", "alice", "--json", env=env)
     assert cli.returncode == 0, cli.stderr
     profile = json.loads(cli.stdout)
