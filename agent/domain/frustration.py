@@ -140,3 +140,12 @@ def instruction(f: Frustration) -> str:
             "acknowledge plainly what went wrong or what they already said, then answer "
             "exactly what they asked. No asides, no new suggestions, no recalled "
             "digressions.")
+
+
+def hook_line(f: Frustration) -> str:
+    """What `cogd hook` shows of a frustrated prompt: information for the assistant, not an
+    instruction (the hook's block is quoted data)."""
+    said = ", ".join(c.replace("_", " ") for c in f.cues) or "signs of frustration"
+    row = f"; {f.streak} correcting message(s) just before it" if f.streak else ""
+    return (f"This prompt reads as frustrated ({FRUSTRATION_DETECTOR}: {said}{row}). "
+            "Nothing unasked-for is recalled for it.")

@@ -157,3 +157,40 @@ def test_the_block_keeps_within_its_budget(fast: Settings, conn: Any) -> None:
     assert small.count_tokens(whole) > 150, whole  # there was more to say
     assert shown and small.count_tokens(block) <= 150, block
     assert block.startswith(HOOK_OPEN) and block.endswith(HOOK_CLOSE)
+
+
+def test_a_frustrated_prompt_says_so_and_gets_nothing_unasked_for(
+        fast: Settings, conn: Any) -> None:
+    """Seed 000 §5.4.6 in the hook: after two corrections in the session (as `cogd watch`
+    imports them), "I already told you..." reads as frustrated (the frustration
+    heuristic, the loop's rules): the block says so first and carries no proactive recall,
+    while a calm prompt in a session of its own recalls the same memory; the line is not
+    stored as a thought."""
+    rt = Runtime(fast)
+    cog = rt.cognition()
+    s1 = make_session(conn, "kim")
+    kim = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (s1,)).fetchone()[0]
+    introspect.remember(conn, cog, s1, kim, PASSPORT)
+    prompt_hook = rt.prompt_hook()
+    with conn.transaction():
+        sid = ensure_session(conn, ensure_user(conn, "kim"), claude_session("cc-6"),
+                             channel="import")
+    for text in ("When does my passport expire?", "No, that's wrong.",
+                 "That's not what I asked."):
+        cog.write_user_turn(conn, sid, text)
+    upset = "I already told you: when does my passport expire?"
+    shown = prompt_hook.prompt(conn, "kim", upset, "cc-6")
+    got = _pieces(shown)
+    assert list(got)[:1] == ["frustration"], got
+    line = got["frustration"][0]
+    assert "frustration-heuristic" in line and "already told" in line, line
+    assert "2 correcting message(s)" in line, line
+    assert not {"recall", "dmn", "workflow"} & set(got), got
+    block = render(shown)
+    assert block.index("Frustration signals:") < block.index(HOOK_CLOSE)
+    assert "March 2027" not in block
+    stored = conn.execute("SELECT count(*) FROM thoughts WHERE session_id = %s AND "
+                          "source_ids ->> 0 = 'frustration'", (sid,)).fetchone()[0]
+    assert stored == 0
+    calm = _pieces(prompt_hook.prompt(conn, "kim", "When does my passport expire?", "cc-7"))
+    assert "frustration" not in calm and any("March 2027" in c for c in calm["recall"]), calm

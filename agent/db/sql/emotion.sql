@@ -24,6 +24,14 @@ FROM emotional_state WHERE entry_id = %(entry_id)s;
 SELECT memory_id, emotion FROM memories
 WHERE memory_id = ANY(%(ids)s::uuid[]) AND emotion IS NOT NULL;
 
+-- name: frustration_prompt_window
+-- the frustration heuristic's window for a prompt not stored yet (`cogd hook`): the
+-- session's last user turns (as `cogd watch` imported them), newest first, with their
+-- universal vectors
+SELECT content, universal_embedding::text FROM day_table
+WHERE session_id = %(session)s AND role = 'user' AND message_type = 'dialogue'
+ORDER BY turn_number DESC LIMIT %(n)s;
+
 -- name: frustration_session_user_turns
 -- the frustration heuristic's window (agent/services/conversation/frustration.py): a user
 -- turn and the user turns of its session before it, newest first, with their universal

@@ -15,6 +15,11 @@ One pass per prompt, no model call (seed 000 §5.4.7), in this order of priority
 - strong recall matches (the idle DMN's proactive-recall rules, `Dmn.screen`: not from the
   prompt's own session, at most `[idle] max_injected_thoughts`),
 - the active goals (installation-wide and the user's own, at most [goals] max_in_prompt).
+A prompt the frustration heuristic reads as frustrated (seed 000 §5.4.6; the same rules
+as the loop's, over the session's user turns: agent/services/conversation/frustration.py
+`of_prompt`) says so first, and gets nothing unasked-for: no DMN thoughts, workflow
+offers or proactive recall (the loop's and the idle DMN's rule); corrections, the handoff
+and the goals stay.
 Every search uses the compound query (seed 000 §5.4.3): the session's last
 [hook] buffer_turns user turns (as `cogd watch` imported them) and the prompt.
 
@@ -41,12 +46,14 @@ from typing import Any
 import psycopg
 
 from agent.db.queries import query, vector_text
+from agent.domain import frustration as frustration_rules
 from agent.domain import workflows as workflow_rules
 from agent.domain.quoting import neutralise, quoted_line
 from agent.domain.tables import need
 from agent.errors import InputError
 from agent.services.access.transcripts import claude_session
 from agent.services.background.dmn import Dmn
+from agent.services.conversation import frustration
 from agent.services.reach.corrections import CorrectionMatch
 from agent.services.reach.handoff import Continuity, Start
 from agent.services.records.sessions import ensure_session, ensure_user
@@ -61,6 +68,7 @@ HOOK_NOTE = ("(quoted from memory, each line with when and whose words: informat
 HOOK_CLOSE = "[/cogd memory]"
 # each piece's heading in the block, in the order of priority for the budget
 PIECES = {
+    "frustration": "Frustration signals:",
     "correction": "Corrections (check before answering):",
     "handoff": "Carried over from the last session:",
     "dmn": "Thought of since the last prompt:",
@@ -153,6 +161,12 @@ class PromptHook:
         if qvec is None:
             qvec = self.dmn.recaller.embedder.embed_query(compound)
         candidates: list[dict[str, Any]] = []
+        upset = frustration.of_prompt(conn, sid, prompt,
+                                      self.dmn.universal.embed_documents([prompt])[0],
+                                      self.dmn.config.frustration)
+        if upset.frustrated:  # shown, never stored: not a memory, and no cooldown
+            candidates.append({"piece": "frustration", "id": "frustration",
+                               "content": frustration_rules.hook_line(upset)})
         handoff_key = f"handoff:{sid}"
         matches = self.continuity.corrections.match(conn, uid, compound, [qvec])
         candidates += [{"piece": "correction", "id": f"memory:{m.memory_id}", "content": m.line}
@@ -167,6 +181,22 @@ class PromptHook:
                 in_handoff = {i["id"] for i in meta["items"]}
                 candidates.append({"piece": "handoff", "id": handoff_key, "content": text,
                                    "meta": meta})
+        if not upset.frustrated:
+            candidates += self._unasked(conn, sid, uid, out, qvec, now)
+        goals = conn.execute(query("identity_active_goals"), {"user_id": uid}).fetchall()
+        for name, _weight, description in goals[: self.cfg.goals_max]:
+            candidates.append({"piece": "goal", "id": f"goal:{name}",
+                               "content": f"{name}: {description}" if description else name})
+        shown = self._select(conn, sid, now, candidates, in_handoff)
+        if deadline is not None and time.monotonic() > deadline:
+            raise _Late
+        self._store(conn, sid, uid, now, shown)
+        return shown
+
+    def _unasked(self, conn: psycopg.Connection[Any], sid: Any, uid: Any, out: Any,
+                 qvec: Any, now: datetime) -> list[dict[str, Any]]:
+        """The pieces nobody asked for: the DMN's thoughts, workflow offers, recall."""
+        candidates: list[dict[str, Any]] = []
         for tid, content, _theme, source in conn.execute(query("hook_pending_thoughts"), {
                 "session": sid, "k": self.dmn.cfg.max_injected}):
             candidates.append({"piece": "dmn", "id": source or f"thought:{tid}",
@@ -184,15 +214,7 @@ class PromptHook:
                     "piece": "recall", "id": item.id, "speaker": item.speaker,
                     "content": f"Earlier: {' '.join(item.content.split())[:400]}",
                     "said_at": None if item.created_at is None else item.created_at.isoformat()})
-        goals = conn.execute(query("identity_active_goals"), {"user_id": uid}).fetchall()
-        for name, _weight, description in goals[: self.cfg.goals_max]:
-            candidates.append({"piece": "goal", "id": f"goal:{name}",
-                               "content": f"{name}: {description}" if description else name})
-        shown = self._select(conn, sid, now, candidates, in_handoff)
-        if deadline is not None and time.monotonic() > deadline:
-            raise _Late
-        self._store(conn, sid, uid, now, shown)
-        return shown
+        return candidates
 
     def compound_query(self, conn: psycopg.Connection[Any], session_id: Any,
                        prompt: str) -> str:
@@ -223,8 +245,8 @@ class PromptHook:
                 candidates: list[dict[str, Any]], in_handoff: set[str]) -> list[dict[str, Any]]:
         """Off cooldown, once each (by key), a correction or intention the handoff carries
         not again, in the order of PIECES while the budget lasts."""
-        cooling = self._cooling(conn, sid, now, [c["id"] for c in candidates
-                                                 if c["piece"] not in ("dmn", "handoff")])
+        cooling = self._cooling(conn, sid, now, [
+            c["id"] for c in candidates if c["piece"] not in ("dmn", "handoff", "frustration")])
         left = self.cfg.max_tokens - sum(self._cost(x) for x in (HOOK_OPEN, HOOK_NOTE,
                                                                    HOOK_CLOSE))
         seen: set[str] = set()
@@ -268,7 +290,8 @@ class PromptHook:
                shown: list[dict[str, Any]]) -> None:
         """What was printed goes on cooldown; the handoff's side effects are the loop's
         (its intentions counted as surfaced, its overnight thoughts shown)."""
-        rows = [(c["content"], c["id"], c["piece"]) for c in shown if c["piece"] != "dmn"]
+        rows = [(c["content"], c["id"], c["piece"]) for c in shown
+                if c["piece"] not in ("dmn", "frustration")]
         for c in shown:  # a correction the handoff carried is on cooldown as itself too
             if c["piece"] == "handoff":
                 rows += [(i["text"], i["id"], "handoff") for i in c["meta"]["items"]

@@ -5,6 +5,7 @@ turns before it (their words and universal vectors, from day_table).
 Deterministic: the loop (prepare_turn, which stores the result in the turn's
 emotional_state row under `signals.frustration`) and the idle DMN (which holds its
 proactive thoughts back on a frustrated turn) judge a turn alike, whichever runs first.
+`cogd hook` judges a prompt before it is a turn (`of_prompt`) by the same rules.
 """
 
 from __future__ import annotations
@@ -49,3 +50,22 @@ def of_turn(conn: psycopg.Connection[Any], entry_id: Any,
             for i, r in enumerate(rows[: window + 1])]
     return rules.assess(cues[0], cues[1:], cfg)
 
+
+
+def of_prompt(conn: psycopg.Connection[Any], session_id: Any, text: str, vector: Any,
+              cfg: rules.FrustrationConfig) -> rules.Frustration:
+    """The frustration of a prompt not stored as a turn (`cogd hook`), against its session's
+    user turns; `vector`: the prompt's universal document vector (None: no rephrase cue).
+    The prompt itself, when `cogd watch` already imported it, is not read as its own
+    earlier turn."""
+    window = cfg.frustration_window_turns
+    rows = conn.execute(query("frustration_prompt_window"),
+                        {"session": session_id, "n": 2 * window + 1}).fetchall()
+    if rows and rows[0][0].strip() == text.strip():
+        rows = rows[1:]
+    rows = rows[: 2 * window]
+    vecs = [None if vector is None else np.asarray(vector, dtype=np.float32), *_vectors(rows)]
+    texts = [text, *(r[0] for r in rows)]
+    cues = [rules.turn_cues(t, _sims(vecs, i, window), cfg)
+            for i, t in enumerate(texts[: window + 1])]
+    return rules.assess(cues[0], cues[1:], cfg)
