@@ -59,8 +59,15 @@ def test_login_with_a_token_sets_a_strict_cookie_and_logout_or_revoking_ends_it(
         assert "httponly" in attrs and attrs["samesite"].lower() == "samesite=strict"
         assert attrs["path"] == "Path=/ui" and "secure" not in attrs  # plain http here
         secret = cookie.split(";")[0].split("=", 1)[1]
+        with psycopg.connect(db_url) as conn:  # a console page marks its token used
+            conn.execute("UPDATE api_tokens SET last_used_at = now() - interval '1 hour'")
         page = http.get("/ui/timeline")
         assert page.status_code == 200 and '<span class="who" id="who">alice</span>' in page.text
+        with psycopg.connect(db_url) as conn:
+            used = dict(conn.execute(
+                "SELECT u.handle, t.last_used_at > now() - interval '1 minute' "
+                "FROM api_tokens t JOIN users u USING (user_id)").fetchall())
+        assert used["alice"] is True and used.get("bob") is not True, used
         for name in ("Content-Security-Policy", "X-Frame-Options", "Cache-Control"):
             assert name in page.headers
         assert "script-src 'self'" in page.headers["Content-Security-Policy"]

@@ -11,14 +11,24 @@ VALUES (%(secret_hash)s, %(token_id)s, %(user_id)s, %(csrf)s,
 RETURNING session_id, expires_at;
 
 -- name: console_session_lookup
--- the live session of a cookie: not ended, not expired, and its token not revoked
-SELECT s.session_id, s.token_id, s.user_id, u.handle, t.operator, s.csrf_secret,
-       s.expires_at
-FROM console_sessions s
-JOIN api_tokens t ON t.token_id = s.token_id
-JOIN users u ON u.user_id = s.user_id
-WHERE s.secret_hash = %(secret_hash)s AND s.revoked_at IS NULL AND s.expires_at > now()
-  AND t.revoked_at IS NULL;
+-- the live session of a cookie: not ended, not expired, and its token not revoked; the
+-- token is marked used, as tokens_authenticate marks an API call's (at most once a
+-- minute, so that a page's requests do not each write the row)
+WITH live AS (
+    SELECT s.session_id, s.token_id, s.user_id, u.handle, t.operator, s.csrf_secret,
+           s.expires_at
+    FROM console_sessions s
+    JOIN api_tokens t ON t.token_id = s.token_id
+    JOIN users u ON u.user_id = s.user_id
+    WHERE s.secret_hash = %(secret_hash)s AND s.revoked_at IS NULL AND s.expires_at > now()
+      AND t.revoked_at IS NULL
+), used AS (
+    UPDATE api_tokens t SET last_used_at = now()
+    FROM live
+    WHERE t.token_id = live.token_id
+      AND (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute')
+)
+SELECT session_id, token_id, user_id, handle, operator, csrf_secret, expires_at FROM live;
 
 -- name: console_session_end
 UPDATE console_sessions SET revoked_at = now(), ended_by = %(how)s
