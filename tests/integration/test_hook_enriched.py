@@ -43,6 +43,23 @@ def _pieces(items: list[dict[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
+def _passport_told(settings: Settings, conn: Any) -> tuple[Runtime, Any]:
+    """kim's PASSPORT, remembered in a chat session: (runtime, cognition)."""
+    rt = Runtime(settings)
+    cog = rt.cognition()
+    s1 = make_session(conn, "kim")
+    kim = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (s1,)).fetchone()[0]
+    introspect.remember(conn, cog, s1, kim, PASSPORT)
+    return rt, cog
+
+
+def _claude_session(conn: Any, session: str) -> Any:
+    """kim's Claude Code session `session`, as `cogd watch` names it."""
+    with conn.transaction():
+        return ensure_session(conn, ensure_user(conn, "kim"), claude_session(session),
+                              channel="import")
+
+
 def test_first_prompt_carries_corrections_handoff_and_dmn_thoughts_once_per_cooldown(
         fast: Settings, conn: Any) -> None:
     rt = Runtime(fast)
@@ -113,16 +130,10 @@ def test_first_prompt_carries_corrections_handoff_and_dmn_thoughts_once_per_cool
 def test_the_compound_query_reads_the_sessions_last_turns(fast: Settings, conn: Any) -> None:
     """Seed 000 §5.4.3: "do it" alone matches nothing; after the session's turns about the
     passport (as `cogd watch` imports them), the compound query recalls it."""
-    rt = Runtime(fast)
-    cog = rt.cognition()
-    s1 = make_session(conn, "kim")
-    kim = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (s1,)).fetchone()[0]
-    introspect.remember(conn, cog, s1, kim, PASSPORT)
+    rt, cog = _passport_told(fast, conn)
     prompt_hook = rt.prompt_hook()
     assert prompt_hook.prompt(conn, "kim", "ok, do it", "cc-2") == []
-    with conn.transaction():
-        sid = ensure_session(conn, ensure_user(conn, "kim"), claude_session("cc-3"),
-                             channel="import")
+    sid = _claude_session(conn, "cc-3")
     for text in ("I have to renew my passport before it expires.", "ok, do it"):
         cog.write_user_turn(conn, sid, text)
     assert prompt_hook.compound_query(conn, sid, "ok, do it") == (
@@ -166,15 +177,9 @@ def test_a_frustrated_prompt_says_so_and_gets_nothing_unasked_for(
     heuristic, the loop's rules): the block says so first and carries no proactive recall,
     while a calm prompt in a session of its own recalls the same memory; the line is not
     stored as a thought."""
-    rt = Runtime(fast)
-    cog = rt.cognition()
-    s1 = make_session(conn, "kim")
-    kim = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (s1,)).fetchone()[0]
-    introspect.remember(conn, cog, s1, kim, PASSPORT)
+    rt, cog = _passport_told(fast, conn)
     prompt_hook = rt.prompt_hook()
-    with conn.transaction():
-        sid = ensure_session(conn, ensure_user(conn, "kim"), claude_session("cc-6"),
-                             channel="import")
+    sid = _claude_session(conn, "cc-6")
     for text in ("When does my passport expire?", "No, that's wrong.",
                  "That's not what I asked."):
         cog.write_user_turn(conn, sid, text)
