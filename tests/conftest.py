@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +175,20 @@ def cogd_env(**extra: str) -> dict[str, str]:
     env.pop("DATABASE_URL", None)
     env.update(extra)
     return env
+
+
+def wait_for(predicate: Callable[[], Any], seconds: float, every: float = 0.1) -> Any:
+    """`predicate()`'s first truthy value within `seconds` (polled every `every`), else
+    None: for a process or server a test started."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    return None
 
 
 def free_port() -> int:

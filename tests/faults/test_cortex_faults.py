@@ -46,9 +46,8 @@ import pytest
 
 from agent.cortex.lance import ANTECHAMBER, ARCHIVE, BLOCKS, CLUSTERS, LanceCortex
 from tests.acceptance.test_cli import COGD, assert_clean_error, run
-from tests.conftest import cogd_env, create_db, drop_db
+from tests.conftest import cogd_env, create_db, drop_db, wait_for
 from tests.faults.conftest import Reliability
-from tests.faults.test_process_faults import wait_for
 from tests.integration.test_night_cycle import HANDLES, NOW, corpus_jsonl
 
 # several full nights through the CLI per test

@@ -26,9 +26,9 @@ import pytest
 
 from agent.db.embedded import ensure_server, server_running, stop_server
 from tests.acceptance.test_cli import COGD, _seed_mergeable_memories
-from tests.conftest import cogd_env
+from tests.conftest import cogd_env, wait_for
 from tests.faults.conftest import Reliability
-from tests.faults.test_process_faults import FAST, LLM_ENV, wait_for
+from tests.faults.test_process_faults import FAST, LLM_ENV
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 CRASHES = {

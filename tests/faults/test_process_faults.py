@@ -18,7 +18,6 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ import pytest
 
 from agent.db.embedded import ensure_server, server_running, stop_server
 from tests.acceptance.test_cli import COGD
-from tests.conftest import cogd_env
+from tests.conftest import cogd_env, wait_for
 from tests.faults.conftest import Reliability
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
@@ -44,15 +43,6 @@ FAST = {"COGD_PROCESS__HEARTBEAT_INTERVAL_S": "0.5", "COGD_BUS__POLL_INTERVAL_S"
 WORKERS = ("loop", "consolidate", "idle")
 SEED = int(os.environ.get("COGD_FAULT_SEED", "8"))
 
-
-def wait_for(predicate: Callable[[], Any], seconds: float, every: float = 0.1) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    return None
 
 
 def pid_alive(pid: int) -> bool:

@@ -22,8 +22,8 @@ import psycopg
 
 from agent import inbox
 from tests.acceptance.test_cli import COGD, run
-from tests.conftest import cogd_env, free_port, make_session
-from tests.faults.test_process_faults import FAST, wait_for
+from tests.conftest import cogd_env, free_port, make_session, wait_for
+from tests.faults.test_process_faults import FAST
 
 GRACE_S = "3"
 # the bound the test waits for a stop: far below the hook's pause (PAUSE_MAX_S, 120 s), far

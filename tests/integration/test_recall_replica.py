@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,21 +22,12 @@ import pytest
 from agent.config import Settings, load_settings
 from agent.db.queries import vector_text
 from agent.runtime import Runtime
-from tests.conftest import _with_db, free_port
+from tests.conftest import _with_db, free_port, wait_for
 
 RENTAL = "The rental car for the Lisbon trip was booked by Priya."
 BOAT = "The boat tour in Porto on Saturday was booked by Mateo."
 TRAIN = "The night train to Vienna was booked by Ingrid."
 
-
-def wait_for(predicate: Callable[[], Any], seconds: float, every: float = 0.1) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    return None
 
 
 @dataclass

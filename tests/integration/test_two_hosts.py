@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from agent.config import Settings
 from agent.cortex.lance import BLOCKS, LanceCortex
 from agent.inbox import Client
 from agent.runtime import Runtime
-from tests.conftest import cogd_env, make_session
+from tests.conftest import cogd_env, make_session, wait_for
 from tests.objectstore import s3_server
 
 FACT = "The orchard's gate code is 4417; the key hangs behind the blue shed."
@@ -35,15 +34,6 @@ LLM_ENV = {f"COGD_LLM__ROLES__{r}": "heuristic"
            for r in ("SYSTEM1", "SYSTEM2", "CONSOLIDATION", "NIGHT_CYCLE")}
 FAST = {"COGD_PROCESS__HEARTBEAT_INTERVAL_S": "0.5", "COGD_BUS__POLL_INTERVAL_S": "1.0"}
 
-
-def wait_for(predicate: Callable[[], Any], seconds: float, every: float = 0.2) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    return None
 
 
 class Host:
