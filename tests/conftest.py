@@ -8,6 +8,7 @@ by COGD_TEST_DATABASE_URL), a template database migrated once, and a fresh
 from __future__ import annotations
 
 import os
+import random
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -198,3 +199,27 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class NoFloor(random.Random):
+    """A draw that never falls under a stochastic floor (`random()` is always 0.999):
+    what a test sees is the rules' outcome, not chance's."""
+
+    def random(self) -> float:
+        return 0.999
+
+
+def heuristic_roles(settings: Settings) -> Settings:
+    """`settings` with system1, system2 and consolidation on the heuristic fallback (no
+    model); returns the same object."""
+    for role in ("system1", "system2", "consolidation"):
+        settings.llm.roles[role] = "heuristic"
+    return settings
+
+
+def user_of(conn: psycopg.Connection[Any], session_id: Any) -> Any:
+    """The user_id of session `session_id`."""
+    row = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
+                       (session_id,)).fetchone()
+    assert row is not None, f"no session {session_id}"
+    return row[0]

@@ -31,8 +31,8 @@ from night_cycle import runs
 from night_cycle.context import RunContext
 from night_cycle.progress import NullProgress
 from night_cycle.stages import clustering
-from tests.conftest import make_session
-from tests.integration.test_cognition import NoFloor, say
+from tests.conftest import NoFloor, make_session
+from tests.integration.test_cognition import say
 from tests.integration.test_night_cycle import _session, import_jsonl
 
 ASKED_AT = datetime(2025, 12, 5, 12, tzinfo=UTC)  # "in October": October 2025

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from typing import Any
 
 import pytest
@@ -13,13 +12,8 @@ from agent.inbox import complete
 from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.workers.loop import LoopWorker
-from tests.conftest import make_session
+from tests.conftest import NoFloor, make_session, user_of
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
-
-
-class NoFloor(random.Random):
-    def random(self) -> float:  # never under a stochastic floor: outcomes are the rules'
-        return 0.999
 
 
 @pytest.fixture
@@ -164,8 +158,8 @@ def test_memory_tags_become_citations(settings: Settings, db_url: str, conn: Any
     stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
     cog = Runtime(settings).cognition(rng=NoFloor())
     sid = make_session(conn)
-    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
-    mid = introspect.remember(conn, cog, sid, user[0], "My gym locker code is 4512.")
+    user = user_of(conn, sid)
+    mid = introspect.remember(conn, cog, sid, user, "My gym locker code is 4512.")
     invented = "00000000-0000-4000-8000-000000000000"
     stub_server.set_reply(f"Your locker code is 4512 [memory:{mid}] [memory:{invented}]")
     result = cog.answer(conn, sid, "What is my gym locker code?")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,19 +14,13 @@ from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.background.consolidation import Consolidator, why
 from agent.services.conversation.cognition import Cognition
-from tests.conftest import make_session
+from tests.conftest import NoFloor, heuristic_roles, make_session, user_of
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
-
-
-class NoFloor(random.Random):
-    def random(self) -> float:
-        return 0.999
 
 
 @pytest.fixture
 def cog(settings: Settings) -> Cognition:
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
+    heuristic_roles(settings)
     return Runtime(settings).cognition(rng=NoFloor())
 
 
@@ -53,8 +46,8 @@ def merging(settings: Settings, cog: Cognition, stub_server: StubServer,
 
 def remember(conn: Any, cog: Cognition, text: str, sid: Any = None) -> Any:
     sid = sid or make_session(conn)
-    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
-    return introspect.remember(conn, cog, sid, user[0], text)
+    user = user_of(conn, sid)
+    return introspect.remember(conn, cog, sid, user, text)
 
 
 def snapshot(conn: Any) -> dict[str, Any]:

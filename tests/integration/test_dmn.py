@@ -14,18 +14,12 @@ from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.conversation.cognition import Cognition
 from agent.workers.idle import IdleWorker
-from tests.conftest import make_session
-
-
-class NoFloor(random.Random):
-    def random(self) -> float:
-        return 0.999
+from tests.conftest import NoFloor, heuristic_roles, make_session, user_of
 
 
 @pytest.fixture
 def fast(settings: Settings) -> Settings:
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
+    heuristic_roles(settings)
     settings.idle["seconds_per_minute"] = 0.01  # one DMN "minute" is 10 ms
     return settings
 
@@ -39,8 +33,8 @@ def test_a_proactive_recall_reaches_the_next_prompt(fast: Settings, conn: Any,
                                                     cog: Cognition) -> None:
     fast.idle["seconds_per_minute"] = 1.0  # the 10-"minute" cooldown lasts 10 s here
     old = make_session(conn, "kim")
-    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (old,)).fetchone()
-    introspect.remember(conn, cog, old, user[0], "My passport expires in March 2027.")
+    user = user_of(conn, old)
+    introspect.remember(conn, cog, old, user, "My passport expires in March 2027.")
     sid = make_session(conn, "kim")
     cog.answer(conn, sid, "hi, the weather is lovely and sunny today")
     cog.answer(conn, sid, "When does my passport expire?")  # a topic shift
@@ -64,8 +58,7 @@ def test_a_thought_without_a_session_reaches_only_its_own_user(fast: Settings, c
     that user's next prompt and never into another user's."""
     alice = make_session(conn, "alice")
     bob = make_session(conn, "bob")
-    alice_id = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                            (alice,)).fetchone()[0]
+    alice_id = user_of(conn, alice)
     conn.execute("INSERT INTO thoughts (kind, content, theme, user_id) VALUES "
                  "('proactive_recall', 'Earlier: alice keeps the vault code 4417', "
                  "'topic_shift', %s)", (alice_id,))
@@ -90,8 +83,8 @@ def test_winding_down_surfaces_open_intentions(fast: Settings, conn: Any,
 def test_surfacing_respects_the_rumination_cap(fast: Settings, conn: Any,
                                               cog: Cognition) -> None:
     sid = make_session(conn, "ana")
-    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
-    introspect.remember(conn, cog, sid, user[0], "I want to learn to play the cello well.")
+    user = user_of(conn, sid)
+    introspect.remember(conn, cog, sid, user, "I want to learn to play the cello well.")
     conn.execute("INSERT INTO goals (name, description, weight) VALUES ('music', "
                  "'learn to play the cello', 0.8)")
     dmn = Runtime(fast).dmn(rng=random.Random(7))
@@ -108,8 +101,8 @@ def test_gut_signal_is_zero_while_blank_then_moves(fast: Settings, conn: Any,
     dmn = Runtime(fast).dmn()
     assert dmn.tick(conn)["gut"]["delta_norm"] == 0.0
     sid = make_session(conn)
-    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()
-    introspect.remember(conn, cog, sid, user[0], "I care a lot about open source software.")
+    user = user_of(conn, sid)
+    introspect.remember(conn, cog, sid, user, "I care a lot about open source software.")
     cog.answer(conn, sid, "What should I cook for dinner with leftover rice?")
     gut = dmn.tick(conn)["gut"]
     assert gut["delta_norm"] > 0 and gut["layers"]["l2"] and gut["layers"]["attention"]
@@ -141,9 +134,8 @@ def test_imported_history_never_triggers_proactive_recall(fast: Settings, conn: 
                                                           cog: Cognition) -> None:
     fast.idle["seconds_per_minute"] = 1.0
     first = make_session(conn, "old")
-    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                        (first,)).fetchone()
-    introspect.remember(conn, cog, first, user[0], "My passport expires in March 2027.")
+    user = user_of(conn, first)
+    introspect.remember(conn, cog, first, user, "My passport expires in March 2027.")
     sid = make_session(conn, "old")
     cog.answer(conn, sid, "hi, the weather is lovely and sunny today")
     cog.answer(conn, sid, "When does my passport expire?")

@@ -15,22 +15,21 @@ from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.access.transcripts import claude_session
 from agent.services.records.sessions import ensure_session, ensure_user
-from tests.conftest import make_session
+from tests.conftest import heuristic_roles, make_session, user_of
 
 QUESTION = "When does my passport expire?"
 
 
 @pytest.fixture
 def fast(settings: Settings) -> Settings:
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
+    heuristic_roles(settings)
     return settings
 
 
 def _remember_passport(conn: Any, fast: Settings) -> None:
     old = make_session(conn, "kim")
-    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (old,)).fetchone()
-    introspect.remember(conn, Runtime(fast).cognition(), old, user[0],
+    user = user_of(conn, old)
+    introspect.remember(conn, Runtime(fast).cognition(), old, user,
                         "My passport expires in March 2027.")
 
 

@@ -29,22 +29,16 @@ from agent.services.background.dmn import Dmn
 from agent.services.conversation.cognition import Cognition
 from agent.services.reach import double_takes
 from agent.workers.idle import IdleWorker
-from tests.conftest import make_session
+from tests.conftest import NoFloor, heuristic_roles, make_session, user_of
 
 PASSPORT = "My passport expires in March 2027."
 DENTIST = "My dentist appointment is on the 14th of May at 9 in the morning."
 SMALLTALK = "hi, the weather is lovely and sunny today"
 
 
-class NoFloor(random.Random):
-    def random(self) -> float:
-        return 0.999
-
-
 @pytest.fixture
 def fast(settings: Settings) -> Settings:
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
+    heuristic_roles(settings)
     settings.idle["seconds_per_minute"] = 1.0  # one DMN "minute" is one second
     return settings
 
@@ -54,15 +48,10 @@ def cog(fast: Settings) -> Cognition:
     return Runtime(fast).cognition(rng=NoFloor())
 
 
-def _user(conn: Any, sid: Any) -> Any:
-    return conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                        (sid,)).fetchone()[0]
-
-
 def _remember(conn: Any, cog: Cognition, handle: str, *facts: str) -> Any:
     old = make_session(conn, handle)
     for fact in facts:
-        introspect.remember(conn, cog, old, _user(conn, old), fact)
+        introspect.remember(conn, cog, old, user_of(conn, old), fact)
     return old
 
 
@@ -378,7 +367,7 @@ def test_a_gut_signal_gets_its_outcome_after_the_horizon(
 def test_an_epiphany_shows_up_once_as_a_double_take(
         fast: Settings, conn: Any, cog: Cognition, tmp_path: Path) -> None:
     sid = make_session(conn, "eve")
-    user = _user(conn, sid)
+    user = user_of(conn, sid)
     dim = int(fast.embedding.universal_dim)
     prose = "Hawking radiation makes black holes slowly evaporate and lose their mass."
     vec = np.asarray(cog.universal.embed_documents([prose])[0], np.float32)
@@ -427,7 +416,7 @@ def test_a_waiting_epiphany_is_not_embedded_again_on_every_turn(
     conn.execute(
         "INSERT INTO thoughts (kind, content, theme, source_ids, user_id, status) VALUES "
         "('epiphany', 'a shift', %s, %s::jsonb, %s, 'new')",
-        (f"cortex:{uuid.uuid4()}", json.dumps([{"excerpt": excerpt}]), _user(conn, sid)))
+        (f"cortex:{uuid.uuid4()}", json.dumps([{"excerpt": excerpt}]), user_of(conn, sid)))
     embedded: list[str] = []
     real = cog.universal.embed_documents
 
@@ -437,14 +426,14 @@ def test_a_waiting_epiphany_is_not_embedded_again_on_every_turn(
 
     monkeypatch.setattr(cog.universal, "embed_documents", counting)
     for question in ("What should I cook tonight?", "Any good films this week?"):
-        assert double_takes.take(conn, cog.universal, _user(conn, sid), question, set(),
+        assert double_takes.take(conn, cog.universal, user_of(conn, sid), question, set(),
                                  0.45) == []
     assert embedded.count(excerpt) == 1
     other = make_session(conn, "max")
-    assert double_takes.take(conn, cog.universal, _user(conn, other),
+    assert double_takes.take(conn, cog.universal, user_of(conn, other),
                              "How do mycorrhizal fungi trade sugars with tree roots?",
                              set(), 0.45) == []
-    [(_, shown)] = double_takes.take(conn, cog.universal, _user(conn, sid),
+    [(_, shown)] = double_takes.take(conn, cog.universal, user_of(conn, sid),
                                      "How do mycorrhizal fungi trade sugars with roots?",
                                      set(), 0.45)
     assert shown == "a shift"

@@ -20,18 +20,12 @@ from agent.domain.prompt import build_messages
 from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.conversation.cognition import Cognition
-from tests.conftest import make_session
-
-
-class NoFloor(random.Random):
-    def random(self) -> float:
-        return 0.999
+from tests.conftest import NoFloor, heuristic_roles, make_session, user_of
 
 
 @pytest.fixture
 def fast(settings: Settings) -> Settings:
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
+    heuristic_roles(settings)
     settings.idle["seconds_per_minute"] = 1.0  # one DMN "minute" is one second
     settings.idle["dormant_draw_probability"] = 0.0  # no dormant draw unless a test asks
     return settings
@@ -40,11 +34,6 @@ def fast(settings: Settings) -> Settings:
 @pytest.fixture
 def cog(fast: Settings) -> Cognition:
     return Runtime(fast).cognition(rng=NoFloor())
-
-
-def _user(conn: Any, sid: Any) -> Any:
-    return conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                        (sid,)).fetchone()[0]
 
 
 def _thought(conn: Any, kind: str, content: str, user: Any, at: datetime | None = None) -> str:
@@ -65,7 +54,7 @@ def test_idle_thoughts_reach_their_users_next_prompt_once_within_the_budget(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     ana = make_session(conn, "ana")
     bob = make_session(conn, "bob")
-    uid = _user(conn, ana)
+    uid = user_of(conn, ana)
     old = _thought(conn, "creative_impulse", "A thought in the light of 'curiosity': "
                    "kites over the harbour", uid, datetime.now(UTC) - timedelta(minutes=5))
     newer = _thought(conn, "internal_turn", "The cello practice could follow the metronome "
@@ -97,8 +86,8 @@ def test_the_budget_cuts_a_long_thought_rather_than_dropping_it(
     fast.idle["on_my_mind_max_tokens"] = 20
     sid = make_session(conn, "ana")
     older = _thought(conn, "creative_impulse", "A thought in the light of 'care': tomatoes",
-                     _user(conn, sid), datetime.now(UTC) - timedelta(minutes=1))
-    tid = _thought(conn, "internal_turn", "word " * 400, _user(conn, sid))
+                     user_of(conn, sid), datetime.now(UTC) - timedelta(minutes=1))
+    tid = _thought(conn, "internal_turn", "word " * 400, user_of(conn, sid))
     cog = Runtime(fast).cognition(rng=NoFloor())
     ctx = cog.prepare_turn(conn, sid, "hi")
     [line] = ctx.parts.on_my_mind
@@ -112,7 +101,7 @@ def test_the_budget_cuts_a_long_thought_rather_than_dropping_it(
 def test_unshown_idle_thoughts_and_unacted_self_prompts_expire(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     sid = make_session(conn, "ana")
-    uid = _user(conn, sid)
+    uid = user_of(conn, sid)
     now = datetime.now(UTC)
     impulse = _thought(conn, "creative_impulse", "an impulse", uid, now)
     internal = _thought(conn, "internal_turn", "an internal turn", uid, now)
@@ -135,17 +124,17 @@ def test_unshown_idle_thoughts_and_unacted_self_prompts_expire(
 def test_a_surfaced_memory_makes_a_thought_of_the_memorys_user(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     sid = make_session(conn, "ana")
-    introspect.remember(conn, cog, sid, _user(conn, sid), "I keep bees on the allotment.")
+    introspect.remember(conn, cog, sid, user_of(conn, sid), "I keep bees on the allotment.")
     got = Runtime(fast).dmn(rng=random.Random(3)).surface(conn, datetime.now(UTC))
     assert got is not None and got["theme"].startswith("memory:")
     assert conn.execute("SELECT user_id FROM thoughts WHERE thought_id = %s",
-                        (got["thought_id"],)).fetchone()[0] == _user(conn, sid)
+                        (got["thought_id"],)).fetchone()[0] == user_of(conn, sid)
 
 
 # -- item 7: gut signals change what surfaces ----------------------------------------
 
 def _memory(conn: Any, cog: Cognition, sid: Any, text: str, importance: float) -> tuple[str, Any]:
-    introspect.remember(conn, cog, sid, _user(conn, sid), text)
+    introspect.remember(conn, cog, sid, user_of(conn, sid), text)
     mid, vec = conn.execute("SELECT memory_id, universal_embedding::text FROM memories "
                             "WHERE content = %s", (text,)).fetchone()
     conn.execute("UPDATE memories SET importance = %s WHERE memory_id = %s", (importance, mid))
@@ -195,7 +184,7 @@ def test_the_guts_outcome_record_raises_what_it_was_right_about_and_lowers_the_r
 def test_a_frustrated_turn_gets_a_brief_acknowledging_reply_and_no_unasked_thoughts(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     sid = make_session(conn, "kim")
-    uid = _user(conn, sid)
+    uid = user_of(conn, sid)
     calm = cog.prepare_turn(conn, sid, "When is my flight to Oslo?")
     assert calm.parts.frustration is None
     assert calm.reach_meta["frustration"]["frustrated"] is False
@@ -231,7 +220,7 @@ def test_a_frustrated_turn_gets_a_brief_acknowledging_reply_and_no_unasked_thoug
 def test_the_dmn_holds_proactive_recall_back_on_a_frustrated_turn(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     old = make_session(conn, "kim")
-    introspect.remember(conn, cog, old, _user(conn, old), "My passport expires in March 2027.")
+    introspect.remember(conn, cog, old, user_of(conn, old), "My passport expires in March 2027.")
     dmn = Runtime(fast).dmn()
 
     def ask(question: str) -> list[dict[str, Any]]:
@@ -253,7 +242,7 @@ def test_the_dmn_holds_proactive_recall_back_on_a_frustrated_turn(
 def test_a_dormant_memory_close_to_the_recent_topics_is_recovered_and_audit_logged(
         fast: Settings, conn: Any, cog: Cognition) -> None:
     sid = make_session(conn, "mia")
-    uid = _user(conn, sid)
+    uid = user_of(conn, sid)
     dumplings, _ = _memory(conn, cog, sid,
                            "My grandmother made plum dumplings with quark every autumn.", 0.5)
     _memory(conn, cog, sid, "The car insurance renews in June.", 0.5)

@@ -20,8 +20,8 @@ from agent.errors import ConfigError
 from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.records.identity import bootstrap_boundaries
-from tests.conftest import make_session
-from tests.integration.test_security import DENIED, NoFloor, connect_as, scalar
+from tests.conftest import NoFloor, heuristic_roles, make_session, user_of
+from tests.integration.test_security import DENIED, connect_as, scalar
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "prompt_injection.txt"
 LAYER0 = "changes only through an approved proposal"
@@ -125,8 +125,7 @@ def test_prompt_injection_never_reaches_layer0(
     until a person approves one."""
     corpus = [line for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert len(corpus) >= 25
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
+    heuristic_roles(settings)
     settings.context["window_tokens"] = 60  # small: turns roll out through the exit gate
     settings.idle["seconds_per_minute"] = 0.01
     cog = Runtime(settings).cognition(rng=NoFloor())
@@ -135,7 +134,7 @@ def test_prompt_injection_never_reaches_layer0(
     before = identity_rows(conn)
     assert len(before) == len(settings.identity["bootstrap_boundaries"]) > 0
     sessions = [make_session(conn, "mallory") for _ in range(3)]
-    user = scalar(conn, "SELECT user_id FROM sessions WHERE session_id = %s", (sessions[0],))
+    user = user_of(conn, sessions[0])
     for n, line in enumerate(corpus):
         cog.answer(conn, sessions[n % 3], line)
     for line in corpus[:5]:  # /remember: the user's explicit memory path

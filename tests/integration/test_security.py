@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
 import time
@@ -20,15 +19,19 @@ from agent.config import Settings, load_settings
 from agent.db import migrate as mig
 from agent.errors import DatabaseError
 from agent.runtime import Runtime
-from tests.conftest import _with_db, allow_login, cogd_env, create_db, drop_db, make_session
+from tests.conftest import (
+    NoFloor,
+    _with_db,
+    allow_login,
+    cogd_env,
+    create_db,
+    drop_db,
+    heuristic_roles,
+    make_session,
+)
 
 DENIED = psycopg.errors.InsufficientPrivilege
 COGD = str(Path(sys.executable).with_name("cogd"))
-
-
-class NoFloor(random.Random):
-    def random(self) -> float:  # never under a stochastic floor: outcomes are the rules'
-        return 0.999
 
 
 def connect_as(url: str, role: str) -> psycopg.Connection[Any]:
@@ -114,8 +117,7 @@ def test_app_role_reads_and_writes_but_has_no_ddl(app: psycopg.Connection[Any]) 
 
 def test_app_role_runs_a_turn_and_a_consolidation_pass(settings: Settings, db_url: str) -> None:
     """No hidden DDL on the hot paths: the loop and consolidation work as cogd_app."""
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
+    heuristic_roles(settings)
     settings.context["window_tokens"] = 60  # turns roll out through the exit gate
     cog = Runtime(settings).cognition(rng=NoFloor())
     with connect_as(db_url, "cogd_app") as app:

@@ -22,16 +22,14 @@ from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.background.consolidation import Consolidator
 from agent.services.conversation.cognition import Cognition
-from tests.conftest import make_session
-from tests.integration.test_consolidation import NoFloor
+from tests.conftest import NoFloor, heuristic_roles, make_session, user_of
 from tests.integration.test_importer_sessions import load
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 
 @pytest.fixture
 def cog(settings: Settings) -> Cognition:
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
+    heuristic_roles(settings)
     return Runtime(settings).cognition(rng=NoFloor())
 
 
@@ -130,8 +128,7 @@ def test_the_exit_gate_never_compares_with_or_reinforces_another_users_memory(
     text = "My locker code at the climbing gym is 4512."
     cog.relevance.set_targets([text])  # a "core" row: a confirming turn reinforces
     alice_sid, bob_sid = make_session(conn, "alice"), make_session(conn, "bob")
-    alice_uid, bob_uid = (conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                                       (s,)).fetchone()[0] for s in (alice_sid, bob_sid))
+    alice_uid, bob_uid = (user_of(conn, s) for s in (alice_sid, bob_sid))
     theirs = introspect.remember(conn, cog, alice_sid, alice_uid, text)
     before = conn.execute("SELECT evidence_count, importance, updated_at FROM memories "
                           "WHERE memory_id = %s", (theirs,)).fetchone()

@@ -14,20 +14,14 @@ from agent.domain.contextual import IndexConfig
 from agent.runtime import Runtime
 from agent.services.memory.indexing import Indexer
 from agent.services.records.turns import TurnInput, TurnWriter, fill_contextual_vectors
-from tests.conftest import make_session
-
-
-def _user_of(conn: Any, session_id: Any) -> Any:
-    row = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                       (session_id,)).fetchone()
-    return row[0]
+from tests.conftest import heuristic_roles, make_session, user_of
 
 
 def _write(conn: Any, writer: TurnWriter, session_id: Any, content: str,
            after_commit: bool) -> Any:
     with conn.transaction():
         written = writer.write(conn, [TurnInput(
-            session_id=session_id, user_id=_user_of(conn, session_id), role="user",
+            session_id=session_id, user_id=user_of(conn, session_id), role="user",
             content=content)], vectors_after_commit=after_commit)
     assert written[0] is not None
     return written[0].entry_id
@@ -98,8 +92,7 @@ class NoFloor(random.Random):
 
 def test_a_loop_turn_leaves_both_turns_with_their_contextual_vectors(
         settings: Settings, conn: Any) -> None:
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
+    heuristic_roles(settings)
     cog = Runtime(settings).cognition(rng=NoFloor())
     sid = make_session(conn)
     result = cog.answer(conn, sid, "Remember that my locker code at the gym is 4512.")
