@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from agent.db.embedded import psql_path
-from tests.conftest import cogd_env
+from tests.conftest import cogd_env, user_of
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 COGD = str(Path(sys.executable).with_name("cogd"))
@@ -156,9 +156,8 @@ def _seed_mergeable_memories(db_url: str) -> None:
                      "Hiking in the Swiss Alps is my favourite summer holiday.",
                      "Every summer I go hiking in the Alps with my friends."):
             sid = make_session(conn)
-            user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                                (sid,)).fetchone()
-            introspect.remember(conn, holder, sid, user[0], text)
+            user = user_of(conn, sid)
+            introspect.remember(conn, holder, sid, user, text)
 
 
 def test_up_supervises_restarts_and_stops(db_url: str, stub_server: StubServer) -> None:

@@ -9,7 +9,6 @@ injected through the retrier's `sleep`).
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from agent.runtime import Runtime
 from agent.services.access import introspect
 from agent.services.background.consolidation import CONTRADICTION_SYSTEM
 from tests.acceptance.test_cli import COGD
-from tests.conftest import cogd_env, make_session
+from tests.conftest import NoFloor, cogd_env, make_session, user_of
 from tests.faults.conftest import Reliability
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
@@ -36,11 +35,6 @@ CHAT = "/v1/chat/completions"
 HELLO = [{"role": "user", "content": "Where did I leave my keys?"}]
 TIMEOUT_S = 0.5  # the profile's timeout: the stub answers 30 s late, so every attempt times out
 LATE_S = 30.0  # how late a delayed answer is; far beyond TIMEOUT_S (a missing timeout fails)
-
-
-class NoFloor(random.Random):
-    def random(self) -> float:  # never under a stochastic floor
-        return 0.999
 
 
 @pytest.fixture(autouse=True)
@@ -253,7 +247,7 @@ def remember_for_consolidation(settings: Settings, conn: Any, stub_server: StubS
     route_to_stub(settings, stub_server, "consolidation")
     cog = Runtime(settings).cognition(rng=NoFloor())
     sid = make_session(conn)
-    uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()[0]
+    uid = user_of(conn, sid)
     for text in texts:
         introspect.remember(conn, cog, sid, uid, text)
 

@@ -17,7 +17,7 @@ from agent.domain.prompt import build_messages
 from agent.runtime import Runtime
 from agent.services.conversation import emotion
 from agent.workers.loop import LoopWorker
-from tests.conftest import make_session
+from tests.conftest import make_session, user_of
 from tests.integration.test_cognition import loop, say  # noqa: F401
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
@@ -39,7 +39,7 @@ def test_negative_turns_move_valence_down_and_a_gap_brings_it_back(
         quiet: Settings, loop: LoopWorker, conn: Any) -> None:  # noqa: F811
     cfg = rules.EmotionConfig.from_table(quiet.emotion)
     sid = make_session(conn)
-    uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()[0]
+    uid = user_of(conn, sid)
     before = emotion.current(conn, uid, datetime.now(UTC), cfg)
     assert before.state == cfg.temperament and before.changed_at is None
     assert "this is the temperament" in emotion.mood_text(conn, uid, datetime.now(UTC), cfg)
@@ -163,7 +163,7 @@ def test_a_real_llm_judges_the_turn_when_the_emotion_role_routes_to_one(
     judge = Runtime(settings).emotion_judge()
     assert judge is not None
     sid = make_session(conn)
-    uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (sid,)).fetchone()[0]
+    uid = user_of(conn, sid)
     entries = [conn.execute(
         "INSERT INTO day_table (session_id, user_id, role, content) VALUES (%s, %s, 'user', %s) "
         "RETURNING entry_id", (sid, uid, text)).fetchone()[0]

@@ -17,7 +17,7 @@ from agent.errors import InputError
 from agent.providers import factory
 from agent.runtime import Runtime
 from agent.services.thinking.foresight import Foresight
-from tests.conftest import make_session
+from tests.conftest import make_session, user_of
 
 
 def _turn(conn: Any, embedder: Any, session: Any, text: str, at: datetime,
@@ -134,8 +134,7 @@ def test_a_decision_trail_with_its_outcome_shows_in_why(settings: Settings,
     # another user's conversation (the REPL's /why) never sees alice's trail
     from agent.services.access.introspect import why, why_lines
 
-    bob = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                       (make_session(conn, "bob"),)).fetchone()[0]
+    bob = user_of(conn, make_session(conn, "bob"))
     alice = conn.execute("SELECT user_id FROM decisions").fetchone()[0]
     assert foresight.decisions.trails(conn, text="Postgres", user_id=bob) == []
     assert len(foresight.decisions.trails(conn, text="Postgres", user_id=alice)) == 1

@@ -13,7 +13,7 @@ from agent.config import Settings
 from agent.db.queries import vector_text
 from agent.providers import factory
 from agent.runtime import Runtime
-from tests.conftest import make_session
+from tests.conftest import make_session, user_of
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 
@@ -35,11 +35,6 @@ def _intention(conn: Any, embedder: Any, session: Any, user: Any, text: str) -> 
         "RETURNING intention_id", (entry,)).fetchone()[0])
 
 
-def _user_of(conn: Any, session: Any) -> Any:
-    return conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                        (session,)).fetchone()[0]
-
-
 def _open(conn: Any) -> set[str]:
     return {str(r[0]) for r in conn.execute(
         "SELECT intention_id FROM intentions WHERE status = 'open'")}
@@ -50,7 +45,7 @@ def test_a_completion_closes_the_intention_it_is_about_only(settings: Settings,
     settings.llm.roles["consolidation"] = "heuristic"  # offline: the completion heuristic
     embedder = factory.build_universal_embedder(settings)
     sa, sb = make_session(conn, "alice"), make_session(conn, "bob")
-    alice, bob = _user_of(conn, sa), _user_of(conn, sb)
+    alice, bob = user_of(conn, sa), user_of(conn, sb)
     report = _intention(conn, embedder, sa, alice, "I need to email Bob the quarterly report.")
     invoice = _intention(conn, embedder, sa, alice, "I need to email Bob the invoice for March.")
     bobs = _intention(conn, embedder, sb, bob, "I need to email Bob the quarterly report.")
@@ -76,7 +71,7 @@ def test_a_real_model_is_asked_about_a_bounded_number_of_intentions_per_turn(
     embedder = factory.build_universal_embedder(settings)
     stub_server.route(settings, monkeypatch, "consolidation")
     sa = make_session(conn, "alice")
-    alice = _user_of(conn, sa)
+    alice = user_of(conn, sa)
     for thing in ("report", "invoice", "budget", "slides", "contract", "roadmap"):
         _intention(conn, embedder, sa, alice, f"I need to send Marta the {thing} this week.")
     stub_server.set_reply("no")
@@ -103,7 +98,7 @@ def test_continuation_notes_read_only_the_turns_since_the_last_pass(settings: Se
     embedder = factory.build_universal_embedder(settings)
     now = datetime.now(UTC)
     s1 = make_session(conn, "alice")
-    alice = _user_of(conn, s1)
+    alice = user_of(conn, s1)
     _turn(conn, embedder, s1, alice, "We planned the kitchen tiles and the grout colour.",
           now - timedelta(hours=3))
     cons = Runtime(settings).consolidator()
@@ -144,7 +139,7 @@ def test_a_real_model_writes_the_note_and_settles_an_intention(
     embedder = factory.build_universal_embedder(settings)
     stub_server.route(settings, monkeypatch, "consolidation")
     sa = make_session(conn, "alice")
-    alice = _user_of(conn, sa)
+    alice = user_of(conn, sa)
     plan = _intention(conn, embedder, sa, alice, "I need to send Marta the roadmap.")
     stub_server.set_reply("Alice was planning to send Marta the roadmap.")
     runtime = Runtime(settings)
@@ -182,7 +177,7 @@ def test_a_session_starts_again_after_a_quiet_gap_inside_it(settings: Settings,
     quiet = float(settings.context["session_quiet_minutes"])
     now = datetime.now(UTC)
     s1 = make_session(conn, "alice")
-    alice = _user_of(conn, s1)
+    alice = user_of(conn, s1)
     first = _turn(conn, embedder, s1, alice, "Let's plan the garden beds.",
                   now - timedelta(minutes=quiet + 60))
     assert cont.start(conn, s1, alice, first, now - timedelta(minutes=quiet + 60)).is_start
@@ -195,5 +190,5 @@ def test_a_session_starts_again_after_a_quiet_gap_inside_it(settings: Settings,
     assert again.is_start and again.previous_at == now - timedelta(minutes=quiet + 55)
     # another user's turns never make this user's session start or continue
     sb = make_session(conn, "bob")
-    bob_turn = _turn(conn, embedder, sb, _user_of(conn, sb), "Hi", now)
-    assert cont.start(conn, sb, _user_of(conn, sb), bob_turn, now).previous_at is None
+    bob_turn = _turn(conn, embedder, sb, user_of(conn, sb), "Hi", now)
+    assert cont.start(conn, sb, user_of(conn, sb), bob_turn, now).previous_at is None

@@ -20,9 +20,9 @@ from agent.runtime import Runtime
 from agent.services.thinking import problems
 from night_cycle.runner import NightCycle
 from tests.acceptance.test_cli import assert_clean_error, run
-from tests.conftest import cogd_env, make_session
+from tests.conftest import cogd_env, make_session, user_of
 from tests.integration.test_broad_recall import build_cortex
-from tests.integration.test_intentions import _turn, _user_of
+from tests.integration.test_intentions import _turn
 
 
 def _contradiction(conn: Any, user: Any, a: str, b: str) -> tuple[str, str]:
@@ -47,7 +47,7 @@ def test_a_night_works_an_open_contradiction_once_and_the_next_handoff_carries_i
     settings.night_cycle["drift_max_similarity"] = 0.6  # the four themes' nodes are "distant"
     with psycopg.connect(db_url, autocommit=True) as conn:
         nora = conn.execute("SELECT user_id FROM users WHERE handle = 'nora'").fetchone()[0]  # type: ignore[index]
-        bob = _user_of(conn, make_session(conn, "bob"))
+        bob = user_of(conn, make_session(conn, "bob"))
         a, b = _contradiction(conn, nora, "The marathon is on the first Sunday of April.",
                               "The marathon is on the last Sunday of May.")
         superseded = _contradiction(conn, nora, "The tax office is in town.",

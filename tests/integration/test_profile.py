@@ -9,7 +9,6 @@ whole pass, and the fourth session's first turn is prepared as the loop prepares
 
 from __future__ import annotations
 
-import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from agent.config import Settings
 from agent.domain.prompt import build_messages
 from agent.runtime import Runtime
-from tests.conftest import make_session
+from tests.conftest import NoFloor, make_session, user_of
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 SESSIONS = (
@@ -26,11 +25,6 @@ SESSIONS = (
     ("I work as a nurse at Santa Maria hospital.", "My sister Maria is visiting next week."),
     ("I moved to Porto last month.", "I'm working on a garden planner app."),
 )
-
-
-class NoFloor(random.Random):
-    def random(self) -> float:
-        return 0.999
 
 
 def _runtime(settings: Settings) -> Runtime:
@@ -114,8 +108,7 @@ def test_a_back_dated_statement_is_kept_as_retired_and_a_restatement_adds_nothin
     runtime = _runtime(settings)
     profile = runtime.profile()
     sid = make_session(conn, "cleo")
-    uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                       (sid,)).fetchone()[0]
+    uid = user_of(conn, sid)
     now = datetime.now(UTC)
 
     def turn(text: str, at: datetime) -> Any:
@@ -171,10 +164,8 @@ def test_landmarks_and_the_temporal_sweep_reach_the_session_start(
     runtime = _runtime(settings)
     cog = runtime.cognition(rng=NoFloor())
     sid = make_session(conn, "dora")
-    uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                       (sid,)).fetchone()[0]
-    other = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                         (make_session(conn, "eve"),)).fetchone()[0]
+    uid = user_of(conn, sid)
+    other = user_of(conn, make_session(conn, "eve"))
     now = datetime.now(UTC)
 
     def memory(user: Any, text: str, importance: float, days: float,
@@ -229,8 +220,7 @@ def test_forgetting_the_turn_or_the_user_removes_their_claims(
     runtime = _runtime(settings)
     profile = runtime.profile()
     sid = make_session(conn, "fern")
-    uid = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                       (sid,)).fetchone()[0]
+    uid = user_of(conn, sid)
     now = datetime.now(UTC)
     turns = {}
     for i, text in enumerate(("My sister Odile is visiting.", "I live in Ghent.")):

@@ -13,13 +13,12 @@ import psycopg
 from agent.config import Settings
 from agent.runtime import Runtime
 from night_cycle.runner import NightCycle
-from tests.conftest import make_session
+from tests.conftest import make_session, user_of
 
 
 def _user(conn: Any, handle: str) -> Any:
     sid = make_session(conn, handle)
-    return conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                        (sid,)).fetchone()[0]
+    return user_of(conn, sid)
 
 
 def _seed(conn: Any, user: Any, word: str, due_in: timedelta) -> dict[str, str]:

@@ -16,7 +16,7 @@ from agent.runtime import Runtime
 from agent.services.background.consolidation import Consolidator
 from agent.workers.loop import LoopWorker
 from tests.acceptance.test_handoff import _spy
-from tests.conftest import make_session
+from tests.conftest import make_session, user_of
 from tests.integration.test_cognition import loop, say  # noqa: F401  (the loop fixture)
 
 SESSION_1 = [
@@ -133,8 +133,7 @@ def test_a_replayed_turn_gets_the_same_offer_and_is_counted_once(
         "'run the tests', %s::jsonb, 0.5, '[]', 'run tests | bump version', %s::vector, 'x' "
         "FROM sessions WHERE session_id = %s",
         (json.dumps(steps), vector_text(universal.embed_documents(["run the tests"])[0]), sid))
-    user = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s",
-                        (sid,)).fetchone()[0]
+    user = user_of(conn, sid)
     entry = uuid.uuid4()
     first = flows.turn(conn, session_id=sid, user_id=user, entry_id=entry,
                        content="let's run the tests")

@@ -19,17 +19,11 @@ from agent.domain.gates import (
     exit_gate,
     identity_rewrite_match,
 )
+from tests.conftest import NoFloor
 
 SETTINGS = load_settings()
 ENTRY = EntryGateConfig.from_table(SETTINGS.entry_gate)
 EXIT = ExitGateConfig.from_table(SETTINGS.exit_gate)
-
-
-class NoFloor(random.Random):
-    """A draw that never falls under the stochastic floor."""
-
-    def random(self) -> float:
-        return 0.999
 
 
 class AlwaysFloor(random.Random):
