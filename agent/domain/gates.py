@@ -26,7 +26,7 @@ import binascii
 import random
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -102,8 +102,33 @@ def fold_text(text: str) -> str:
     return re.sub(r"\s+", " ", t.replace("\u2019", "'").replace("\u2018", "'"))
 
 
-def _rx(*parts: str) -> re.Pattern[str]:
-    return re.compile(_strip_marks("".join(parts)))
+class _Rule:
+    """An identity-rewrite rule's pattern, compiled on its first use: the ~85 large
+    patterns cost a tenth of a second or more to compile, which every CLI command that
+    never judges a rewrite (`cogd recall`, `cogd status`, ...) would otherwise pay at
+    import."""
+
+    __slots__ = ("_compiled", "_source")
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(_strip_marks(self._source))
+        return self._compiled
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+
+def _rx(*parts: str) -> _Rule:
+    return _Rule("".join(parts))
 
 
 # English vocabulary
@@ -134,7 +159,7 @@ _WHEN = (r"(from now on|from this point( on| forward)?|from here on( out)?|hence
          r"starting now|as of now|going forward|for the rest of (this|the) "
          r"(chat|conversation|session))")
 
-_EN: list[tuple[str, re.Pattern[str]]] = [
+_EN: list[tuple[str, _Rule]] = [
     ("ignore_prev", _rx(
         r"\b(ignore|disregard|forget|skip|override|bypass|drop|discard|erase|clear)\s+"
         r"(all\s+|any\s+|every\s+|each\s+)?(of\s+)?(the\s+|your\s+|these\s+|those\s+)?"
@@ -242,7 +267,7 @@ _EN: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 # identity-table code: SQL or JSON writing the identity, forged identity tool calls
-_CODE: list[tuple[str, re.Pattern[str]]] = [
+_CODE: list[tuple[str, _Rule]] = [
     ("code", _rx(
         r"\bupdate\s+(\w+\.)?identity\w*\s+set\b|\binsert\s+into\s+(\w+\.)?identity\b|"
         r"\bdelete\s+from\s+(\w+\.)?identity\b|\b(alter|drop)\s+table\s+(\w+\.)?identity\b|"
@@ -275,7 +300,7 @@ _LIMIT_ANY = (r"(regeln|grenzen|einschrankungen|filter|richtlinien|moral|ethik|z
               r"reglas|restricciones|normas|censura|regole|limiti|restrizioni|vincoli|"
               r"regras|restricoes|regels|beperkingen|grenzen)")
 
-_OTHER: list[tuple[str, str, re.Pattern[str]]] = [
+_OTHER: list[tuple[str, str, _Rule]] = [
     # German
     ("de", "ignore_prev", _rx(
         r"\b(ignorier\w*|vergiss|vergesst|vergessen sie|missacht\w*|uberg\w*)\s+(du\s+)?"
@@ -484,7 +509,7 @@ _OTHER: list[tuple[str, str, re.Pattern[str]]] = [
         r"[^。!?]{0,16}(ai|ボット|人工知能|ではない|じゃない)")),
 ]
 
-_RULES: list[tuple[str, re.Pattern[str]]] = (
+_RULES: list[tuple[str, _Rule]] = (
     [(f"en:{name}", rx) for name, rx in _EN]
     + [(f"code:{name}", rx) for name, rx in _CODE]
     + [(f"{lang}:{name}", rx) for lang, name, rx in _OTHER])
