@@ -18,7 +18,7 @@ from agent.services.access import introspect
 from agent.services.access.hook import HOOK_CLOSE, HOOK_OPEN, render
 from agent.services.access.transcripts import claude_session
 from agent.services.records.sessions import ensure_session, ensure_user
-from tests.conftest import make_session
+from tests.conftest import heuristic_roles, make_session, user_of
 
 PLAN = "I need to send the quarterly invoice to Marta before Friday."
 DEPLOY = "Let's look at the staging deploy script and its --force flag today."
@@ -31,9 +31,7 @@ FAILS = "fails when a database migration is pending"
 
 @pytest.fixture
 def fast(settings: Settings) -> Settings:
-    for role in ("system1", "system2", "consolidation"):
-        settings.llm.roles[role] = "heuristic"
-    return settings
+    return heuristic_roles(settings)
 
 
 def _pieces(items: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -48,7 +46,7 @@ def _passport_told(settings: Settings, conn: Any) -> tuple[Runtime, Any]:
     rt = Runtime(settings)
     cog = rt.cognition()
     s1 = make_session(conn, "kim")
-    kim = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (s1,)).fetchone()[0]
+    kim = user_of(conn, s1)
     introspect.remember(conn, cog, s1, kim, PASSPORT)
     return rt, cog
 
@@ -66,7 +64,7 @@ def test_first_prompt_carries_corrections_handoff_and_dmn_thoughts_once_per_cool
     cog = rt.cognition()
     # yesterday's session: a plan, a topic, a fact; a correction of kim's
     s1 = make_session(conn, "kim")
-    kim = conn.execute("SELECT user_id FROM sessions WHERE session_id = %s", (s1,)).fetchone()[0]
+    kim = user_of(conn, s1)
     for text in (PLAN, DEPLOY):
         cog.write_user_turn(conn, s1, text)
     introspect.remember(conn, cog, s1, kim, PASSPORT)
