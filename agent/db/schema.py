@@ -160,8 +160,6 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("universal_embedding", universal),
         _ts(),
         Column("perplexity_score", Float),
-        Column("surprise", Float),
-        Column("flux_state", Text),
         Column("turn_number", Integer),
         Column("token_count", Integer),
         Column("message_type", Text, nullable=False, server_default="dialogue"),
@@ -175,9 +173,6 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         # revision 0019: when cogd wrote the row (created_at may be a client's event time)
         _ts("written_at"),
         CheckConstraint(_in("role", ROLES), name="ck_day_table_role"),
-        CheckConstraint(
-            f"flux_state IS NULL OR {_in('flux_state', FLUX_STATES)}", name="ck_day_table_flux"
-        ),
         CheckConstraint(_in("message_type", MESSAGE_TYPES), name="ck_day_table_message_type"),
         CheckConstraint(
             f"user_tier IS NULL OR {_in('user_tier', USER_TIERS)}", name="ck_day_table_tier"
@@ -914,6 +909,18 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Index("ix_api_tokens_user", "user_id"),
         # revision 0027: what console_sessions' (token_id, user_id) foreign key points at
         Index("uq_api_tokens_token_user", "token_id", "user_id", unique=True),
+    )
+    Table(  # revision 0028: the night cycle's per-turn flux flags (seed 001 §2), beside
+        # day_table so that stage 1 does not rewrite each wide row and its HNSW entries
+        "day_flux",
+        md,
+        Column("entry_id", UUID(as_uuid=True),
+               ForeignKey("day_table.entry_id", ondelete="CASCADE"), primary_key=True),
+        Column("surprise", Float),
+        Column("flux_state", Text),
+        _ts("written_at"),
+        CheckConstraint(f"flux_state IS NULL OR {_in('flux_state', FLUX_STATES)}",
+                        name="ck_day_flux_state"),
     )
     Table(  # revision 0027: web console logins (agent/commands/console), the secret hashed
         "console_sessions",

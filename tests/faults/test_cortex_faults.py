@@ -221,8 +221,9 @@ def pg_state(url: str) -> dict[str, Any]:
             return sorted(tuple(r) for r in conn.execute(sql).fetchall())
 
         return {
-            "day_table": rows("SELECT entry_id::text, coalesce(flux_state, ''), "
-                              "surprise IS NOT NULL FROM day_table"),
+            "day_table": rows("SELECT d.entry_id::text, coalesce(f.flux_state, ''), "
+                              "f.surprise IS NOT NULL FROM day_table d "
+                              "LEFT JOIN day_flux f USING (entry_id)"),
             "blocks": rows("SELECT block_id::text, coalesce(parent_metablock_id::text, ''), "
                            "migrated_at IS NOT NULL FROM holographic_blocks"),
             "relationships": rows("SELECT source_block_id::text, target_block_id::text, "

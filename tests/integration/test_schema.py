@@ -16,7 +16,7 @@ from agent.db.schema import build_metadata
 from tests.conftest import make_session
 
 TABLES = {
-    "users", "sessions", "day_table", "scratch_buffer", "memories", "memory_links",
+    "users", "sessions", "day_table", "day_flux", "scratch_buffer", "memories", "memory_links",
     "identity", "identity_history", "goals", "goals_history", "proposals", "intentions",
     "holographic_blocks", "block_relationships", "preoccupation_centroids",
     "gate_decisions", "recall_log", "consolidation_log", "thoughts", "night_cycle_runs",
@@ -117,10 +117,15 @@ def test_day_table_has_the_memory_spec_columns(conn: psycopg.Connection[Any]) ->
     }
     spec = {
         "entry_id", "session_id", "role", "content", "native_embedding", "universal_embedding",
-        "created_at", "perplexity_score", "flux_state", "user_id", "user_tier", "turn_number",
-        "token_count", "message_type", "epiphany_metadata", "content_tsv", "surprise",
+        "created_at", "perplexity_score", "user_id", "user_tier", "turn_number",
+        "token_count", "message_type", "epiphany_metadata", "content_tsv",
     }
     assert spec <= cols
+    # the night cycle's flux flags live beside the turn (revision 0028), not in its row
+    assert not {"surprise", "flux_state"} & cols
+    flux = {r[0] for r in conn.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'day_flux'")}
+    assert flux == {"entry_id", "surprise", "flux_state", "written_at"}
 
 
 def test_day_table_vectors_stay_in_the_row(conn: psycopg.Connection[Any]) -> None:

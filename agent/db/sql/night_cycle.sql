@@ -186,6 +186,9 @@ WHERE run_id = %s;
 UPDATE night_cycle_runs SET status = 'failed', error = %s WHERE run_id = %s;
 
 -- name: night_flux_update
-UPDATE day_table d SET surprise = u.surprise, flux_state = u.flux_state
-FROM unnest(%s::uuid[], %s::float8[], %s::text[]) AS u(entry_id, surprise, flux_state)
-WHERE d.entry_id = u.entry_id;
+-- stage 1's flags per turn, in day_flux (revision 0028: not in day_table, whose wide rows
+-- an update would rewrite with their HNSW index entries); a re-run overwrites them
+INSERT INTO day_flux (entry_id, surprise, flux_state)
+SELECT * FROM unnest(%s::uuid[], %s::float8[], %s::text[])
+ON CONFLICT (entry_id) DO UPDATE
+SET surprise = EXCLUDED.surprise, flux_state = EXCLUDED.flux_state, written_at = now();
