@@ -31,6 +31,9 @@ from night_cycle.vectors import decode
 NAME = "storage"
 TRANSACTIONAL = True
 EDGE_NAMESPACE = uuid.UUID("7e2b4c91-0d3a-4f5e-8b6c-1a9d3e5f7c20")
+# blocks per INSERT (one statement per batch: the lexicon's statement trigger updates its
+# stats and term rows once per batch, not once per block)
+INSERT_BATCH = 500
 
 def _index_entry(prose: Any, start: Any, ctx: RunContext) -> dict[str, Any]:
     """The block's contextual index entry (its BM25 lexicon entry: revision 0007)."""
@@ -103,25 +106,32 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
     history = json.dumps([{"date": ctx.now.isoformat(), "event": "creation",
                            "model_version": blocks[0]["native_model"] if blocks else None}])
     written = edges = 0
-    for i, b in enumerate(blocks):
-        if i == 1:
-            fault_hook(6, "mid")  # a block written, the stage's transaction still open
-        flux = dict(b["flux_metrics"], entry_ids=b["entry_ids"], turns=b["turns"],
-                    cycle=b["cycle"], open_arc=b["open_arc"],
-                    anterior_margin_turns=b["anterior"], posterior_margin_turns=b["posterior"])
-        cur = ctx.conn.execute(query("night_storage_insert_block"), {
-            "block_id": b["block_id"], "prose": json.dumps(b["prose"]),
-            "native": vector_text(decode(b["native"])), "native_model": b["native_model"],
-            "universal": vector_text(decode(b["universal"])), "flux": json.dumps(flux),
-            "salience": json.dumps(b["salience"]), "coherence_gain": b["coherence_gain"],
-            "ties": b["ties_merge_weight"], "session_id": b["session_id"],
-            "user_id": b["user_id"], "tier": b["tier"], "run_id": ctx.run.run_id,
-            "start": b["arc_start_time"], "end": b["arc_end_time"], "history": history,
-            "flag": b["continuity_flag"], "citations": json.dumps(citations[b["block_id"]]),
-            "centroid": b["centroid_id"], **_index_entry(b["prose"], b["arc_start_time"], ctx),
-        })
+    history_list = json.loads(history)
+    for start in range(0, len(blocks), INSERT_BATCH):
+        rows = []
+        for b in blocks[start:start + INSERT_BATCH]:
+            flux = dict(b["flux_metrics"], entry_ids=b["entry_ids"], turns=b["turns"],
+                        cycle=b["cycle"], open_arc=b["open_arc"],
+                        anterior_margin_turns=b["anterior"],
+                        posterior_margin_turns=b["posterior"])
+            rows.append({
+                "block_id": b["block_id"], "prose": b["prose"],
+                "native": vector_text(decode(b["native"])), "native_model": b["native_model"],
+                "universal": vector_text(decode(b["universal"])), "flux": flux,
+                "salience": b["salience"], "coherence_gain": b["coherence_gain"],
+                "ties": b["ties_merge_weight"], "session_id": b["session_id"],
+                "user_id": b["user_id"], "tier": b["tier"], "run_id": ctx.run.run_id,
+                "start": b["arc_start_time"], "end": b["arc_end_time"],
+                "history": history_list, "flag": b["continuity_flag"],
+                "citations": citations[b["block_id"]], "centroid": b["centroid_id"],
+                **_index_entry(b["prose"], b["arc_start_time"], ctx),
+            })
+        cur = ctx.conn.execute(query("night_storage_insert_blocks"),
+                               {"rows": json.dumps(rows, default=str)})
         written += cur.rowcount
-        ctx.progress.advance()
+        ctx.progress.advance(len(rows))
+        if start == 0:
+            fault_hook(6, "mid")  # blocks written, the stage's transaction still open
     for b in blocks:
         if b["continues_from"] or b["continued_by"]:
             ctx.conn.execute(
