@@ -60,7 +60,7 @@ def _citations(ctx: RunContext, blocks: list[dict[str, Any]]) -> dict[str, list[
 
 
 def _metablock(ctx: RunContext, meta: dict[str, Any], by_id: dict[str, dict[str, Any]],
-               history: str) -> dict[str, Any]:
+               history: list[dict[str, Any]]) -> dict[str, Any]:
     parts = [by_id[i] for i in meta["constituents"]]
     w = np.array([max(1e-6, p["ties_merge_weight"]) for p in parts], dtype=np.float32)
 
@@ -75,21 +75,21 @@ def _metablock(ctx: RunContext, meta: dict[str, Any], by_id: dict[str, dict[str,
              "sequence": [dict(p["prose"], block_id=p["block_id"]) for p in parts]}
     return {
         "block_id": meta["block_id"],
-        "prose": json.dumps(prose),
+        "prose": prose,
         "native": centroid("native"), "native_model": parts[0]["native_model"],
         "universal": centroid("universal"),
-        "flux": json.dumps({"kind": "metablock", "entry_ids": [], "constituents": len(parts),
-                            "total_coherence_gain": round(sum(gains), 6)}),
-        "salience": json.dumps({"composite": round(float(np.mean(composites)), 4),
-                                "aggregate": "mean of the constituents",
-                                "constituents": [{"block_id": p["block_id"],
-                                                  "composite": round(p["composite"], 4)}
-                                                 for p in parts]}),
+        "flux": {"kind": "metablock", "entry_ids": [], "constituents": len(parts),
+                 "total_coherence_gain": round(sum(gains), 6)},
+        "salience": {"composite": round(float(np.mean(composites)), 4),
+                     "aggregate": "mean of the constituents",
+                     "constituents": [{"block_id": p["block_id"],
+                                       "composite": round(p["composite"], 4)}
+                                      for p in parts]},
         "coherence_gain": float(np.mean(gains)), "ties": max(p["ties_merge_weight"] for p in parts),
         "session_id": parts[0]["session_id"], "user_id": parts[0]["user_id"],
         "tier": parts[0]["tier"], "run_id": ctx.run.run_id,
         "start": parts[0]["arc_start_time"], "end": parts[-1]["arc_end_time"],
-        "history": history, "flag": False, "citations": json.dumps([]), "centroid": None,
+        "history": history, "flag": False, "citations": [], "centroid": None,
         **_index_entry(prose, parts[0]["arc_start_time"], ctx),
     }
 
@@ -103,10 +103,9 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
     known = {r[0] for r in ctx.conn.execute(
         query("night_storage_stored_blocks"),
         (all_cited,))} | {b["block_id"] for b in blocks}
-    history = json.dumps([{"date": ctx.now.isoformat(), "event": "creation",
-                           "model_version": blocks[0]["native_model"] if blocks else None}])
+    history = [{"date": ctx.now.isoformat(), "event": "creation",
+                "model_version": blocks[0]["native_model"] if blocks else None}]
     written = edges = 0
-    history_list = json.loads(history)
     for start in range(0, len(blocks), INSERT_BATCH):
         rows = []
         for b in blocks[start:start + INSERT_BATCH]:
@@ -122,7 +121,7 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
                 "ties": b["ties_merge_weight"], "session_id": b["session_id"],
                 "user_id": b["user_id"], "tier": b["tier"], "run_id": ctx.run.run_id,
                 "start": b["arc_start_time"], "end": b["arc_end_time"],
-                "history": history_list, "flag": b["continuity_flag"],
+                "history": history, "flag": b["continuity_flag"],
                 "citations": citations[b["block_id"]], "centroid": b["centroid_id"],
                 **_index_entry(b["prose"], b["arc_start_time"], ctx),
             })
@@ -147,8 +146,10 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
                     edge_id("cites", b["block_id"], target), b["block_id"], target, "cites",
                     1.0)).rowcount
     by_id = {b["block_id"]: b for b in blocks}
+    if metas:
+        ctx.conn.execute(query("night_storage_insert_blocks"), {"rows": json.dumps(
+            [_metablock(ctx, meta, by_id, history) for meta in metas], default=str)})
     for meta in metas:
-        ctx.conn.execute(query("night_storage_insert_block"), _metablock(ctx, meta, by_id, history))
         ctx.conn.execute(
             query("night_storage_block_stored"),
             (meta["block_id"], meta["constituents"]))

@@ -12,23 +12,10 @@ UPDATE holographic_blocks SET continues_from = %s, continued_by = %s WHERE block
 -- name: night_storage_stored_blocks
 SELECT block_id::text FROM holographic_blocks WHERE block_id = ANY(%s::uuid[]);
 
--- name: night_storage_insert_block
-INSERT INTO holographic_blocks (
-    block_id, prose, native_embedding, native_model, universal_embedding, flux_metrics,
-    salience_scores, coherence_gain, ties_merge_weight, session_id, user_id, user_tier, run_id,
-    arc_start_time, arc_end_time, vector_history, session_continuity_flag, citations,
-    preoccupation_centroid_id, index_text, index_tsv, index_version)
-VALUES (%(block_id)s, %(prose)s::jsonb, %(native)s::halfvec, %(native_model)s,
-        %(universal)s::vector, %(flux)s::jsonb, %(salience)s::jsonb, %(coherence_gain)s,
-        %(ties)s, %(session_id)s, %(user_id)s, %(tier)s, %(run_id)s, %(start)s, %(end)s,
-        %(history)s::jsonb, %(flag)s, %(citations)s::jsonb, %(centroid)s, %(index_text)s,
-        %(index_tsv)s::tsvector, %(index_version)s)
-ON CONFLICT (block_id) DO NOTHING;
-
 -- name: night_storage_insert_blocks
--- stage 6's blocks, one statement per batch of rows (a JSON array of objects keyed like
--- night_storage_insert_block's parameters): the BM25 lexicon's statement trigger then
--- updates lexical_stats and each term's df once per batch. One statement per block
+-- stage 6's blocks and metablocks, one statement per batch of rows (a JSON array of
+-- objects with the keys below; vectors as pgvector text): the BM25 lexicon's statement
+-- trigger then updates lexical_stats and each term's df once per batch. One per block
 -- updated those rows once per block in one transaction, and each update had to walk
 -- past every version the transaction had left of the row before it (stage 6 ran for
 -- more than 11 minutes on 10,565 blocks, 100k imported turns; 20 s on ~1,000)
