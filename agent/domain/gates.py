@@ -123,9 +123,6 @@ class _Rule:
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         return self.compiled.finditer(text)
 
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.compiled.search(text)
-
 
 def _rx(*parts: str) -> _Rule:
     return _Rule("".join(parts))

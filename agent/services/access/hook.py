@@ -161,9 +161,9 @@ class PromptHook:
         if qvec is None:
             qvec = self.dmn.recaller.embedder.embed_query(compound)
         candidates: list[dict[str, Any]] = []
-        upset = frustration.of_prompt(conn, sid, prompt,
-                                      self.dmn.universal.embed_documents([prompt])[0],
-                                      self.dmn.config.frustration)
+        upset = frustration.of_prompt(
+            conn, sid, prompt, lambda text: self.dmn.universal.embed_documents([text])[0],
+            self.dmn.config.frustration)
         if upset.frustrated:  # shown, never stored: not a memory, and no cooldown
             candidates.append({"piece": "frustration", "id": "frustration",
                                "content": frustration_rules.hook_line(upset)})

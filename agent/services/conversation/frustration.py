@@ -11,6 +11,7 @@ proactive thoughts back on a frustrated turn) judge a turn alike, whichever runs
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,27 +46,31 @@ def of_turn(conn: psycopg.Connection[Any], entry_id: Any,
                         {"entry_id": entry_id, "n": 2 * window + 1}).fetchall()
     if not rows:
         return rules.CALM
-    vecs = _vectors(rows)
-    cues = [rules.turn_cues(r[0], _sims(vecs, i, window), cfg)
-            for i, r in enumerate(rows[: window + 1])]
+    return _judge([r[0] for r in rows], _vectors(rows), cfg)
+
+
+def _judge(texts: list[str], vecs: list[Any], cfg: rules.FrustrationConfig
+           ) -> rules.Frustration:
+    """The first text's frustration, the rest its session's earlier user turns (newest
+    first), `vecs` their universal vectors (None: no rephrase cue for that one)."""
+    window = cfg.frustration_window_turns
+    cues = [rules.turn_cues(t, _sims(vecs, i, window), cfg)
+            for i, t in enumerate(texts[: window + 1])]
     return rules.assess(cues[0], cues[1:], cfg)
 
 
 
-def of_prompt(conn: psycopg.Connection[Any], session_id: Any, text: str, vector: Any,
-              cfg: rules.FrustrationConfig) -> rules.Frustration:
+def of_prompt(conn: psycopg.Connection[Any], session_id: Any, text: str,
+              embed: Callable[[str], Any], cfg: rules.FrustrationConfig) -> rules.Frustration:
     """The frustration of a prompt not stored as a turn (`cogd hook`), against its session's
-    user turns; `vector`: the prompt's universal document vector (None: no rephrase cue).
-    The prompt itself, when `cogd watch` already imported it, is not read as its own
-    earlier turn."""
+    user turns; `embed`: the prompt's universal document vector, asked for only when the
+    session has an earlier user turn to compare it with (the rephrase cue). The prompt
+    itself, when `cogd watch` already imported it, is not read as its own earlier turn."""
     window = cfg.frustration_window_turns
     rows = conn.execute(query("frustration_prompt_window"),
                         {"session": session_id, "n": 2 * window + 1}).fetchall()
     if rows and rows[0][0].strip() == text.strip():
         rows = rows[1:]
     rows = rows[: 2 * window]
-    vecs = [None if vector is None else np.asarray(vector, dtype=np.float32), *_vectors(rows)]
-    texts = [text, *(r[0] for r in rows)]
-    cues = [rules.turn_cues(t, _sims(vecs, i, window), cfg)
-            for i, t in enumerate(texts[: window + 1])]
-    return rules.assess(cues[0], cues[1:], cfg)
+    vector = np.asarray(embed(text), dtype=np.float32) if rows else None
+    return _judge([text, *(r[0] for r in rows)], [vector, *_vectors(rows)], cfg)
