@@ -151,12 +151,61 @@ HELDOUT3_NEVER_SAID: list[str] = [
     "what's my favourite colour?",
     "what book am I reading at the moment?",
 ]
+# The fourth held-out set (`--set heldout4`): heldout3's misses were looked at on
+# 2026-12-02 and the grounded path is to be changed for them, so `heldout3` counts as dev
+# data from then on. This set was written before those changes by a helper who was told
+# not to read the grounding code, the other sets' results or bench/results (blind to how
+# questions are matched to facts), and committed before the changes. Nothing was tuned
+# on it.
+HELDOUT4_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("we finally moved out to Galway in the spring, the rain is something else but I "
+     "honestly love it here",
+     "remind me, which town do I live in now?", ("galway",)),
+    ("I spend my days fixing wind turbines, which mostly means climbing 80 metres up a "
+     "ladder with a harness and a bag of spanners",
+     "what do I do for work?", ("turbine",)),
+    ("my little brother Declan just started his apprenticeship as an electrician, so proud "
+     "of him",
+     "what's my brother called?", ("declan",)),
+    ("we've got a retired greyhound called Biscuit that we adopted off the track, she "
+     "sleeps about 20 hours a day",
+     "what's my dog's name?", ("biscuit",)),
+    ("Sunday mornings are for sea swimming down at Salthill with a gang of older ladies, "
+     "no wetsuits allowed, it's freezing",
+     "what do I get up to at the weekends for fun?", ("swim", "salthill")),
+    ("our wedding anniversary is the 14th of March and every single year I forget to book "
+     "somewhere until the week before",
+     "when's my anniversary again?", ("march",)),
+    ("I'm coeliac so anything with gluten is a no for me, which makes pub lunches a "
+     "nightmare tbh",
+     "is there anything I can't eat?", ("gluten", "coeliac", "celiac")),
+    ("Booked flights to Lisbon for the second week of October with my friend Aoife!! first "
+     "proper holiday in two years",
+     "where am I off to on holiday this autumn?", ("lisbon",)),
+    ("did the Dublin marathon back in 2019, 4 hours 12, never again lol",
+     "what big race have I done before?", ("dublin",)),
+    ("honestly can't stand coffee, I'm a rooibos person through and through",
+     "what's my go-to hot drink?", ("rooibos",)),
+]
+HELDOUT4_NEVER_SAID: list[str] = [
+    "what's my sister's name?",
+    "do I have a cat?",
+    "what does my partner do for a living?",
+    "when is my birthday?",
+    "where did I grow up?",
+    "which airline am I flying with?",
+    "how long have I been in my current job?",
+    "what's my favourite restaurant around here?",
+    "what did I study at college?",
+    "what's my blood type?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
     "heldout": ("tomas", HELDOUT_FACTS, HELDOUT_NEVER_SAID),
     "heldout2": ("maren", HELDOUT2_FACTS, HELDOUT2_NEVER_SAID),
     "heldout3": ("kofi", HELDOUT3_FACTS, HELDOUT3_NEVER_SAID),
+    "heldout4": ("niamh", HELDOUT4_FACTS, HELDOUT4_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -173,4 +222,7 @@ SET_NOTES: dict[str, str] = {
     "heldout3": "Held out: written by a helper who did not read the grounding code, and "
                 "committed before the grounded-path changes that followed heldout2's "
                 "misses; not changed after; nothing was tuned on it.",
+    "heldout4": "Held out: written by a helper who did not read the grounding code, and "
+                "committed before the grounded-path changes that followed heldout3's "
+                "misses (2026-12-02); not changed after; nothing was tuned on it.",
 }
