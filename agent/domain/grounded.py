@@ -221,6 +221,11 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:to|from|at|after|before|off) work\b", re.IGNORECASE), "workplace"),
     (re.compile(r"\bget up to\b", re.IGNORECASE), "do"),
     (re.compile(r"\b(?:spare|free) time\b", re.IGNORECASE), "hobby"),
+    # "as a kid", "when I was a boy": a time of life, not a child of the user's ("found that
+    # out the hard way as a kid" is no answer to "do I have any kids?")
+    (re.compile(r"\b(?:as|when i was|since i was|back when i was) an? "
+                r"(?:kid|child|boy|girl|teen|teenager|toddler|baby)\b", re.IGNORECASE),
+     "childhood"),
 )
 
 # Heuristic "slot synonyms": the few personal-fact slots a question and its answer commonly
@@ -233,7 +238,14 @@ _SLOT_WORDS: dict[str, str] = {
     "visit": "visit coming stay",
     "name": "name call nickname",
     "hobby": "hobby pastime leisure",
+    "trip": "holiday vacation trip travel travelling travelled flight fly journey getaway",
 }
+
+# Heuristic "seasons": a season a question names is held by a month of it in a sentence
+# ("this summer" / "a week in June"); the northern hemisphere's seasons, named as such
+_SEASON_MONTHS_TEXT = """spring: march april may; summer: june july august;
+    autumn: september october november; fall: september october november;
+    winter: december january february"""
 
 # Heuristic "relation words": the people (and the pets: "what kind of pet do I have?" /
 # "we keep a tortoise"; not "fish", food as often as a pet) a fact is about. Two words for
@@ -321,6 +333,9 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
+_SEASON_MONTHS: dict[str, frozenset[str]] = {
+    season.strip(): frozenset(_stem(m) for m in months.split())
+    for season, months in (e.split(":") for e in _SEASON_MONTHS_TEXT.split(";"))}
 _SLOTS: dict[str, frozenset[str]] = {
     name: frozenset(_stem(w) for w in words.split()) for name, words in _SLOT_WORDS.items()}
 _SLOT_OF: dict[str, frozenset[str]] = {}
@@ -370,6 +385,8 @@ def _kind_held(kind: str, sentence: str) -> bool:
 
 def _held(word: str, said: set[str], said_relations: frozenset[str]) -> bool:
     if word in said or any(c in said for c in _SLOT_OF.get(word, ())):
+        return True
+    if word in _SEASON_MONTHS and not said.isdisjoint(_SEASON_MONTHS[word]):
         return True
     relation = _RELATION_OF.get(word)
     return relation is not None and _same_relation(frozenset({relation}), said_relations)

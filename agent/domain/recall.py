@@ -82,6 +82,7 @@ class RecallConfig:
     weight_rerank: float
     weight_pre_rerank: float
     top_k: int
+    grounded_pool: int  # the grounded reply's own pool: the user's nearest turns (issue 40)
     token_budget: int
     strong_match_min_score: float
     weak_match_min_score: float

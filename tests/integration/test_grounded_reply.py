@@ -4,6 +4,7 @@ off for a configured remote model, which gets the memories in its prompt as befo
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,10 +13,12 @@ from agent.config import Settings
 from agent.domain.grounded import DONT_KNOW
 from agent.runtime import Runtime
 from agent.services.conversation.cognition import Cognition
-from tests.conftest import make_session
+from bench.data.factchat import SETS
+from tests.conftest import make_session, user_of
 from tests.stubserver import StubServer, stub_server_fixture  # noqa: F401
 
 FACT = "My gym locker code is 4512."
+DATA = Path(__file__).parent.parent / "data"
 
 
 def _new_session(conn: Any, sid: Any) -> Any:
@@ -126,3 +129,68 @@ def test_a_fact_in_other_words_is_found_and_another_persons_is_not(
         assert fact in got.reply and got.metadata["reply_path"] == "grounded:sure", question
     mum = cog.answer(conn, later, "What's my mum's maiden name?")
     assert mum.reply == DONT_KNOW and mum.metadata["reply_path"] == "grounded:dont_know"
+
+
+def _ask_all(settings: Settings, conn: Any, stub_server: StubServer, pool: int
+             ) -> dict[str, str]:
+    """bench.factchat's heldout3 (dev data since its misses were fixed): the statements
+    told in one session, each answered by the bundled model's own reply to it (recorded,
+    tests/data/heldout3_model_replies.json, served by the stub model), then every question
+    asked in one new session, so that each question's compound query carries the ones
+    before it."""
+    settings.recall["grounded_pool"] = pool
+    cog = Runtime(settings).cognition()
+    user, facts, _ = SETS["heldout3"]
+    replies = json.loads((DATA / "heldout3_model_replies.json").read_text())["replies"]
+    first = make_session(conn, f"{user}{pool}")
+    for statement, _, _ in facts:
+        stub_server.set_reply(replies[statement])
+        cog.answer(conn, first, statement)
+    later = _new_session(conn, first)
+    return {question: cog.answer(conn, later, question).reply for _, question, _ in facts}
+
+
+def test_the_users_own_words_are_judged_beyond_recalls_top_k(
+        settings: Settings, conn: Any, stub_server: StubServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten facts asked one after another in a new session: with the grounded pool
+    ([recall] grounded_pool, Recaller.own_words) each reply holds its fact; with recall's
+    items alone (pool 0) a statement is crowded out of recall's top 10 (by the earlier
+    questions in the compound query and the model's long replies) and its question gets
+    "I don't know". The grounded path is on for the stub profile, as for the bundled one."""
+    stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
+    settings.llm.profiles["stub"].grounded_replies = True
+    _, facts, _ = SETS["heldout3"]
+
+    def found(answers: dict[str, str]) -> list[bool]:
+        return [any(k in answers[q].lower() for k in keys) for _, q, keys in facts]
+
+    before = stub_server.count()
+    wide = _ask_all(settings, conn, stub_server, 20)
+    assert stub_server.count() - before >= len(facts)  # the statements went to the model
+    assert all(found(wide)), wide
+    narrow = _ask_all(settings, conn, stub_server, 0)
+    assert not all(found(narrow)), narrow
+
+
+def test_own_words_are_the_users_turns_only(settings: Settings, conn: Any) -> None:
+    """The grounded pool holds the asking user's own turns (and memories of them), never
+    the assistant's words or another user's, nearest first."""
+    cog = Runtime(settings).cognition()
+    alice, bob = make_session(conn, "alice"), make_session(conn, "bob")
+    cog.write_user_turn(conn, alice, "My allotment is on Fern Lane, plot 14.")
+    cog.write_user_turn(conn, alice, "I repaired the shed roof over the weekend.")
+    cog.write_user_turn(conn, bob, "My allotment is on Elm Road, plot 9.")
+    # the assistant's reply, with the very vector of alice's best statement
+    conn.execute("INSERT INTO day_table (session_id, user_id, role, content, "
+                 "universal_embedding) SELECT session_id, user_id, 'assistant', "
+                 "'Your allotment is on Fern Lane.', universal_embedding FROM day_table "
+                 "WHERE session_id = %s AND content LIKE 'My allotment%%'", (alice,))
+    vector = cog.universal.embed_query("Where is my allotment?")
+    items = cog.recaller.own_words(conn, vector, user_of(conn, alice), 20)
+    texts = [i.content for i in items]
+    assert texts[0] == "My allotment is on Fern Lane, plot 14."
+    assert "My allotment is on Elm Road, plot 9." not in texts
+    assert all(i.role == "user" and i.verdict == "no_match" for i in items)
+    assert [i.similarity for i in items] == sorted((i.similarity for i in items), reverse=True)
+    assert cog.recaller.own_words(conn, vector, None, 20) == []

@@ -302,3 +302,15 @@ def test_an_earlier_grounded_reply_answers_the_question_asked_again() -> None:
     got = grounded_reply("What is my dog called?", items, [0.7], NOW)
     assert got is not None and got.path == PATH_STRONG and got.item_ids == ("a",)
     assert got.text == "You told me on 3 March: your dog is called Biscuit."
+
+
+def test_heldout3s_misses_as_word_rules() -> None:
+    """heldout3's misses (dev data since): a trip asked as a holiday in a season, told as
+    flights in a month of it; and "as a kid" is a time of life, not a child of the user's."""
+    trip = "booked flights to Lisbon for a week in June with my partner!!"
+    assert cover("where am I going on holiday this summer?", trip) == 1.0
+    assert cover("where am I going on holiday this winter?", trip) < 1.0  # June is summer
+    kid = "oh and I'm allergic to penicillin, found that out the hard way as a kid"
+    assert cover("do I have any kids?", kid) == 0.0
+    assert cover("do I have any kids?", "my kid started school this week") > 0.0
+    assert cover("when did I find out about the allergy?", kid) > 0.0

@@ -51,6 +51,33 @@ FROM (SELECT entry_id, session_id, role, content, created_at, external_id, token
       LIMIT %(k)s) s
 ORDER BY s.distance;
 
+-- name: recall_own_words
+-- The grounded reply's own pool (issue 40): one user's own words nearest the question
+-- itself (not the compound query), by verbatim vector (HNSW, cosine; the role and user
+-- filters are applied by pgvector's iterative scan, recall_hnsw_settings): the turns they
+-- wrote, and the memories whose source turn they wrote. Only for a known user: never
+-- another user's rows, and never rows of no user.
+(SELECT 'day_table' AS kind, t.entry_id::text AS id, t.content, t.created_at, t.speaker,
+        t.external_id, 1 - t.distance AS similarity
+ FROM (SELECT entry_id, content, created_at, speaker, external_id,
+              universal_embedding <=> %(query)s::vector AS distance
+       FROM day_table
+       WHERE universal_embedding IS NOT NULL AND role = 'user'
+         AND user_id = %(user_id)s::uuid
+       ORDER BY universal_embedding <=> %(query)s::vector
+       LIMIT %(k)s) t)
+UNION ALL
+(SELECT 'memory', m.memory_id::text, m.content, m.created_at, d.speaker, d.external_id,
+        1 - m.distance
+ FROM (SELECT memory_id, content, created_at, source_entry_id,
+              universal_embedding <=> %(query)s::vector AS distance
+       FROM memories
+       WHERE universal_embedding IS NOT NULL AND user_id = %(user_id)s::uuid
+       ORDER BY universal_embedding <=> %(query)s::vector
+       LIMIT %(k)s) m
+ JOIN LATERAL (SELECT speaker, role, external_id FROM day_table
+               WHERE entry_id = m.source_entry_id LIMIT 1) d ON d.role = 'user');
+
 -- name: recall_dense_memories
 -- Nearest memories (active, superseded and archived: consolidation lowers
 -- importance, it never hides a memory).

@@ -33,7 +33,7 @@ from agent.domain import emotion as emotion_rules
 from agent.domain import frustration as frustration_rules
 from agent.domain.context import WindowTurn, compound_query, split_window, window_fraction
 from agent.domain.gates import EntryGateConfig, ExitGateConfig
-from agent.domain.grounded import PATH_MODEL
+from agent.domain.grounded import PATH_MODEL, is_fact_question
 from agent.domain.monitors import MonitorConfig, MonitorReport, monitor
 from agent.domain.prompt import (
     IdentityConfig,
@@ -166,6 +166,9 @@ class TurnContext:
     mood: Any = None  # the emotional state after this turn (services/emotion.Mood), or None
     # the user's message as a query vector (universal), embedded once per turn
     content_vector: Any = None
+    # a fact question on the grounded path: the user's own words nearest it (issue 40,
+    # Recaller.own_words), judged with recall's items
+    own_words: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -357,6 +360,9 @@ class Cognition:
             return vectors[text]
 
         query_vector, content_vector = vector_of(query_text), vector_of(content)
+        own_words = (self.recaller.own_words(conn, content_vector, user_id,
+                                             self.cfg.recall.grounded_pool)
+                     if self.grounded and is_fact_question(content) else [])
         # 4. identity: the hash always, the full identity on a trigger
         boundary_sims = self._boundary_similarities(content_vector, traits)
         before = day_table.previous_exchange(conn, user_entry)  # None: no reply yet
@@ -427,7 +433,7 @@ class Cognition:
             content=content, parts=parts, recall=outcome, recalled=recalled,
             boundary_sims=boundary_sims, identity_triggers=fired, exits=exits,
             started=started, double_take_ids=[i for i, _ in double], mood=mood,
-            reach_meta=reach.metadata, content_vector=content_vector,
+            reach_meta=reach.metadata, content_vector=content_vector, own_words=own_words,
         )
 
     def respond(
@@ -438,7 +444,7 @@ class Cognition:
         parts = ctx.parts
         best = ctx.recall.result.best_match
         grounded = (from_memory(self.universal, ctx.content, ctx.recall.result.items,
-                                question_vector=ctx.content_vector)
+                                question_vector=ctx.content_vector, own_words=ctx.own_words)
                     if self.grounded else None)
         if grounded is None:
             reply, logprobs, fallback = self._system1(parts, on_partial)

@@ -1,5 +1,6 @@
 """The grounded-reply heuristic's glue (issue 40): the question's cosine to each sentence
-of the user's own words among recall's items, then agent/domain/grounded.py decides."""
+of the user's own words among recall's items and the user's own nearest words, then
+agent/domain/grounded.py decides."""
 
 from __future__ import annotations
 
@@ -15,18 +16,24 @@ from agent.providers.ports import Embedder
 
 
 def from_memory(embedder: Embedder, question: str, items: Sequence[RecallItem],
-                now: datetime | None = None, question_vector: Any = None
-                ) -> GroundedReply | None:
-    """The grounded reply to `question`, or None for the model to answer. Embeds the
-    sentences (one batch, a few ms) only for a fact question; the question too unless its
-    query vector is given (`question_vector`: the turn's, embedded once)."""
+                now: datetime | None = None, question_vector: Any = None,
+                own_words: Sequence[RecallItem] = ()) -> GroundedReply | None:
+    """The grounded reply to `question`, or None for the model to answer. `items`:
+    recall's; `own_words`: the user's own words nearest the question (Recaller.own_words),
+    judged after them (an item recall already holds is not judged twice). Embeds each
+    distinct sentence once (one batch) only for a fact question; the question too unless
+    its query vector is given (`question_vector`: the turn's, embedded once)."""
     if not is_fact_question(question):
         return None
-    sentences = [s.sentence for s in said_sentences(items)]
+    held = {i.id for i in items}
+    pool = [*items, *(i for i in own_words if i.id not in held)]
+    sentences = [s.sentence for s in said_sentences(pool)]
     sims: list[float] = []
     if sentences:
         q = np.asarray(embedder.embed_query(question) if question_vector is None
                        else question_vector, dtype=np.float32)
-        docs = np.asarray(embedder.embed_documents(sentences), dtype=np.float32)
-        sims = [float(x) for x in docs @ q]  # the embedder's vectors are unit length
-    return grounded_reply(question, items, sims, now or datetime.now(UTC))
+        distinct = list(dict.fromkeys(sentences))
+        docs = np.asarray(embedder.embed_documents(distinct), dtype=np.float32)
+        by_text = dict(zip(distinct, (float(x) for x in docs @ q), strict=True))
+        sims = [by_text[s] for s in sentences]  # the embedder's vectors are unit length
+    return grounded_reply(question, pool, sims, now or datetime.now(UTC))

@@ -454,6 +454,29 @@ class Recaller:
         return RecallOutcome(result=result, query_text=text, latency_ms=latency, log_id=log_id,
                              cortex_events=events, vectors=embedded)
 
+    def own_words(self, conn: psycopg.Connection[Any], vector: Sequence[float],
+                  user_id: Any, k: int) -> list[domain.RecallItem]:
+        """The grounded reply's own pool (issue 40): `user_id`'s own turns, and memories of
+        their own turns, nearest the question's vector `vector` (the message alone, not
+        the compound query); `k` of each. Recall's items are ranked for the prompt: in a
+        session of several questions the compound query carries the earlier ones, and the
+        assistant's long replies crowd the user's short statements out of the top k, so
+        the statement that answers the question is often not among them. Every item is
+        `no_match` (the grounded heuristic judges each sentence itself); none without a
+        user (an operator's turn has no "own words" to say back)."""
+        if user_id is None or k <= 0:
+            return []
+        with self._reading(conn) as read:
+            _hnsw_settings(read, self.ef_search(conn))
+            rows = read.execute(query("recall_own_words"), {
+                "query": vector_text(vector), "user_id": str(user_id), "k": k}).fetchall()
+        return [domain.RecallItem(
+            id=f"{kind}:{rid}", kind=kind, content=content, score=0.0, verdict="no_match",
+            similarity=float(sim), coverage=None, match=None, created_at=created,
+            source_ids=(rid,) if kind == "day_table" else (),
+            external_ids=(ext,) if ext else (), components={}, speaker=speaker, role="user")
+            for kind, rid, content, created, speaker, ext, sim in rows]
+
     @contextlib.contextmanager
     def _reading(self, conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
         """The connection recall's read-only queries run on: the reader's (a replica), or
