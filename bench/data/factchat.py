@@ -155,8 +155,8 @@ HELDOUT3_NEVER_SAID: list[str] = [
 # 2026-12-02 and the grounded path is to be changed for them, so `heldout3` counts as dev
 # data from then on. This set was written before those changes by a helper who was told
 # not to read the grounding code, the other sets' results or bench/results (blind to how
-# questions are matched to facts), and committed before the changes. Nothing was tuned
-# on it.
+# questions are matched to facts), and committed before the changes; run once after them
+# (5/10), then its misses were looked at and fixed: dev data since.
 HELDOUT4_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     ("we finally moved out to Galway in the spring, the rain is something else but I "
      "honestly love it here",
@@ -199,6 +199,54 @@ HELDOUT4_NEVER_SAID: list[str] = [
     "what did I study at college?",
     "what's my blood type?",
 ]
+# The fifth held-out set (`--set heldout5`): heldout4's misses were looked at on
+# 2026-12-02 and the grounded path is to be changed for them, so `heldout4` counts as dev
+# data from then on. This set was written before those changes by a helper who was told
+# not to read the grounding code, the other sets' results or bench/results (blind to how
+# questions are matched to facts), and committed before the changes; nothing was tuned on
+# it.
+HELDOUT5_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("just got the keys to a flat in Ljubljana last week! right by the river. still "
+     "sleeping on a mattress on the floor lol",
+     "remind me, what city am I living in these days?", ("ljubljana",)),
+    ("so work's been mad, I'm a sound engineer for a small theatre company and we open "
+     "a new show on friday. Basically I live behind the mixing desk now",
+     "what is it I do for a living again?", ("sound engineer",)),
+    ("my brother Anselm is coming to stay for a week in March. he's a nightmare houseguest "
+     "but I love him",
+     "what's my brother called?", ("anselm",)),
+    ("ok random but my tortoise Bartholomew is 41 years old. He was my grandad's "
+     "originally, and he'll probably outlive me too",
+     "what's the name of my tortoise?", ("bartholomew",)),
+    ("fyi I'm allergic to sesame",
+     "is there any food I need to avoid?", ("sesame",)),
+    ("I started learning Korean a couple of months ago, Duolingo plus a tutor on "
+     "Thursdays. Hangul turned out way easier than I expected, the grammar not so much",
+     "which language have I been studying?", ("korean",)),
+    ("Booked it!! Hiking the Kungsleden in Sweden this August with my friend Marit, "
+     "about 110 km hut to hut",
+     "what's the trail I'm doing this summer?", ("kungsleden",)),
+    ("back in 2019 I came second in a regional chess tournament in Graz. Still my proudest "
+     "moment tbh, I beat a guy rated 400 points above me",
+     "where was that chess tournament I placed in?", ("graz",)),
+    ("my car's a 2008 Skoda Octavia estate, green, 300k on the clock and still going",
+     "what do I drive?", ("octavia", "skoda")),
+    ("my birthday is the 14th of November, same day as my best friend's which makes "
+     "planning parties pure chaos",
+     "when's my birthday?", ("november",)),
+]
+HELDOUT5_NEVER_SAID: list[str] = [
+    "what's my sister's name?",
+    "what year was I born?",
+    "what's my Korean tutor called?",
+    "which theatre do I work at?",
+    "what street is my flat on?",
+    "what's my dog's name?",
+    "who did I lose to in that chess tournament?",
+    "what date do I fly out to Sweden?",
+    "what's my favourite band?",
+    "what's my partner's name?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
@@ -206,6 +254,7 @@ SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] =
     "heldout2": ("maren", HELDOUT2_FACTS, HELDOUT2_NEVER_SAID),
     "heldout3": ("kofi", HELDOUT3_FACTS, HELDOUT3_NEVER_SAID),
     "heldout4": ("niamh", HELDOUT4_FACTS, HELDOUT4_NEVER_SAID),
+    "heldout5": ("ilse", HELDOUT5_FACTS, HELDOUT5_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -219,10 +268,18 @@ SET_NOTES: dict[str, str] = {
                 "first held-out run, and run once after them (7/10, 2026-11-28); its misses "
                 "were then looked at and the grounded path changed for them (2026-12-02), "
                 "so from that change on it is dev data, not held out.",
-    "heldout3": "Held out: written by a helper who did not read the grounding code, and "
-                "committed before the grounded-path changes that followed heldout2's "
-                "misses; not changed after; nothing was tuned on it.",
-    "heldout4": "Held out: written by a helper who did not read the grounding code, and "
-                "committed before the grounded-path changes that followed heldout3's "
+    "heldout3": "Written by a helper who did not read the grounding code, committed before "
+                "the grounded-path changes that followed heldout2's misses, and run once "
+                "after them (8/10, 2026-12-02); its misses were then looked at and the "
+                "grounded path changed for them (the own-words pool, word rules), so from "
+                "that change on it is dev data, not held out.",
+    "heldout4": "Written by a helper who did not read the grounding code, committed before "
+                "the grounded-path changes that followed heldout3's misses, and run once "
+                "after them (5/10, 2026-12-02, bench/results/factchat-bundled-heldout4-"
+                "2026-12-02.md); its misses were then looked at and the grounded path "
+                "changed for them (the whole turn said back, word rules), so from that "
+                "change on it is dev data, not held out.",
+    "heldout5": "Held out: written by a helper who did not read the grounding code, and "
+                "committed before the grounded-path changes that followed heldout4's "
                 "misses (2026-12-02); not changed after; nothing was tuned on it.",
 }
