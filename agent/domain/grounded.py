@@ -220,6 +220,10 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bfor a living\b", re.IGNORECASE), "work"),
     (re.compile(r"\b(?:to|from|at|after|before|off) work\b", re.IGNORECASE), "workplace"),
     (re.compile(r"\bget up to\b", re.IGNORECASE), "do"),
+    (re.compile(r"\b(?:off|headed|heading) to\b", re.IGNORECASE), "go to"),
+    # "I spend my days fixing wind turbines": what the user does all day is their work
+    (re.compile(r"\bspend (?:my|our) (?:days|working days|working life)\b", re.IGNORECASE),
+     "work"),
     (re.compile(r"\b(?:spare|free) time\b", re.IGNORECASE), "hobby"),
     # "as a kid", "when I was a boy": a time of life, not a child of the user's ("found that
     # out the hard way as a kid" is no answer to "do I have any kids?")
@@ -242,10 +246,11 @@ _SLOT_WORDS: dict[str, str] = {
 }
 
 # Heuristic "seasons": a season a question names is held by a month of it in a sentence
-# ("this summer" / "a week in June"); the northern hemisphere's seasons, named as such
+# ("this summer" / "a week in June"); the northern hemisphere's seasons, named as such.
+# And a weekend by its days ("at the weekend" / "Sunday mornings are for sea swimming")
 _SEASON_MONTHS_TEXT = """spring: march april may; summer: june july august;
     autumn: september october november; fall: september october november;
-    winter: december january february"""
+    winter: december january february; weekend: saturday sunday"""
 
 # Heuristic "relation words": the people (and the pets: "what kind of pet do I have?" /
 # "we keep a tortoise"; not "fish", food as often as a pet) a fact is about. Two words for
@@ -467,6 +472,16 @@ def said_sentences(items: Sequence[RecallItem]) -> list[Said]:
     return out
 
 
+def _in_context(said: Said) -> str:
+    """What is said back: the whole turn the sentence came from when it fits a reply
+    (MAX_QUOTE_CHARS): the sentence that matched the question best may not be the one
+    holding the answer ("Booked flights to Lisbon in October! First proper holiday in two
+    years." matches "holiday" in its second sentence); else the sentence alone. An earlier
+    grounded reply's quote stays as it was said."""
+    whole = " ".join(said.item.content.split())
+    return whole if said.when is None and len(whole) <= MAX_QUOTE_CHARS else said.sentence
+
+
 def grounded_reply(
     question: str, items: Sequence[RecallItem], similarities: Sequence[float] | None = None,
     now: datetime | None = None, cfg: GroundedConfig = GroundedConfig(),
@@ -500,7 +515,7 @@ def grounded_reply(
             ranked.append((1, sim, s))
     if ranked:
         tier, _, best = max(ranked, key=lambda r: (r[0], r[1], r[2].item.score))
-        quote = _after_colon(second_person(quotable(best.sentence)))
+        quote = _after_colon(second_person(quotable(_in_context(best))))
         when = best.when or spoken_date(best.item.created_at, now)
         if tier == 2:
             text = f"You told me on {when}: {quote}" if when else f"You told me: {quote}"

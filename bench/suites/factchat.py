@@ -1,15 +1,17 @@
 """The fact-recall chat check (issue 40): does the default model answer from memory?
 
-    python -m bench factchat [--set dev|heldout|heldout2|heldout3] [--hog]
+    python -m bench factchat [--set dev|heldout|heldout2|heldout3|heldout4] [--hog]
                              [--model PATH.gguf | --profile NAME]
                              [--no-grounded] [--label TEXT] [--note TEXT]
 
-Four question sets: `dev` (the default; the grounded-reply heuristic's thresholds were
+Five question sets: `dev` (the default; the grounded-reply heuristic's thresholds were
 chosen on it, so its figures are fitted), `heldout` (another user's 10 facts and 10
 never-said questions in other words; its misses were looked at and fixed, so it is dev
 data now), `heldout2` (a third user's, written before those fixes; its own misses were
-fixed on 2026-12-02, so it is dev data too) and `heldout3` (a fourth user's, written by a
-helper blind to the grounding code before those fixes; nothing tuned on it).
+fixed on 2026-12-02, so it is dev data too), `heldout3` and `heldout4` (a fourth and a
+fifth user's, each written by a helper blind to the grounding code before the fixes for
+the set before it, run once: 8/10 and 5/10; their misses were then fixed, so every set
+is dev data now: a new blind set is needed for a held-out figure).
 
 On a throwaway embedded database, through the same turn as the loop (Cognition.answer):
 
