@@ -254,6 +254,10 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
         Column("content_tsv", TSVECTOR, Computed(TSV_EXPR, persisted=True)),
         Column("emotion", JSONB),  # revision 0014: the emotional imprint (seed 000 §3.4)
+        # revision 0029: whose words (the source turn's role and speaker, copied on insert
+        # by trg_memories_source_of_turn; kept once the night's cleanup deletes the turn)
+        Column("source_role", Text),
+        Column("source_speaker", Text),
         # revision 0019: when cogd wrote the row (created_at is the event time, which an
         # import's client supplies): promotion's span and decay read this one
         _ts("written_at"),
@@ -264,6 +268,8 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         CheckConstraint(_in("status", MEMORY_STATUSES), name="ck_memories_status"),
         CheckConstraint("importance >= 0 AND importance <= 1", name="ck_memories_importance"),
         CheckConstraint("confidence >= 0 AND confidence <= 1", name="ck_memories_confidence"),
+        CheckConstraint("source_role IS NULL OR source_role IN ('user', 'assistant', 'system')",
+                        name="ck_memories_source_role"),
         Index("ix_memories_user_status", "user_id", "status"),
         Index("ix_memories_importance", "importance"),
         Index("ix_memories_content_tsv", "content_tsv", postgresql_using="gin"),

@@ -194,3 +194,27 @@ def test_own_words_are_the_users_turns_only(settings: Settings, conn: Any) -> No
     assert all(i.role == "user" and i.verdict == "no_match" for i in items)
     assert [i.similarity for i in items] == sorted((i.similarity for i in items), reverse=True)
     assert cog.recaller.own_words(conn, vector, None, 20) == []
+
+
+def test_a_fact_told_before_the_nights_cleanup_is_still_said_back(
+        settings: Settings, conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The night cycle deletes a normal user's turns after a day; the memory made from the
+    turn keeps whose words it holds (revision 0029: a trigger copies the turn's role and
+    speaker onto the memory), so the grounded path still says the fact back. Without the
+    copy the memory has no role, and only the user's own words are said back."""
+    cog = Runtime(settings).cognition()
+    first = make_session(conn, "dana")
+    entry = cog.write_user_turn(conn, first, FACT)[0]
+    conn.execute("INSERT INTO memories (user_id, session_id, source_entry_id, content, "
+                 "universal_embedding, memory_type) SELECT user_id, session_id, entry_id, "
+                 "content, universal_embedding, 'fact' FROM day_table WHERE entry_id = %s",
+                 (entry,))
+    assert conn.execute("SELECT m.source_role, m.source_speaker IS NOT DISTINCT FROM "
+                        "d.speaker FROM memories m JOIN day_table d ON d.entry_id = "
+                        "m.source_entry_id WHERE d.entry_id = %s", (entry,)).fetchone() == (
+        "user", True)
+    conn.execute("DELETE FROM day_table WHERE entry_id = %s", (entry,))  # the night's cleanup
+    _no_model(cog, monkeypatch)
+    got = cog.answer(conn, _new_session(conn, first), "What is my gym locker code?")
+    assert got.metadata["reply_path"] == "grounded:sure", got.reply
+    assert "your gym locker code is 4512" in got.reply

@@ -3,7 +3,8 @@
 
 -- name: claims_memory
 -- the memory a claim is read from: its user, words, event time, and its turn's speaker
-SELECT m.memory_id, m.user_id, m.content, m.created_at, d.speaker, d.role
+SELECT m.memory_id, m.user_id, m.content, m.created_at, coalesce(d.speaker, m.source_speaker),
+       coalesce(d.role, m.source_role)
 FROM memories m LEFT JOIN day_table d ON d.entry_id = m.source_entry_id
 WHERE m.memory_id = %s;
 

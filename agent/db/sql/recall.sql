@@ -55,7 +55,8 @@ ORDER BY s.distance;
 -- The grounded reply's own pool (issue 40): one user's own words nearest the question
 -- itself (not the compound query), by verbatim vector (HNSW, cosine; the role and user
 -- filters are applied by pgvector's iterative scan, recall_hnsw_settings): the turns they
--- wrote, and the memories whose source turn they wrote. Only for a known user: never
+-- wrote, and the memories of turns they wrote (the turn's role, or the memory's own copy
+-- once the night's cleanup deleted the turn: revision 0029). Only for a known user: never
 -- another user's rows, and never rows of no user.
 (SELECT 'day_table' AS kind, t.entry_id::text AS id, t.content, t.created_at, t.speaker,
         t.external_id, 1 - t.distance AS similarity
@@ -67,16 +68,17 @@ ORDER BY s.distance;
        ORDER BY universal_embedding <=> %(query)s::vector
        LIMIT %(k)s) t)
 UNION ALL
-(SELECT 'memory', m.memory_id::text, m.content, m.created_at, d.speaker, d.external_id,
-        1 - m.distance
- FROM (SELECT memory_id, content, created_at, source_entry_id,
+(SELECT 'memory', m.memory_id::text, m.content, m.created_at,
+        coalesce(d.speaker, m.source_speaker), d.external_id, 1 - m.distance
+ FROM (SELECT memory_id, content, created_at, source_entry_id, source_role, source_speaker,
               universal_embedding <=> %(query)s::vector AS distance
        FROM memories
        WHERE universal_embedding IS NOT NULL AND user_id = %(user_id)s::uuid
        ORDER BY universal_embedding <=> %(query)s::vector
        LIMIT %(k)s) m
- JOIN LATERAL (SELECT speaker, role, external_id FROM day_table
-               WHERE entry_id = m.source_entry_id LIMIT 1) d ON d.role = 'user');
+ LEFT JOIN LATERAL (SELECT speaker, role, external_id FROM day_table
+                    WHERE entry_id = m.source_entry_id LIMIT 1) d ON true
+ WHERE coalesce(d.role, m.source_role) = 'user');
 
 -- name: recall_dense_memories
 -- Nearest memories (active, superseded and archived: consolidation lowers
@@ -85,11 +87,13 @@ UNION ALL
 -- searched one (the planner folds the comparison of the two constants); the source turn is
 -- looked up by key for the k rows (a join let the planner scan the whole day table).
 SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance, m.source_entry_id,
-       m.status, m.distance, d.external_id, d.speaker, d.role,
+       m.status, m.distance, d.external_id, coalesce(d.speaker, m.source_speaker),
+       coalesce(d.role, m.source_role),
        1 - CASE WHEN %(judge)s::vector = %(query)s::vector THEN m.distance
                 ELSE m.universal_embedding <=> %(judge)s::vector END AS similarity,
        1 - (m.universal_embedding <=> %(goal)s::vector) AS goal_similarity
 FROM (SELECT memory_id, memory_type, content, created_at, importance, source_entry_id, status,
+             source_role, source_speaker,
              universal_embedding <=> %(query)s::vector AS distance, universal_embedding
       FROM memories
       WHERE universal_embedding IS NOT NULL AND (%(user_id)s::uuid IS NULL OR user_id IS NULL
@@ -215,7 +219,8 @@ s AS (SELECT p.doc_id,
       FROM p, st
       GROUP BY p.doc_id ORDER BY score DESC LIMIT %(k)s)
 SELECT m.memory_id, m.memory_type, m.content, m.created_at, m.importance,
-       m.source_entry_id, m.status, s.score, d.external_id, d.speaker, d.role,
+       m.source_entry_id, m.status, s.score, d.external_id,
+       coalesce(d.speaker, m.source_speaker), coalesce(d.role, m.source_role),
        NULL::float8 AS similarity, NULL::float8 AS goal_similarity  -- similarity_by_ids
 FROM s JOIN memories m ON m.memory_id = s.doc_id
 LEFT JOIN LATERAL (SELECT external_id, speaker, role FROM day_table
