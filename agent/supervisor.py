@@ -38,6 +38,7 @@ from agent.db.connect import application_name, connect
 from agent.db.pool import side_pool
 from agent.errors import AlreadyRunning, CogdError
 from agent.heartbeat import Beater
+from agent.workers.base import SUPERVISOR_PID_ENV
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +108,8 @@ class Supervisor:
         env["DATABASE_URL"] = self.url
         env.pop("COGD_DATABASE_URL", None)  # it would win over DATABASE_URL
         env.pop("COGD_APP_DATABASE_URL", None)
+        # a worker checks that its parent is still this process (Worker._stop_if_orphaned)
+        env[SUPERVISOR_PID_ENV] = str(os.getpid())
         return env
 
     def _spawn(self, child: Child) -> None:

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EXIT_STUCK = 3  # stopped on a signal, but the item in hand did not finish within the grace
+# set by the supervisor in its children's environment (agent/supervisor.py): its pid
+SUPERVISOR_PID_ENV = "COGD_SUPERVISOR_PID"
+ORPHAN_POLL_S = 1.0  # how often a supervised worker checks that its supervisor lives
 
 
 class Worker:
@@ -115,6 +118,23 @@ class Worker:
         # deadlock on threading's own locks): waits for the stop, then for the grace
         threading.Thread(target=self._exit_if_stuck, name=f"{self.name}-shutdown",
                          daemon=True).start()
+        supervisor = os.environ.get(SUPERVISOR_PID_ENV, "")
+        if supervisor.isdigit():
+            threading.Thread(target=self._stop_if_orphaned, args=(int(supervisor),),
+                             name=f"{self.name}-orphan", daemon=True).start()
+
+    def _stop_if_orphaned(self, supervisor: int) -> None:
+        """The supervisor's death, seen from a thread. The kernel sends SIGTERM when it
+        dies (PR_SET_PDEATHSIG), but Python runs the handler only once the main thread is
+        back in Python code: a loop worker whose main thread sat in native code for ten
+        minutes (once in CI, after `kill -9` of its supervisor) never saw the stop. Once a
+        second, the parent is checked; when it is no longer the supervisor, the stop is
+        set as SIGTERM sets it, and the shutdown thread gives the item in hand its grace."""
+        while not self.stopped.wait(ORPHAN_POLL_S):
+            if os.getppid() != supervisor:
+                self.signalled = self.signalled or signal.SIGTERM
+                self.stop.set()
+                return
 
     def _exit_if_stuck(self) -> None:
         """Once stop is set: give the item in hand [process] shutdown_grace_s, then exit

@@ -95,3 +95,36 @@ def test_a_second_signal_during_the_first_only_sets_the_stop_flag() -> None:
     finally:
         sig.signal(sig.SIGTERM, before)
         sig.signal(sig.SIGINT, sig.default_int_handler)
+
+
+def test_a_supervised_worker_stops_when_its_supervisor_is_gone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stop comes from a thread that watches the parent, not only from the SIGTERM
+    handler (which runs only when the main thread is back in Python): a worker whose
+    supervisor (COGD_SUPERVISOR_PID) is not its parent sets its stop within a poll or two;
+    one whose supervisor is its parent does not."""
+    import os
+    import signal as sig
+    import time
+
+    from agent.config import load_settings
+    from agent.workers.base import SUPERVISOR_PID_ENV
+    from agent.workers.idle import IdleWorker
+
+    settings = load_settings()
+    settings.process.shutdown_grace_s = 0.05
+    before = sig.getsignal(sig.SIGTERM)
+    try:
+        monkeypatch.setenv(SUPERVISOR_PID_ENV, str(os.getppid()))  # alive: our parent
+        kept = IdleWorker(settings, "postgresql://unused")
+        kept.install_signal_handlers()
+        monkeypatch.setenv(SUPERVISOR_PID_ENV, str(os.getpid()))  # not our parent: gone
+        orphan = IdleWorker(settings, "postgresql://unused")
+        orphan.install_signal_handlers()
+        assert orphan.stop.wait(5) and orphan.signalled == sig.SIGTERM
+        time.sleep(1.5)  # more than a poll
+        assert not kept.stop.is_set()
+        kept.stopped.set()  # ends its watcher
+    finally:
+        sig.signal(sig.SIGTERM, before)
+        sig.signal(sig.SIGINT, sig.default_int_handler)
