@@ -61,6 +61,9 @@ def test_the_leak_check_catches_a_dev_item_copied_into_heldout() -> None:
                                never))
 
 
+TOPIC_TRAPS = {("heldout5", "korean")}
+
+
 @pytest.mark.parametrize("name", sorted(SETS))
 def test_each_set_is_ten_facts_and_ten_never_said_and_self_consistent(name: str) -> None:
     handle, facts, never = SETS[name]
@@ -72,8 +75,11 @@ def test_each_set_is_ten_facts_and_ten_never_said_and_self_consistent(name: str)
         # the statement holds the fact, the question does not give it away
         assert any(w in statement.lower() for w in words), statement
         assert not any(w in question.lower() for w in words), question
-        # a never-said question must not be answerable by a word of a told fact
-        assert not any(w in q.lower() for q in never for w in words), words
+        # a never-said question must not be answerable by a word of a told fact; except a
+        # blind set's trap that names a told fact's topic to ask a detail never told
+        # (heldout5: "what's my Korean tutor called?"; kept as it was written and run)
+        assert not any(w in q.lower() for q in never for w in words
+                       if (name, w) not in TOPIC_TRAPS), words
 
 
 def test_sets_use_different_users() -> None:
