@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -338,3 +340,33 @@ def test_heldout4s_misses_as_word_rules() -> None:
     assert cover("where am I off to on holiday this autumn?",
                  "Booked flights to Lisbon in October with my friend Aoife") == 1.0
     assert cover("what do I do for work?", "I spend my days fixing wind turbines") == 1.0
+
+
+def test_a_one_sentence_turn_of_the_users_own_words_is_not_embedded_again() -> None:
+    """from_memory reuses an own-words turn's stored similarity when the turn is one
+    sentence; a turn of two sentences, and recall's items, are embedded."""
+    import numpy as np
+
+    from agent.services.conversation.grounded import from_memory
+
+    class Counting:
+        def __init__(self) -> None:
+            self.texts: list[str] = []
+
+        def embed_query(self, text: str) -> Any:
+            return np.array([1.0, 0.0], dtype=np.float32)
+
+        def embed_documents(self, texts: list[str]) -> Any:
+            self.texts += texts
+            return np.array([[0.2, 0.98]] * len(texts), dtype=np.float32)
+
+    own = replace(item("My dog is called Biscuit.", "no_match", rid="day_table:1"),
+                  similarity=0.7)
+    two = replace(item("We moved. My dog is called Rex.", "no_match", rid="day_table:2"),
+                  similarity=0.6)
+    embedder = Counting()
+    got = from_memory(embedder, "What is my dog called?",
+                      [item("I like tea.", "no_match", rid="r")],
+                      question_vector=[1.0, 0.0], own_words=[own, two])
+    assert sorted(embedder.texts) == ["I like tea.", "My dog is called Rex.", "We moved."]
+    assert got is not None and "Biscuit" in got.text  # 0.7: the reused similarity

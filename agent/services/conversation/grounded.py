@@ -22,7 +22,10 @@ def from_memory(embedder: Embedder, question: str, items: Sequence[RecallItem],
     recall's; `own_words`: the user's own words nearest the question (Recaller.own_words),
     judged after them (an item recall already holds is not judged twice). Embeds each
     distinct sentence once (one batch) only for a fact question; the question too unless
-    its query vector is given (`question_vector`: the turn's, embedded once)."""
+    its query vector is given (`question_vector`: the turn's, embedded once). A turn of
+    `own_words` that is one sentence is not embedded again: its similarity is already the
+    cosine of its stored verbatim vector to the question's (a memory's vector may carry
+    its type's prefix: embedded again)."""
     if not is_fact_question(question):
         return None
     held = {i.id for i in items}
@@ -30,10 +33,14 @@ def from_memory(embedder: Embedder, question: str, items: Sequence[RecallItem],
     sentences = [s.sentence for s in said_sentences(pool)]
     sims: list[float] = []
     if sentences:
-        q = np.asarray(embedder.embed_query(question) if question_vector is None
-                       else question_vector, dtype=np.float32)
-        distinct = list(dict.fromkeys(sentences))
-        docs = np.asarray(embedder.embed_documents(distinct), dtype=np.float32)
-        by_text = dict(zip(distinct, (float(x) for x in docs @ q), strict=True))
-        sims = [by_text[s] for s in sentences]  # the embedder's vectors are unit length
+        by_text = {" ".join(i.content.split()): float(i.similarity) for i in own_words
+                   if i.kind == "day_table" and i.similarity is not None}
+        distinct = [s for s in dict.fromkeys(sentences) if s not in by_text]
+        if distinct:
+            q = np.asarray(embedder.embed_query(question) if question_vector is None
+                           else question_vector, dtype=np.float32)
+            docs = np.asarray(embedder.embed_documents(distinct), dtype=np.float32)
+            # the embedder's vectors are unit length
+            by_text.update(zip(distinct, (float(x) for x in docs @ q), strict=True))
+        sims = [by_text[s] for s in sentences]
     return grounded_reply(question, pool, sims, now or datetime.now(UTC))
