@@ -470,6 +470,7 @@ class Recaller:
             _hnsw_settings(read, self.ef_search(conn))
             rows = read.execute(query("recall_own_words"), {
                 "query": vector_text(vector), "user_id": str(user_id), "k": k}).fetchall()
+        rows.sort(key=lambda r: -r[6])  # nearest first (the iterative scan's relaxed order)
         return [domain.RecallItem(
             id=f"{kind}:{rid}", kind=kind, content=content, score=0.0, verdict="no_match",
             similarity=float(sim), coverage=None, match=None, created_at=created,
