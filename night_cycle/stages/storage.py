@@ -59,6 +59,12 @@ def _citations(ctx: RunContext, blocks: list[dict[str, Any]]) -> dict[str, list[
     return {k: sorted(v - {k}) for k, v in cited.items()}
 
 
+def _insert_blocks(ctx: RunContext, rows: list[dict[str, Any]]) -> int:
+    """One statement for a batch of block rows (at most INSERT_BATCH); the rows written."""
+    return int(ctx.conn.execute(query("night_storage_insert_blocks"),
+                                {"rows": json.dumps(rows, default=str)}).rowcount)
+
+
 def _metablock(ctx: RunContext, meta: dict[str, Any], by_id: dict[str, dict[str, Any]],
                history: list[dict[str, Any]]) -> dict[str, Any]:
     parts = [by_id[i] for i in meta["constituents"]]
@@ -125,9 +131,7 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
                 "citations": citations[b["block_id"]], "centroid": b["centroid_id"],
                 **_index_entry(b["prose"], b["arc_start_time"], ctx),
             })
-        cur = ctx.conn.execute(query("night_storage_insert_blocks"),
-                               {"rows": json.dumps(rows, default=str)})
-        written += cur.rowcount
+        written += _insert_blocks(ctx, rows)
         ctx.progress.advance(len(rows))
         if start == 0:
             fault_hook(6, "mid")  # blocks written, the stage's transaction still open
@@ -146,9 +150,9 @@ def run(ctx: RunContext, inputs: dict[str, Any]) -> StageOutput:
                     edge_id("cites", b["block_id"], target), b["block_id"], target, "cites",
                     1.0)).rowcount
     by_id = {b["block_id"]: b for b in blocks}
-    if metas:
-        ctx.conn.execute(query("night_storage_insert_blocks"), {"rows": json.dumps(
-            [_metablock(ctx, meta, by_id, history) for meta in metas], default=str)})
+    metablocks = [_metablock(ctx, meta, by_id, history) for meta in metas]
+    for start in range(0, len(metablocks), INSERT_BATCH):
+        _insert_blocks(ctx, metablocks[start:start + INSERT_BATCH])
     for meta in metas:
         ctx.conn.execute(
             query("night_storage_block_stored"),
