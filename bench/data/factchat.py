@@ -247,6 +247,57 @@ HELDOUT5_NEVER_SAID: list[str] = [
     "what's my favourite band?",
     "what's my partner's name?",
 ]
+# The sixth held-out set (`--set heldout6`): heldout5's misses were looked at on
+# 2026-12-02 and the grounded path is to be changed for them. This set was written before
+# those changes by a helper who was told not to read the grounding code, the other sets'
+# results or bench/results (blind to how questions are matched to facts), and committed
+# before the changes; nothing was tuned on it.
+HELDOUT6_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("ugh night shifts again this week. I drive trains between Malmö and Copenhagen for a "
+     "living so if I'm slow to reply that's why",
+     "what's my line of work?", ("train",)),
+    ("doc appt went ok I think. long story short they've confirmed it's type 1 diabetes, so "
+     "I'm on insulin now, four jabs a day. weirdly relieved to finally have a name for it "
+     "tbh. anyway how's your day going",
+     "what did the doctor find out was wrong with me?", ("diabetes",)),
+    ("me and Henrik are getting married on the 21st of September!! in a barn outside "
+     "Uppsala, invites went out today",
+     "who am I marrying?", ("henrik",)),
+    ("my budgie Kalle has learnt to whistle the tetris theme and now he literally won't "
+     "stop. send help",
+     "what's my bird called?", ("kalle",)),
+    ("been getting really into woodturning lately, made my first bowl out of birch on "
+     "saturday. it's wonky af but it's mine",
+     "what's the new hobby I told you about?", ("woodturning", "wood turning")),
+    ("mortgage finally approved \U0001f64c if the bank doesn't mess it up we get the keys to "
+     "the new house on the 30th of April",
+     "when's moving day for us?", ("april",)),
+    ("been listening to nothing but Ghost all week because I've got tickets to see them in "
+     "Gothenburg in May",
+     "which band am I going to see live?", ("ghost",)),
+    ("PB at parkrun this morning!! 24:38, finally under 25 mins after like a year of trying",
+     "what was my time at the parkrun?", ("24:38", "24 minutes")),
+    ("honestly the rota this month is a joke. my manager Birgitta put me down for six "
+     "nights in a row and then acted all surprised when I said no. swapped two with Jonas "
+     "in the end so it's sorted, still annoyed tho",
+     "who's my boss at work?", ("birgitta",)),
+    ("sorry was offline all weekend, spent basically every waking hour at the allotment. "
+     "the pumpkins are absolutely massive this year, one of them's gotta be 20 kilos. "
+     "courgettes not so much lol",
+     "what's growing really well on my plot this year?", ("pumpkin",)),
+]
+HELDOUT6_NEVER_SAID: list[str] = [
+    "what does my other half do for work?",
+    "what colour is my budgie?",
+    "how much did we pay for the house?",
+    "which train company am I with?",
+    "what brand of insulin do I use?",
+    "what's my star sign?",
+    "what are my kids called?",
+    "which podcast do I listen to on the commute?",
+    "what's my middle name?",
+    "what did I have for dinner last night?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
@@ -255,6 +306,7 @@ SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] =
     "heldout3": ("kofi", HELDOUT3_FACTS, HELDOUT3_NEVER_SAID),
     "heldout4": ("niamh", HELDOUT4_FACTS, HELDOUT4_NEVER_SAID),
     "heldout5": ("ilse", HELDOUT5_FACTS, HELDOUT5_NEVER_SAID),
+    "heldout6": ("oskar", HELDOUT6_FACTS, HELDOUT6_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -281,5 +333,8 @@ SET_NOTES: dict[str, str] = {
                 "change on it is dev data, not held out.",
     "heldout5": "Held out: written by a helper who did not read the grounding code, and "
                 "committed before the grounded-path changes that followed heldout4's "
+                "misses (2026-12-02); not changed after; nothing was tuned on it.",
+    "heldout6": "Held out: written by a helper who did not read the grounding code, and "
+                "committed before the grounded-path changes that followed heldout5's "
                 "misses (2026-12-02); not changed after; nothing was tuned on it.",
 }
