@@ -21,7 +21,9 @@ metadata (`reply_path`) and in the README. So is how a question's words are foun
 sentence said in other words (`cover`): named word lists for irregular verb lemmas,
 personal-fact slot synonyms (and the slot of a claim the profile heuristic reads in the
 sentence: "I'm an architect" is work), relation words and the kind of answer asked for; and a
-sentence about another relation than the one asked about is no answer (`other_relation`).
+sentence about another relation than the one asked about is no answer (`other_relation`),
+nor is one on the topic that lacks the detail asked for (`missing_detail`, heuristic "asked
+detail": "what's my tutor called?" of "a tutor on Thursdays").
 """
 
 from __future__ import annotations
@@ -180,7 +182,7 @@ _STOP_WORDS = """a an the and or but of to in on at for from with about as by in
     you your yours it its this that these those there here again please tell remind
     remember know go went going get got last next ago now then just still also very really
     some any all one thing things name named he she they them his her their him it's
-    not no many much kind kinds sort sorts type types"""
+    not no many much kind kinds sort sorts type types need needs"""
 _STOP = frozenset(_STOP_WORDS.split())
 
 # -- lexical matching for grounding: named heuristics, word lists, not understanding -----
@@ -225,6 +227,10 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bspend (?:my|our) (?:days|working days|working life)\b", re.IGNORECASE),
      "work"),
     (re.compile(r"\b(?:spare|free) time\b", re.IGNORECASE), "hobby"),
+    # "these days", "at the moment": the present, which every statement is about; not a
+    # day or a moment the answer must name ("what city am I living in these days?")
+    (re.compile(r"\b(?:these days|nowadays|at the moment|right now|currently)\b",
+                re.IGNORECASE), "now"),
     # "as a kid", "when I was a boy": a time of life, not a child of the user's ("found that
     # out the hard way as a kid" is no answer to "do I have any kids?")
     (re.compile(r"\b(?:as|when i was|since i was|back when i was) an? "
@@ -238,11 +244,16 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
 # makes a never-said question look answered).
 _SLOT_WORDS: dict[str, str] = {
     "work": "work job profession occupation career employ employer colleague boss teach",
-    "home": "live home mov based stay reside",
+    "home": "live home mov based stay reside flat apartment",
     "visit": "visit coming stay",
     "name": "name call nickname",
     "hobby": "hobby pastime leisure",
     "trip": "holiday vacation trip travel travelling travelled flight fly journey getaway",
+    # what the user must not eat is what they are allergic or intolerant to
+    "diet": "food eat avoid diet allergic allergy intolerant intolerance vegetarian vegan",
+    "vehicle": "drive car van motorbike motorcycle scooter",
+    "drink": "drink coffee tea beverage",
+    "race": "race marathon triathlon ultramarathon",
 }
 
 # Heuristic "seasons": a season a question names is held by a month of it in a sentence
@@ -436,6 +447,112 @@ def other_relation(question: str, sentence: str) -> bool:
     return bool(asked) and bool(said) and not _same_relation(asked, said)
 
 
+# Heuristic "asked detail": a question may ask for a detail of something the user did say
+# ("what's my Korean tutor called?" of "Duolingo plus a tutor on Thursdays"; "which theatre
+# do I work at?" of "a sound engineer for a small theatre company"; "what date do I fly
+# out?" of "this August"). The statement is on the topic, close by cosine, and holds no
+# answer. So: a question that asks for the name of "my X" (X called, X's name, name of my
+# X, who is my X) or for "which X", where the sentence names X, needs a name bound to X
+# in it: a capitalised word (not the sentence's first, not a month or a day, not a word of
+# the question) right before X, up to three words after it, or "Name, my X" / "Name is my
+# X". "What date" / "which day" needs a day (a number, a weekday, today or tomorrow), not
+# just a month or a season; "what year" needs a year. Word patterns, not understanding.
+_TOKEN = re.compile(r"[A-Za-z0-9][\w'\u2019-]*|[,;:()]")
+_NAME_OF_MY = re.compile(r"\b(?:my|our)\s+([a-z][a-z ]*?)(?:'s|\u2019s)?\s+"
+                         r"(?:called|named|name)\b", re.IGNORECASE)
+_NAME_OF = re.compile(r"\bname(?:s)? of (?:my|our|the)\s+([a-z][a-z ]*)", re.IGNORECASE)
+_WHO_IS_MY = re.compile(r"\bwho(?:'s|\u2019s| is| was| are)\s+(?:my|our)\s+([a-z][a-z ]*)",
+                        re.IGNORECASE)
+_WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)\b", re.IGNORECASE)
+_ASKS_DAY = re.compile(r"\b(?:what|which)\s+(?:date|day)\b", re.IGNORECASE)
+_ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
+_DAY = re.compile(r"\b(?:\d{1,2}(?:st|nd|rd|th)?\b(?!\s*(?:km|k|kg|mi|miles|years?|"
+                  r"minutes?|hours?|%))|(?i:monday|tuesday|wednesday|thursday|friday|"
+                  r"saturday|sunday|today|tonight|tomorrow|yesterday)s?\b)")
+_YEAR = re.compile(r"\b(?:1[89]|20)\d{2}\b")
+_BINDING = frozenset({"called", "named", "is", "was", "'s"})
+
+
+def _head_noun(phrase: str) -> str | None:
+    """The noun a question's phrase names: its last word before a stop word ("korean tutor
+    again" -> "tutor")."""
+    words = []
+    for w in phrase.lower().split():
+        if w in _STOP or w in _KIND_WORDS:
+            break
+        words.append(w)
+    return words[-1] if words else None
+
+
+def _asked_heads(question: str) -> set[str]:
+    """The nouns a question asks a named detail of (the asked-detail heuristic)."""
+    heads = set()
+    for pattern in (_NAME_OF_MY, _NAME_OF, _WHO_IS_MY):
+        for m in pattern.finditer(question):
+            if (h := _head_noun(m.group(1))) is not None:
+                heads.add(h)
+    for m in _WHICH.finditer(question):
+        w = m.group(1).lower()
+        if w not in _STOP and w not in _KIND_WORDS and _lemma(w):
+            heads.add(w)
+    return heads
+
+
+def _is_name(token: str, first: bool, asked: set[str]) -> bool:
+    low = token.lower().replace("\u2019", "'").removesuffix("'s")
+    return (not first and token[0].isupper() and low not in ("i", "i'm", "i've", "i'd")
+            and low not in _MONTHS and low.removesuffix("s") not in _MONTHS
+            and low not in asked)
+
+
+def _bound(tokens: list[str], i: int, asked: set[str]) -> bool:
+    """Whether a name is bound to the word at `i`: a name up to five words after it (not
+    past a comma or the like), right before it ("the Old Vic theatre"), or in "Anselm, my
+    brother" / "Marit is my friend" (a sentence's first word too)."""
+    for j in range(i + 1, min(len(tokens), i + 6)):
+        if not tokens[j][0].isalnum():
+            break
+        if _is_name(tokens[j], j == 0, asked):
+            return True
+    if i >= 1 and _is_name(tokens[i - 1], i - 1 == 0, asked):
+        return True
+    if i >= 2 and tokens[i - 1].lower() in ("my", "our"):
+        j = i - 3 if tokens[i - 2] == "," or tokens[i - 2].lower() in _BINDING else i - 2
+        return j >= 0 and _is_name(tokens[j], False, asked)
+    return False
+
+
+def missing_detail(question: str, text: str) -> bool:
+    """Whether the text is on what the question asks about but lacks the detail it asks
+    for (heuristic "asked detail", above): then it is no answer, however close. `text`:
+    what would be said back (a sentence, or the whole turn)."""
+    body = _GREETING.sub("", text.strip())
+    if _ASKS_DAY.search(question) and not _DAY.search(body):
+        return True
+    if _ASKS_YEAR.search(question) and not _YEAR.search(body):
+        return True
+    heads = _asked_heads(question)
+    if not heads:
+        return False
+    asked = {w.lower() for w in _WORD.findall(question)}
+    sentences = [_TOKEN.findall(_GREETING.sub("", x)) for x in _SENTENCE.split(body)]
+    for head in heads:
+        lemma, relation = _lemma(head), _RELATION_OF.get(head)
+        named = bound = False
+        for tokens in sentences:
+            for i, t in enumerate(tokens):
+                low = t.lower().removesuffix("'s")
+                rel = _RELATION_OF.get(low)
+                if _lemma(t) == lemma or (relation is not None and rel is not None and
+                                          _same_relation(frozenset({relation}),
+                                                         frozenset({rel}))):
+                    named = True
+                    bound = bound or _bound(tokens, i, asked)
+        if named and not bound:
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Said:
     """One sentence of the user's own words among recall's items; `when`: the date it was
@@ -506,6 +623,8 @@ def grounded_reply(
     for s, sim in zip(said, sims, strict=True):
         if other_relation(question, s.sentence):
             continue  # about someone else: "my partner's name" is no answer about "my mum"
+        if missing_detail(question, _in_context(s)):
+            continue  # on the topic, without the detail asked: "a tutor" for the tutor's name
         share = cover(question, s.sentence)
         if s.item.verdict == "strong_match" or sim >= cfg.sure_similarity or (
                 sim >= cfg.full_cover_similarity and share >= 1.0):

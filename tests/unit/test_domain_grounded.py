@@ -16,6 +16,7 @@ from agent.domain.grounded import (
     cover,
     grounded_reply,
     is_fact_question,
+    missing_detail,
     other_relation,
     quotable,
     said_sentences,
@@ -168,10 +169,10 @@ def test_a_weak_match_or_a_middling_cosine_is_hedged() -> None:
 def test_words_of_the_question_count_with_a_floor() -> None:
     assert cover("Where do I live?", "I moved to Lisbon.") == 1.0  # a named synonym
     assert cover("What is my cat's name?", "My name is Dana.") == 0.0  # "name" says nothing
-    assert cover("What car do I drive?", "My car is a Fiat.") == 0.5
-    car = [item("My car is a blue Fiat.", "no_match")]
-    assert grounded_reply("What car do I drive?", car, [0.29], NOW).path == PATH_NO_MATCH
-    assert grounded_reply("What car do I drive?", car, [0.31], NOW).path == PATH_WEAK
+    assert cover("What boat do I sail?", "My boat is a Laser.") == 0.5
+    boat = [item("My boat is a blue Laser.", "no_match")]
+    assert grounded_reply("What boat do I sail?", boat, [0.29], NOW).path == PATH_NO_MATCH
+    assert grounded_reply("What boat do I sail?", boat, [0.31], NOW).path == PATH_WEAK
     # everything the question asks held: sure from GroundedConfig.full_cover_similarity
     food = [item("My favourite food is sardines.", "no_match")]
     assert grounded_reply("What is my favourite food?", food, [0.14], NOW).path == PATH_NO_MATCH
@@ -340,6 +341,46 @@ def test_heldout4s_misses_as_word_rules() -> None:
     assert cover("where am I off to on holiday this autumn?",
                  "Booked flights to Lisbon in October with my friend Aoife") == 1.0
     assert cover("what do I do for work?", "I spend my days fixing wind turbines") == 1.0
+
+
+def test_heldout5s_misses_as_word_rules() -> None:
+    """heldout5's fact misses (dev data since): "these days" is now, a flat is a home, an
+    allergy is food to avoid, a car is what the user drives."""
+    flat = "just got the keys to a flat in Ljubljana last week!"
+    assert cover("remind me, what city am I living in these days?", flat) == 1.0
+    assert cover("is there any food I need to avoid?", "fyi I'm allergic to sesame") == 1.0
+    assert cover("what do I drive?", "my car's a 2008 Skoda Octavia estate, green") == 1.0
+    assert cover("what's my go-to hot drink?", "I'm a rooibos person, can't stand coffee") >= 0.5
+
+
+@pytest.mark.parametrize(("question", "said", "missing"), [
+    # the name of "my X": X named in the turn, and a name bound to it or not
+    ("what's my Korean tutor called?", "Learning Korean: Duolingo plus a tutor on "
+     "Thursdays. Hangul turned out easy.", True),
+    ("what's my brother called?", "my brother Anselm is coming to stay in March.", False),
+    ("what's the name of my tortoise?", "my tortoise Bartholomew is 41 years old.", False),
+    ("who is my boss?", "Anselm is my boss.", False),
+    ("who is my boss?", "Anselm, my boss, is away.", False),
+    ("who is my boss?", "My boss is a nightmare, honestly.", True),
+    ("What car do I drive?", "My car is a blue Fiat Panda.", False),
+    # "which X": X named without a name of its own
+    ("which theatre do I work at?", "I'm a sound engineer for a small theatre company.", True),
+    ("which theatre do I work at?", "I'm a sound engineer at the Old Vic theatre.", False),
+    # X not named: the answer kind decides, as before
+    ("which language have I been studying?", "I started learning Korean in May.", False),
+    # a date asked by its day, a year by its number
+    ("what date do I fly out to Sweden?", "Hiking in Sweden this August, 110 km.", True),
+    ("what date do I fly out to Sweden?", "We fly out to Sweden on the 3rd of August.", False),
+    ("what year was I born?", "my birthday is the 14th of November", True),
+    ("what year was I born?", "I was born in 1990, on the 14th of November", False),
+])
+def test_a_statement_without_the_asked_detail_is_no_answer(
+        question: str, said: str, missing: bool) -> None:
+    """heldout5's never-said misses (dev data since): the heuristic "asked detail"."""
+    assert missing_detail(question, said) is missing
+    got = grounded_reply(question, [item(said)], None, NOW)
+    assert got is not None
+    assert (got.path == PATH_NO_MATCH) is missing, got
 
 
 def test_a_one_sentence_turn_of_the_users_own_words_is_not_embedded_again() -> None:
