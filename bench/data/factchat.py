@@ -298,6 +298,50 @@ HELDOUT6_NEVER_SAID: list[str] = [
     "what's my middle name?",
     "what did I have for dinner last night?",
 ]
+# The seventh held-out set (`--set heldout7`): heldout6's misses were looked at on
+# 2026-12-02 and the grounded path is to be changed for them. This set was written before
+# those changes by a helper who was told not to read the grounding code, the other sets'
+# results or bench/results (blind to how questions are matched to facts), and committed
+# before the changes; nothing was tuned on it.
+HELDOUT7_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("I'm originally from Porto but I've been in Montreal about eight years now, the "
+     "winters still destroy me",
+     "where am I living at the moment?", ("montreal",)),
+    ("long day. I'm a court stenographer so it's 7 hours of typing every word a witness "
+     "says. my wrists are dead lol",
+     "remind me what my job is?", ("stenographer",)),
+    ("My wife Rukmini makes the best dal in the world and I'm not even biased.",
+     "what's my wife called again?", ("rukmini",)),
+    ("we got a ferret!!! his name is Noodle and he's already stolen two of my socks",
+     "what did we call the ferret?", ("noodle",)),
+    ("just so you know, I'm lactose intolerant, so dairy is mostly off the menu for me.",
+     "any foods that don't agree with me?", ("lactose",)),
+    ("Big news in the family: my sister Ximena is getting married on the 8th of February "
+     "in Oaxaca. I'm a bridesmaid so now I need to find a dress that isn't hideous",
+     "when's my sister's wedding?", ("february",)),
+    ("so I've started fencing, épée specifically, at a club downtown. I'm awful but its "
+     "sooo fun",
+     "what sport did I pick up recently?", ("fencing", "épée", "epee")),
+    ("my pride and joy is a 1970s Pentax film camera I found at a flea market for 20 bucks",
+     "what camera do I shoot with?", ("pentax",)),
+    ("fav author is Ursula Le Guin, I reread the Earthsea books every winter without fail",
+     "who's my favourite writer?", ("le guin",)),
+    ("Random memory: in 2015 I spent six months volunteering at a sea turtle rescue in "
+     "Costa Rica. Best half-year of my life honestly.",
+     "where was I volunteering back in 2015?", ("costa rica",)),
+]
+HELDOUT7_NEVER_SAID: list[str] = [
+    "what's my wife's job?",
+    "where does my sister live?",
+    "how old is my ferret?",
+    "what's the name of my fencing club?",
+    "which courthouse do I work at?",
+    "what time does my flight to Oaxaca leave?",
+    "what's my neighbour's name?",
+    "which phone have I got?",
+    "what's my go-to karaoke song?",
+    "how many cousins have I got?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
@@ -307,6 +351,7 @@ SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] =
     "heldout4": ("niamh", HELDOUT4_FACTS, HELDOUT4_NEVER_SAID),
     "heldout5": ("ilse", HELDOUT5_FACTS, HELDOUT5_NEVER_SAID),
     "heldout6": ("oskar", HELDOUT6_FACTS, HELDOUT6_NEVER_SAID),
+    "heldout7": ("beatriz", HELDOUT7_FACTS, HELDOUT7_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -336,5 +381,8 @@ SET_NOTES: dict[str, str] = {
                 "misses (2026-12-02); not changed after; nothing was tuned on it.",
     "heldout6": "Held out: written by a helper who did not read the grounding code, and "
                 "committed before the grounded-path changes that followed heldout5's "
+                "misses (2026-12-02); not changed after; nothing was tuned on it.",
+    "heldout7": "Held out: written by a helper who did not read the grounding code, and "
+                "committed before the grounded-path changes that followed heldout6's "
                 "misses (2026-12-02); not changed after; nothing was tuned on it.",
 }

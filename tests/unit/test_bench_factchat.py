@@ -61,7 +61,7 @@ def test_the_leak_check_catches_a_dev_item_copied_into_heldout() -> None:
                                never))
 
 
-TOPIC_TRAPS = {("heldout5", "korean"), ("heldout6", "train")}
+TOPIC_TRAPS = {("heldout5", "korean"), ("heldout6", "train"), ("heldout7", "fencing")}
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
@@ -78,7 +78,8 @@ def test_each_set_is_ten_facts_and_ten_never_said_and_self_consistent(name: str)
         # a never-said question must not be answerable by a word of a told fact; except a
         # blind set's trap that names a told fact's topic to ask a detail never told
         # (heldout5: "what's my Korean tutor called?"; kept as it was written and run;
-        # heldout6: "which train company am I with?")
+        # heldout6: "which train company am I with?"; heldout7: "what's the name of my
+        # fencing club?")
         assert not any(w in q.lower() for q in never for w in words
                        if (name, w) not in TOPIC_TRAPS), words
 
