@@ -182,7 +182,7 @@ _STOP_WORDS = """a an the and or but of to in on at for from with about as by in
     you your yours it its this that these those there here again please tell remind
     remember know go went going get got last next ago now then just still also very really
     some any all one thing things name named he she they them his her their him it's
-    not no many much kind kinds sort sorts type types need needs"""
+    not no many much kind kinds sort sorts type types need needs new well"""
 _STOP = frozenset(_STOP_WORDS.split())
 
 # -- lexical matching for grounding: named heuristics, word lists, not understanding -----
@@ -231,6 +231,18 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     # day or a moment the answer must name ("what city am I living in these days?")
     (re.compile(r"\b(?:these days|nowadays|at the moment|right now|currently)\b",
                 re.IGNORECASE), "now"),
+    # "this year", "last week": when the thing asked about is, not a date asked for
+    (re.compile(r"\b(?:this|last|next) (?:year|month|week)\b", re.IGNORECASE), "now"),
+    (re.compile(r"\bline of work\b", re.IGNORECASE), "work"),
+    # "what did the doctor find out?": asking, not a topic
+    (re.compile(r"\b(?:find|finds|finding|found) out\b", re.IGNORECASE), "know"),
+    (re.compile(r"\bwrong with (?:me|us)\b", re.IGNORECASE), "health"),
+    # "been getting really into woodturning": a hobby
+    (re.compile(r"\b(?:getting|got|been|gotten) (?:really |properly |super )?into\b",
+                re.IGNORECASE), "hobby"),
+    # "we get the keys to the new house": moving in
+    (re.compile(r"\b(?:get|got|getting|collect|collected) the keys\b", re.IGNORECASE),
+     "move"),
     # "as a kid", "when I was a boy": a time of life, not a child of the user's ("found that
     # out the hard way as a kid" is no answer to "do I have any kids?")
     (re.compile(r"\b(?:as|when i was|since i was|back when i was) an? "
@@ -243,8 +255,11 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
 # word of that slot. Named here, not a thesaurus; extend with care (a word in a wrong slot
 # makes a never-said question look answered).
 _SLOT_WORDS: dict[str, str] = {
-    "work": "work job profession occupation career employ employer colleague boss teach",
-    "home": "live home mov based stay reside flat apartment",
+    "work": "work job profession occupation career employ employer colleague boss manager "
+            "teach",
+    "home": "live home mov based stay reside flat apartment house",
+    "health": "health doctor doc gp hospital diagnosis diagnos condition illness sick",
+    "garden": "garden allotment plot grow veg vegetable",
     "visit": "visit coming stay",
     "name": "name call nickname",
     "hobby": "hobby pastime leisure",
@@ -283,7 +298,7 @@ _RELATION_TEXT = """
     uncle: uncle; cousin: cousin; niece: niece; nephew: nephew; friend: friend;
     pet: pet pets; dog < pet: dog puppy; cat < pet: cat kitten; rabbit < pet: rabbit bunny;
     tortoise < pet: tortoise turtle; hamster < pet: hamster; guinea pig < pet: guinea;
-    bird < pet: parrot budgie canary; goldfish < pet: goldfish; horse < pet: horse pony;
+    bird < pet: bird birds parrot budgie canary; goldfish < pet: goldfish; horse < pet: horse pony;
     snake < pet: snake; lizard < pet: lizard; ferret < pet: ferret"""
 _RELATION_OF: dict[str, str] = {}  # word -> relation
 _GENERAL: dict[str, str] = {}  # relation -> the general one above it
@@ -339,6 +354,8 @@ def _stem(word: str) -> str:
     """Crude suffix rules: -ing, -ed, -es, -s dropped, then a final "e" and a doubled final
     consonant ("moved"/"moving"/"move" -> "mov", "running" -> "run")."""
     word = word.lower().replace("\u2019", "'").removesuffix("'s")
+    if len(word) > 4 and word.endswith(("ied", "ies")):  # married, marries -> marry
+        return word[:-3] + "y"
     for suffix, keep in (("ing", 4), ("ed", 4), ("es", 5), ("s", 3)):
         if word.endswith(suffix) and len(word) - len(suffix) >= keep - 1 and \
                 not word.endswith("ss"):
@@ -625,7 +642,8 @@ def grounded_reply(
             continue  # about someone else: "my partner's name" is no answer about "my mum"
         if missing_detail(question, _in_context(s)):
             continue  # on the topic, without the detail asked: "a tutor" for the tutor's name
-        share = cover(question, s.sentence)
+        # what the question asks, held by the sentence or by the turn said back with it
+        share = max(cover(question, s.sentence), cover(question, _in_context(s)))
         if s.item.verdict == "strong_match" or sim >= cfg.sure_similarity or (
                 sim >= cfg.full_cover_similarity and share >= 1.0):
             ranked.append((2, sim, s))

@@ -376,12 +376,19 @@ SET_NOTES: dict[str, str] = {
                 "2026-12-02.md); its misses were then looked at and the grounded path "
                 "changed for them (the whole turn said back, word rules), so from that "
                 "change on it is dev data, not held out.",
-    "heldout5": "Held out: written by a helper who did not read the grounding code, and "
-                "committed before the grounded-path changes that followed heldout4's "
-                "misses (2026-12-02); not changed after; nothing was tuned on it.",
-    "heldout6": "Held out: written by a helper who did not read the grounding code, and "
-                "committed before the grounded-path changes that followed heldout5's "
-                "misses (2026-12-02); not changed after; nothing was tuned on it.",
+    "heldout5": "Written by a helper who did not read the grounding code, committed before "
+                "the grounded-path changes that followed heldout4's misses, and run once "
+                "after them (7/10 facts, 6/10 never-said, 2026-12-02, bench/results/"
+                "factchat-bundled-heldout5-2026-12-02.md); its misses were then looked at "
+                "and the grounded path changed for them (the asked-detail heuristic, word "
+                "rules), so from that change on it is dev data, not held out.",
+    "heldout6": "Written by a helper who did not read the grounding code, committed before "
+                "the grounded-path changes that followed heldout5's misses, and run once "
+                "after them (2/10 facts, 10/10 never-said, 2026-12-02, bench/results/"
+                "factchat-bundled-heldout6-2026-12-02.md); its misses were then looked at "
+                "and the grounded path changed for them (word rules, the whole turn's "
+                "words counted), so from that change on it is dev data, not held out. The "
+                "helper's report named its never-said topics to the lead before the run.",
     "heldout7": "Held out: written by a helper who did not read the grounding code, and "
                 "committed before the grounded-path changes that followed heldout6's "
                 "misses (2026-12-02); not changed after; nothing was tuned on it.",

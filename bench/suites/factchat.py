@@ -1,17 +1,16 @@
 """The fact-recall chat check (issue 40): does the default model answer from memory?
 
-    python -m bench factchat [--set dev|heldout|heldout2|heldout3|heldout4] [--hog]
+    python -m bench factchat [--set NAME] [--hog]
                              [--model PATH.gguf | --profile NAME]
                              [--no-grounded] [--label TEXT] [--note TEXT]
 
-Five question sets: `dev` (the default; the grounded-reply heuristic's thresholds were
-chosen on it, so its figures are fitted), `heldout` (another user's 10 facts and 10
-never-said questions in other words; its misses were looked at and fixed, so it is dev
-data now), `heldout2` (a third user's, written before those fixes; its own misses were
-fixed on 2026-12-02, so it is dev data too), `heldout3` and `heldout4` (a fourth and a
-fifth user's, each written by a helper blind to the grounding code before the fixes for
-the set before it, run once: 8/10 and 5/10; their misses were then fixed, so every set
-is dev data now: a new blind set is needed for a held-out figure).
+Question sets (bench/data/factchat.py, SET_NOTES says what each is): `dev` (the default;
+the grounded-reply heuristic's thresholds were chosen on it, so its figures are fitted),
+then `heldout` to `heldout7`, each another user's 10 facts and 10 never-said questions.
+From `heldout3` on each was written by a helper blind to the grounding code, committed
+before the fixes for the set before it, and run once (heldout3 8/10, heldout4 5/10,
+heldout5 7/10 facts and 6/10 never-said, heldout6 2/10 and 10/10); the misses were then
+fixed, so that set is dev data from then on. The last set not yet run is the held-out one.
 
 On a throwaway embedded database, through the same turn as the loop (Cognition.answer):
 
@@ -256,9 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench factchat", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", choices=sorted(SETS), default="dev",
-                        help="the questions: dev (the grounded-reply thresholds were chosen "
-                        "on it), heldout and heldout2 (their misses were fixed: dev data "
-                        "now) or heldout3 (held out; default: dev)")
+                        help="the questions (default: dev); every set but the last one "
+                        "added is dev data (its misses were fixed): bench/data/factchat.py "
+                        "SET_NOTES")
     parser.add_argument("--hog", action="store_true",
                         help="also ask again with a CPU-bound process on every core")
     parser.add_argument("--model", type=Path, help="a GGUF file instead of the bundled model")

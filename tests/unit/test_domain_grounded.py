@@ -353,6 +353,30 @@ def test_heldout5s_misses_as_word_rules() -> None:
     assert cover("what's my go-to hot drink?", "I'm a rooibos person, can't stand coffee") >= 0.5
 
 
+@pytest.mark.parametrize(("question", "said"), [
+    ("what's my line of work?", "I drive trains between Malmo and Copenhagen for a living"),
+    ("who am I marrying?", "me and Henrik are getting married on the 21st of September!!"),
+    ("what's my bird called?", "my budgie Kalle has learnt to whistle the tetris theme"),
+    ("what's the new hobby I told you about?", "been getting really into woodturning lately"),
+    ("when's moving day for us?", "we get the keys to the new house on the 30th of April"),
+    ("who's my boss?", "my manager Birgitta put me down for six nights in a row"),
+    ("what did the doctor find out was wrong with me?", "doc appt went ok I think. they've "
+     "confirmed it's type 1 diabetes"),
+    ("what's growing really well on my plot this year?", "spent every waking hour at the "
+     "allotment. the pumpkins are absolutely massive, one of them's gotta be 20 kilos."),
+])
+def test_heldout6s_misses_as_word_rules(question: str, said: str) -> None:
+    """heldout6's fact misses (run once, blind: 2/10; dev data since): a line of work, a
+    married/marrying stem, a budgie is a bird, "getting into" is a hobby, the keys to a house
+    are a move, a manager is a boss, the doctor and "wrong with me" are health, an
+    allotment is a plot; "this year" is when, not a date asked; and what the whole turn
+    said back holds counts, not only its closest sentence."""
+    assert cover(question, said) == 1.0
+    got = grounded_reply(question, [item(said, "no_match")], [0.2] * len(
+        said_sentences([item(said)])), NOW)
+    assert got is not None and got.path == PATH_STRONG, got
+
+
 @pytest.mark.parametrize(("question", "said", "missing"), [
     # the name of "my X": X named in the turn, and a name bound to it or not
     ("what's my Korean tutor called?", "Learning Korean: Duolingo plus a tutor on "
