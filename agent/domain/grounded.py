@@ -182,7 +182,7 @@ _STOP_WORDS = """a an the and or but of to in on at for from with about as by in
     you your yours it its this that these those there here again please tell remind
     remember know go went going get got last next ago now then just still also very really
     some any all one thing things name named he she they them his her their him it's
-    not no many much kind kinds sort sorts type types need needs new well"""
+    not no many much kind kinds sort sorts type types need needs new well recently lately"""
 _STOP = frozenset(_STOP_WORDS.split())
 
 # -- lexical matching for grounding: named heuristics, word lists, not understanding -----
@@ -234,6 +234,11 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     # "this year", "last week": when the thing asked about is, not a date asked for
     (re.compile(r"\b(?:this|last|next) (?:year|month|week)\b", re.IGNORECASE), "now"),
     (re.compile(r"\bline of work\b", re.IGNORECASE), "work"),
+    # "I've been in Montreal about eight years": where the user lives
+    (re.compile(r"\b(?:i've|i have|we've|we have) been (?:in|based in)\b", re.IGNORECASE),
+     "live in"),
+    (re.compile(r"\b(?:pick|picks|picked|picking|take|takes|took|taken|taking) up\b",
+                re.IGNORECASE), "start"),
     # "what did the doctor find out?": asking, not a topic
     (re.compile(r"\b(?:find|finds|finding|found) out\b", re.IGNORECASE), "know"),
     (re.compile(r"\bwrong with (?:me|us)\b", re.IGNORECASE), "health"),
@@ -471,9 +476,11 @@ def other_relation(question: str, sentence: str) -> bool:
 # answer. So: a question that asks for the name of "my X" (X called, X's name, name of my
 # X, who is my X) or for "which X", where the sentence names X, needs a name bound to X
 # in it: a capitalised word (not the sentence's first, not a month or a day, not a word of
-# the question) right before X, up to three words after it, or "Name, my X" / "Name is my
-# X". "What date" / "which day" needs a day (a number, a weekday, today or tomorrow), not
-# just a month or a season; "what year" needs a year. Word patterns, not understanding.
+# the question) in the words right before X up to a stop word, up to five words after it,
+# or "Name, my X" / "Name is my X". "What date" / "which day" needs a day (a number, a
+# weekday, today or tomorrow), not just a month or a season; "what year" needs a year;
+# "how many / much" a number; "how old" an age; "what time" a time of day. Word patterns,
+# not understanding.
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'\u2019-]*|[,;:()]")
 _NAME_OF_MY = re.compile(r"\b(?:my|our)\s+([a-z][a-z ]*?)(?:'s|\u2019s)?\s+"
                          r"(?:called|named|name)\b", re.IGNORECASE)
@@ -487,6 +494,17 @@ _DAY = re.compile(r"\b(?:\d{1,2}(?:st|nd|rd|th)?\b(?!\s*(?:km|k|kg|mi|miles|year
                   r"minutes?|hours?|%))|(?i:monday|tuesday|wednesday|thursday|friday|"
                   r"saturday|sunday|today|tonight|tomorrow|yesterday)s?\b)")
 _YEAR = re.compile(r"\b(?:1[89]|20)\d{2}\b")
+# "how many", "how much": a number; "how old": an age; "what time": a time of day
+_ASKS_NUMBER = re.compile(r"\bhow (?:many|much|long|far|tall|big)\b", re.IGNORECASE)
+_ASKS_AGE = re.compile(r"\bhow old\b", re.IGNORECASE)
+_AGE = re.compile(r"\b(?:years? old|months? old|weeks? old|aged?|born)\b|"
+                  r"\b\d+\s*(?:years?|yrs?|months?|weeks?)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"\d|\b(?i:a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
+                     r"eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|dozen|"
+                     r"couple|few|several|half)\b")
+_ASKS_TIME = re.compile(r"\bwhat time\b", re.IGNORECASE)
+_TIME = re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?i:am|pm|o'clock)\b|\b\d{1,2}[:.]\d{2}\b|"
+                   r"\b(?i:noon|midday|midnight|morning|evening|night|afternoon)\b")
 _BINDING = frozenset({"called", "named", "is", "was", "'s"})
 
 
@@ -524,15 +542,19 @@ def _is_name(token: str, first: bool, asked: set[str]) -> bool:
 
 def _bound(tokens: list[str], i: int, asked: set[str]) -> bool:
     """Whether a name is bound to the word at `i`: a name up to five words after it (not
-    past a comma or the like), right before it ("the Old Vic theatre"), or in "Anselm, my
-    brother" / "Marit is my friend" (a sentence's first word too)."""
+    past a comma or the like), in the words right before it up to a stop word ("the Old
+    Vic theatre", "a 1970s Pentax film camera"), or in "Anselm, my brother" / "Marit is my
+    friend" (a sentence's first word too)."""
     for j in range(i + 1, min(len(tokens), i + 6)):
         if not tokens[j][0].isalnum():
             break
         if _is_name(tokens[j], j == 0, asked):
             return True
-    if i >= 1 and _is_name(tokens[i - 1], i - 1 == 0, asked):
-        return True
+    for j in range(i - 1, max(-1, i - 4), -1):  # its noun phrase: "a Pentax film camera"
+        if not tokens[j][0].isalnum() or tokens[j].lower() in _STOP:
+            break
+        if _is_name(tokens[j], j == 0, asked):
+            return True
     if i >= 2 and tokens[i - 1].lower() in ("my", "our"):
         j = i - 3 if tokens[i - 2] == "," or tokens[i - 2].lower() in _BINDING else i - 2
         return j >= 0 and _is_name(tokens[j], False, asked)
@@ -547,6 +569,13 @@ def missing_detail(question: str, text: str) -> bool:
     if _ASKS_DAY.search(question) and not _DAY.search(body):
         return True
     if _ASKS_YEAR.search(question) and not _YEAR.search(body):
+        return True
+    if _ASKS_TIME.search(question) and not _TIME.search(body):
+        return True
+    if _ASKS_AGE.search(question) and not _AGE.search(body):
+        return True
+    if _ASKS_NUMBER.search(question) and not _NUMBER.search(body.replace(
+            " a ", " ").replace(" an ", " ")):  # "a" and "an" as articles are no number
         return True
     heads = _asked_heads(question)
     if not heads:

@@ -81,7 +81,7 @@ _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {k: tuple(
     ),
     "work": (
         rf"\bI{_AM}\s+{_NOW}(?:a|an)\s+(?P<v>[a-z][\w -]{{1,40}}?)"
-        rf"(?=\s+(?:at|for|in|by)\b|[.,;!?]|$)",
+        rf"(?=\s+(?:at|for|in|by|so|and|but|with|who|which|since|because)\b|[.,;!?]|$)",
     ),
     "person": (
         rf"\bmy\s+(?:(?:older|younger|little|big|elder|twin|best)\s+)?(?P<rel>{_REL})"

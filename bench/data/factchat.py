@@ -389,7 +389,10 @@ SET_NOTES: dict[str, str] = {
                 "and the grounded path changed for them (word rules, the whole turn's "
                 "words counted), so from that change on it is dev data, not held out. The "
                 "helper's report named its never-said topics to the lead before the run.",
-    "heldout7": "Held out: written by a helper who did not read the grounding code, and "
-                "committed before the grounded-path changes that followed heldout6's "
-                "misses (2026-12-02); not changed after; nothing was tuned on it.",
+    "heldout7": "Written by a helper who did not read the grounding code, committed before "
+                "the grounded-path changes that followed heldout6's misses, and run once "
+                "after them (6/10 facts, 9/10 never-said, 2026-12-02, bench/results/"
+                "factchat-bundled-heldout7-2026-12-02.md); its misses were then looked at "
+                "and the grounded path changed for them (word rules, the asked-detail "
+                "heuristic's noun phrase and age), so from that change on it is dev data.",
 }

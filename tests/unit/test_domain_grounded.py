@@ -364,6 +364,10 @@ def test_heldout5s_misses_as_word_rules() -> None:
      "confirmed it's type 1 diabetes"),
     ("what's growing really well on my plot this year?", "spent every waking hour at the "
      "allotment. the pumpkins are absolutely massive, one of them's gotta be 20 kilos."),
+    # heldout7's (dev data since): "been in" a place, a job in "I'm a court stenographer so"
+    ("where am I living at the moment?", "I'm originally from Porto but I've been in "
+     "Montreal about eight years now"),
+    ("remind me what my job is?", "I'm a court stenographer so it's 7 hours of typing"),
 ])
 def test_heldout6s_misses_as_word_rules(question: str, said: str) -> None:
     """heldout6's fact misses (run once, blind: 2/10; dev data since): a line of work, a
@@ -397,6 +401,13 @@ def test_heldout6s_misses_as_word_rules(question: str, said: str) -> None:
     ("what date do I fly out to Sweden?", "We fly out to Sweden on the 3rd of August.", False),
     ("what year was I born?", "my birthday is the 14th of November", True),
     ("what year was I born?", "I was born in 1990, on the 14th of November", False),
+    # heldout7's (dev data since): a name before X in its noun phrase; an age; a time
+    ("what camera do I shoot with?", "my pride and joy is a 1970s Pentax film camera", False),
+    ("how old is my ferret?", "we got a ferret!!! he's already stolen two of my socks", True),
+    ("how old is my tortoise?", "my tortoise Bartholomew is 41 years old.", False),
+    ("how many kids do I have?", "I have two kids, both at school", False),
+    ("what time does my flight leave?", "my flight to Oaxaca is on the 8th of February", True),
+    ("what time does my flight leave?", "my flight leaves at 6:40 on the 8th", False),
 ])
 def test_a_statement_without_the_asked_detail_is_no_answer(
         question: str, said: str, missing: bool) -> None:
