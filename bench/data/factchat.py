@@ -342,6 +342,50 @@ HELDOUT7_NEVER_SAID: list[str] = [
     "what's my go-to karaoke song?",
     "how many cousins have I got?",
 ]
+# The eighth held-out set (`--set heldout8`): heldout7's misses were looked at on
+# 2026-12-02 and the grounded path is to be changed for them. This set was written before
+# those changes by a helper who was told not to read the grounding code, the other sets'
+# results or bench/results (blind to how questions are matched to facts), and committed
+# before the changes; nothing was tuned on it.
+HELDOUT8_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("kia ora from Wellington lol, the wind here is actually unreal today",
+     "what city do I live in again?", ("wellington",)),
+    ("Sorry, slow week. I'm doing a PhD in volcanology, so it's mostly me staring at "
+     "seismograph data until my eyes bleed. Anyway!",
+     "what subject is my research in?", ("volcano",)),
+    ("my flatmate Tavita cooks way better than me, I'm basically surviving on his leftovers",
+     "who do I share a place with?", ("tavita",)),
+    ("We got an axolotl!! His name's Gizmo and he just sort of smiles at you from the tank "
+     "all day. 10/10 roommate",
+     "what did I call my axolotl?", ("gizmo",)),
+    ("I can't really do red wine, it gives me a migraine basically every time.",
+     "is there a drink I should stay away from?", ("wine",)),
+    ("Big one: my citizenship ceremony is on the 17th of January. Eleven years of "
+     "paperwork and it's finally happening.",
+     "when do I officially become a citizen?", ("january",)),
+    ("most evenings I'm at the pottery studio down the road throwing mugs. like half of "
+     "them collapse but whatever",
+     "how do I spend my evenings?", ("pottery", "mug")),
+    ("I ride a bright orange Brompton to campus every day.",
+     "what kind of bike have I got?", ("brompton",)),
+    ("Not a fan of horror films at all. I'll happily watch anything else, but those give "
+     "me bad dreams for weeks.",
+     "is there a kind of movie I won't watch?", ("horror",)),
+    ("fun fact, I won the national spelling bee when I was 12. peaked early tbh",
+     "what competition did I win as a kid?", ("spelling",)),
+]
+HELDOUT8_NEVER_SAID: list[str] = [
+    "what does my flatmate do for a job?",
+    "where did I get my axolotl from?",
+    "who's supervising my PhD?",
+    "where's the citizenship ceremony being held?",
+    "which shop did I buy my bike from?",
+    "what medication do I take for the headaches?",
+    "what's my favourite board game?",
+    "what was my first ever job?",
+    "which streaming services am I paying for at the moment?",
+    "what pizza do I always order?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
@@ -352,6 +396,7 @@ SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] =
     "heldout5": ("ilse", HELDOUT5_FACTS, HELDOUT5_NEVER_SAID),
     "heldout6": ("oskar", HELDOUT6_FACTS, HELDOUT6_NEVER_SAID),
     "heldout7": ("beatriz", HELDOUT7_FACTS, HELDOUT7_NEVER_SAID),
+    "heldout8": ("hamid", HELDOUT8_FACTS, HELDOUT8_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -395,4 +440,7 @@ SET_NOTES: dict[str, str] = {
                 "factchat-bundled-heldout7-2026-12-02.md); its misses were then looked at "
                 "and the grounded path changed for them (word rules, the asked-detail "
                 "heuristic's noun phrase and age), so from that change on it is dev data.",
+    "heldout8": "Held out: written by a helper who did not read the grounding code, and "
+                "committed before the grounded-path changes that followed heldout7's "
+                "misses (2026-12-02); not changed after; nothing was tuned on it.",
 }
