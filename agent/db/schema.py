@@ -177,7 +177,7 @@ def build_metadata(universal_dim: int, native_dim: int) -> MetaData:
         CheckConstraint(
             f"user_tier IS NULL OR {_in('user_tier', USER_TIERS)}", name="ck_day_table_tier"
         ),
-        Index("ix_day_table_session_id", "session_id"),
+        Index("ix_day_table_session_turn", "session_id", "turn_number"),  # revision 0030
         Index("ix_day_table_created_at", "created_at"),
         Index("ix_day_table_user_created", "user_id", "created_at"),
         Index("ix_day_table_message_type", "message_type"),

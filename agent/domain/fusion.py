@@ -48,6 +48,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "time": ("window_asked", "time_overlap", "recency", "newness_current"),
     "item": ("log_terms", "kind_memory", "kind_block", "kind_cortex", "assistant", "pointed"),
     "session": ("session_share", "session_best", "session_top", "neighbour_best"),
+    # issue 39 item 3: a neighbour of a turn ranked high in a list ([recall] link_seed_rank)
+    "links": ("link_inv", "link_next"),
 }
 FEATURES: tuple[str, ...] = tuple(f for group in GROUPS.values() for f in group)
 _INDEX = {name: n for n, name in enumerate(FEATURES)}
@@ -198,5 +200,7 @@ def candidate_features(
             1.0 if c.kind == "day_table" and any(s in cited for s in c.source_ids) else 0.0,
             held / n, session_best.get(sid, 0.0) if sid is not None else 0.0,
             top[i], neighbour[i],
+            0.0 if c.link_rank is None else 1.0 / math.sqrt(c.link_rank),
+            1.0 if c.link_rank is not None and c.link_next else 0.0,
         ])
     return out

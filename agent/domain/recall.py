@@ -83,6 +83,7 @@ class RecallConfig:
     weight_pre_rerank: float
     top_k: int
     grounded_pool: int  # the grounded reply's own pool: the user's nearest turns (issue 40)
+    link_seed_rank: int  # a turn this high in a list brings its neighbours (0: no hop)
     token_budget: int
     strong_match_min_score: float
     weak_match_min_score: float
@@ -132,6 +133,10 @@ class Candidate:
     window_dense_rank: int | None = None
     window_sparse_rank: int | None = None
     fallback_rank: int | None = None  # rank under the weak-match fallback's rewritten queries
+    # the turn right before or after a turn that ranked this high in a list (issue 39 item 3:
+    # the conversation's own links, followed one hop); link_next: it is the one after
+    link_rank: int | None = None
+    link_next: bool = False
     speaker: str | None = None
     role: str | None = None
     source_ids: tuple[str, ...] = ()
@@ -211,6 +216,20 @@ class CandidatePool:
     def pop(self, key: str) -> dict[str, Any] | None:
         return self._found.pop(key, None)
 
+    def turn_seeds(self, max_rank: int) -> list[tuple[str, int]]:
+        """(row id, best rank) of the pool's turns ranked `max_rank` or better in a list of
+        the question's own (dense, bare, BM25, in its window), best first: whose neighbours
+        recall follows (issue 39 item 3)."""
+        out = []
+        for key, f in self._found.items():
+            if f["kind"] != "day_table":
+                continue
+            ranks = [f.get(r) for r in _SEED_RANKS]
+            best = min((r for r in ranks if r is not None), default=None)
+            if best is not None and best <= max_rank:
+                out.append((best, key.split(":", 1)[1]))
+        return [(rid, rank) for rank, rid in sorted(out)]
+
     def ids(self, kind: str) -> list[str]:
         """The row ids of the pool's items of one kind ("day_table:<id>" -> "<id>")."""
         return [key.split(":", 1)[1] for key, f in self._found.items() if f["kind"] == kind]
@@ -223,6 +242,9 @@ class CandidatePool:
 
 
 _RANKS = frozenset(f.name for f in fields(Candidate) if f.name.endswith("_rank"))
+# the lists whose best turns bring their neighbours (not the cortex, nor a rewrite's list)
+_SEED_RANKS = ("dense_rank", "bare_rank", "sparse_rank", "window_dense_rank",
+               "window_sparse_rank")
 _SOURCES = frozenset(("source_ids", "external_ids"))
 # the fields whose default is not None
 _DEFAULTED = tuple(f.name for f in fields(Candidate) if f.default not in (None, MISSING))

@@ -88,6 +88,7 @@ def candidate_row(c: Any) -> dict[str, Any]:
         "goal_similarity": c.goal_similarity, "status": c.status, "coverage": c.coverage,
         "session_id": c.session_id, "bm25_score": c.bm25_score,
         "dense_similarity": c.dense_similarity, "bare_similarity": c.bare_similarity,
+        "link_rank": c.link_rank, "link_next": c.link_next,
     }
 
 

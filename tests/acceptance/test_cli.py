@@ -51,7 +51,7 @@ def test_migrate_status_db_url_psql_on_embedded_defaults(embedded_dir: Path) -> 
     status = run("status", "--json", env=env)
     assert status.returncode == 0, status.stderr
     data = json.loads(status.stdout)
-    assert data["revision"] == data["head_revision"] == "0029_memory_source"
+    assert data["revision"] == data["head_revision"] == "0030_session_turn_index"
     assert data["pgvector"] == "0.8.5"
     assert data["database"]["embedded"] is True
     assert data["rows"]["day_table"] == 0

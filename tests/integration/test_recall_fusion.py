@@ -61,3 +61,30 @@ def test_learned_fusion_ranks_the_planted_answer_first(
     settings.recall["fusion"] = "rrf"
     plain = Runtime(settings).recaller().recall(imported, question, log=False, now=NOW)
     assert "learned" not in plain.result.items[0].components
+
+
+def test_links_bring_a_seeds_neighbours_into_the_pool(settings: Settings,
+                                                      imported: Any) -> None:
+    """[recall] link_seed_rank (issue 39 item 3): the turns right before and after a turn
+    ranked that high join the candidates, with the seed's rank and which side they are on;
+    the answer "Yes, twice." shares no word with the question. Off (0): no link fields."""
+    question = "Did Ben ever try the pottery class downtown?"
+
+    def pool(seed_rank: int) -> dict[str, Any]:
+        settings.recall["link_seed_rank"] = seed_rank
+        recaller = Runtime(settings).recaller()
+        ctx, names = recaller.query_context(question, NOW)
+        cands, _ = recaller.candidates(imported, question, 10, context=ctx,
+                                       speaker_names=names)
+        return {c.external_ids[0]: c for c in cands if c.kind == "day_table"}
+
+    off = pool(0)
+    assert all(c.link_rank is None and not c.link_next for c in off.values())
+    on = pool(3)
+    seed = on["s1-2"]  # the question Ana asked, ranked first by its words
+    seed_rank = min(r for r in (seed.dense_rank, seed.bare_rank, seed.sparse_rank) if r)
+    answer, before = on["s1-3"], on["s1-1"]
+    assert answer.link_rank is not None and answer.link_rank <= max(seed_rank, 3)
+    assert answer.link_next and answer.similarity is not None
+    assert before.link_rank is not None and not before.link_next
+    assert set(on) >= set(off)  # the hop only adds

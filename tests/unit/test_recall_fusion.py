@@ -89,6 +89,18 @@ def test_features_of_a_pool() -> None:
     assert fa["recency"] == pytest.approx(0.5 ** (10 / CFG.recency_half_life_days))
 
 
+def test_a_linked_turns_features_carry_its_seeds_rank_and_side() -> None:
+    """The "links" group (issue 39 item 3): 1 / sqrt(the seed's rank), and whether the turn
+    follows its seed; a turn no link brought has zeros."""
+    answer = turn("a", "yes, twice", link_rank=4, link_next=True, similarity=0.1)
+    before = turn("b", "we were downtown", link_rank=1, similarity=0.2)
+    plain = turn("c", "did you try the pottery class?", dense_rank=1, similarity=0.6)
+    fa, fb, fc = features([answer, before, plain], QueryContext())
+    assert (fa["link_inv"], fa["link_next"]) == (0.5, 1.0)
+    assert (fb["link_inv"], fb["link_next"]) == (1.0, 0.0)
+    assert (fc["link_inv"], fc["link_next"]) == (0.0, 0.0)
+
+
 def test_no_window_and_no_people_give_zeros_and_the_vector_is_deterministic() -> None:
     cands = [turn("a", dense_rank=1), turn("b", sparse_rank=2, bm25_score=1.0)]
     first, again = features(cands), features(list(cands))

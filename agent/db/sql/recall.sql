@@ -51,6 +51,25 @@ FROM (SELECT entry_id, session_id, role, content, created_at, external_id, token
       LIMIT %(k)s) s
 ORDER BY s.distance;
 
+-- name: recall_neighbours
+-- The turns right before and after each seed turn in its session (day_table.turn_number;
+-- issue 39 item 3: one hop along the conversation's own order), one user's (and no
+-- user's): entry_id, session_id, role, content, created_at, external_id, token_count, the
+-- seed's position in %(ids)s (1-based), speaker, similarity to the judged question, to the
+-- goals, and whether it is the turn after its seed.
+SELECT n.entry_id, n.session_id, n.role, n.content, n.created_at, n.external_id,
+       n.token_count, s.ord AS seed, n.speaker,
+       1 - least(n.universal_embedding <=> %(judge)s::vector,
+                 n.index_embedding <=> %(judge)s::vector) AS similarity,
+       1 - (n.universal_embedding <=> %(goal)s::vector) AS goal_similarity,
+       n.turn_number > d.turn_number AS after
+FROM unnest(%(ids)s::uuid[]) WITH ORDINALITY AS s(id, ord)
+JOIN day_table d ON d.entry_id = s.id
+JOIN day_table n ON n.session_id = d.session_id
+ AND n.turn_number IN (d.turn_number - 1, d.turn_number + 1)
+WHERE %(user_id)s::uuid IS NULL OR n.user_id IS NULL OR n.user_id = %(user_id)s::uuid
+ORDER BY s.ord, n.turn_number;
+
 -- name: recall_own_words
 -- The grounded reply's own pool (issue 40): one user's own words nearest the question
 -- itself (not the compound query), by verbatim vector (HNSW, cosine; the role and user

@@ -275,6 +275,8 @@ class Recaller:
             side_pipe.close()  # the side's list is in
             for rank_field, kind, cur in side_lists:
                 self._add_rows(found, rank_field, kind, cur.fetchall())
+        if self.cfg.link_seed_rank > 0:  # one hop along the conversation (issue 39 item 3)
+            self._follow_links(conn, found, jvec, goal, uid)
         if ctx.mood is not None:  # the imprints, only when mood congruence asks for them
             self._fill_imprints(conn, found)
         if self.cfg.retired_claim_weight != 1.0:  # claim slots (claim_demotion); 1.0: off
@@ -326,6 +328,34 @@ class Recaller:
                                   importance=min(1.0, max(0.0, r[4] or 0.0)),
                                   source_ids=tuple(r[6] or ()),
                                   external_ids=tuple(r[7] or ()))
+            found.put(key, fields)
+
+    def _follow_links(self, conn: psycopg.Connection[Any], found: domain.CandidatePool,
+                      judge: str, goal: str | None, uid: str | None) -> None:
+        """The turns right before and after each turn ranked [recall] link_seed_rank or
+        better in one of the question's lists join the pool (one round trip,
+        recall_neighbours), each with the best rank of a seed it neighbours (`link_rank`) and
+        whether it follows that seed (`link_next`): the answer to a question often sits in
+        the next turn, in words the question does not use. The learned fusion weighs them
+        (fusion.GROUPS "links"); the weighted RRF has no list for them."""
+        seeds = found.turn_seeds(self.cfg.link_seed_rank)
+        if not seeds:
+            return
+        rows = conn.execute(query("recall_neighbours"), {
+            "ids": [rid for rid, _ in seeds], "judge": judge, "goal": goal,
+            "user_id": uid}).fetchall()
+        for r in rows:
+            rid = str(r[0])
+            key = "day_table:" + rid
+            fields: dict[str, Any] = {"link_rank": seeds[int(r[7]) - 1][1],
+                                      "similarity": r[9], "goal_similarity": r[10]}
+            if r[11]:
+                fields["link_next"] = True
+            if key not in found:
+                fields.update(kind="day_table", content=r[3], created_at=r[4], importance=0.5,
+                              source_ids=(rid,), external_ids=(r[5],) if r[5] else (),
+                              token_count=r[6], role=r[2], speaker=r[8],
+                              session_id=None if r[1] is None else str(r[1]))
             found.put(key, fields)
 
     @staticmethod
