@@ -386,6 +386,55 @@ HELDOUT8_NEVER_SAID: list[str] = [
     "which streaming services am I paying for at the moment?",
     "what pizza do I always order?",
 ]
+# The ninth held-out set (`--set heldout9`): heldout8's misses were looked at on
+# 2026-12-02 and the grounded path is to be changed for them. This set was written before
+# those changes by a helper who was told not to read the grounding code, the other sets'
+# results or bench/results (blind to how questions are matched to facts), and committed
+# before the changes; nothing was tuned on it.
+HELDOUT9_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("ciao! I'm Greta btw. home is a little village up in the hills above Trieste, you can "
+     "see the sea from my kitchen window",
+     "where's home for me?", ("trieste",)),
+    ("sorry if I'm a bit scattered today. I'm a midwife on the maternity ward and we had "
+     "four deliveries back to back last night. running on pure espresso now",
+     "what's my profession?", ("midwife",)),
+    ("my best mate Radu has been patiently teaching me to drive in his ancient Dacia, "
+     "bless him",
+     "who's been giving me driving lessons?", ("radu",)),
+    ("my rabbit Marzipan chewed through my phone charger AGAIN. third one this month, I "
+     "swear she does it on purpose",
+     "what's my bunny called?", ("marzipan",)),
+    ("had to run for the tram and ended up wheezing like an old accordion. I've had asthma "
+     "since I was little, so the inhaler basically lives in my coat pocket. anyway!",
+     "have I got any ongoing health issues?", ("asthma",)),
+    ("booked myself a pasta-making course in Bologna for the 5th of July, solo trip, "
+     "treating myself",
+     "when's that cooking course I signed up for?", ("july",)),
+    ("Tuesday nights I go bell ringing at St Mary's. sounds very grandma I know but it's "
+     "honestly a proper workout",
+     "how do I usually spend my Tuesday nights?", ("bell",)),
+    ("My nonna left me her old Singer sewing machine from the 1950s and it still runs "
+     "perfectly.",
+     "what did my grandmother leave me?", ("singer", "sewing")),
+    ("mint choc chip is the only acceptable ice cream flavour and I will not be taking "
+     "questions",
+     "what's my favourite flavour of ice cream?", ("mint",)),
+    ("random memory but at 19 I hitchhiked all the way from Warsaw to Marrakech with a "
+     "friend and about 40 euros. no idea how we survived",
+     "how far did I get that time I hitchhiked as a teenager?", ("marrakech",)),
+]
+HELDOUT9_NEVER_SAID: list[str] = [
+    "what does my best mate do for work?",
+    "what breed is my rabbit?",
+    "which hospital do I work at?",
+    "where am I staying while I'm in Bologna?",
+    "what was the name of the friend I hitchhiked with?",
+    "which political party do I vote for?",
+    "what's my email address?",
+    "what did I get for christmas last year?",
+    "what's my favourite cocktail?",
+    "which tv series am I bingeing right now?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
@@ -397,6 +446,7 @@ SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] =
     "heldout6": ("oskar", HELDOUT6_FACTS, HELDOUT6_NEVER_SAID),
     "heldout7": ("beatriz", HELDOUT7_FACTS, HELDOUT7_NEVER_SAID),
     "heldout8": ("hamid", HELDOUT8_FACTS, HELDOUT8_NEVER_SAID),
+    "heldout9": ("greta", HELDOUT9_FACTS, HELDOUT9_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -442,5 +492,8 @@ SET_NOTES: dict[str, str] = {
                 "heuristic's noun phrase and age), so from that change on it is dev data.",
     "heldout8": "Held out: written by a helper who did not read the grounding code, and "
                 "committed before the grounded-path changes that followed heldout7's "
+                "misses (2026-12-02); not changed after; nothing was tuned on it.",
+    "heldout9": "Held out: written by a helper who did not read the grounding code, and "
+                "committed before the grounded-path changes that followed heldout8's "
                 "misses (2026-12-02); not changed after; nothing was tuned on it.",
 }
