@@ -490,9 +490,13 @@ SET_NOTES: dict[str, str] = {
                 "factchat-bundled-heldout7-2026-12-02.md); its misses were then looked at "
                 "and the grounded path changed for them (word rules, the asked-detail "
                 "heuristic's noun phrase and age), so from that change on it is dev data.",
-    "heldout8": "Held out: written by a helper who did not read the grounding code, and "
-                "committed before the grounded-path changes that followed heldout7's "
-                "misses (2026-12-02); not changed after; nothing was tuned on it.",
+    "heldout8": "Written by a helper who did not read the grounding code, committed before "
+                "the grounded-path changes that followed heldout7's misses, and run once "
+                "after them (6/10 facts, 9/10 never-said, 2026-12-02, bench/results/"
+                "factchat-bundled-heldout8-2026-12-02.md); its misses were then looked at "
+                "and the grounded path changed for them (word rules, a place named after a "
+                "preposition, full cover from cosine 0.10), so from that change on it is dev "
+                "data.",
     "heldout9": "Held out: written by a helper who did not read the grounding code, and "
                 "committed before the grounded-path changes that followed heldout8's "
                 "misses (2026-12-02); not changed after; nothing was tuned on it.",

@@ -154,7 +154,7 @@ def test_the_surest_of_the_users_own_words_is_chosen() -> None:
 
 def test_a_weak_match_or_a_middling_cosine_is_hedged() -> None:
     weak = [item("I was born in Toronto.", "weak_match")]
-    got = grounded_reply("Where was I born?", weak, [0.1], NOW)
+    got = grounded_reply("Where was I born?", weak, [0.05], NOW)
     assert got is not None and got.path == PATH_WEAK
     assert got.text == "I'm not sure, but on 3 March you told me: you were born in Toronto."
     food = [item("I love grilled sardines.", "no_match")]
@@ -175,8 +175,8 @@ def test_words_of_the_question_count_with_a_floor() -> None:
     assert grounded_reply("What boat do I sail?", boat, [0.31], NOW).path == PATH_WEAK
     # everything the question asks held: sure from GroundedConfig.full_cover_similarity
     food = [item("My favourite food is sardines.", "no_match")]
-    assert grounded_reply("What is my favourite food?", food, [0.14], NOW).path == PATH_NO_MATCH
-    assert grounded_reply("What is my favourite food?", food, [0.16], NOW).path == PATH_STRONG
+    assert grounded_reply("What is my favourite food?", food, [0.09], NOW).path == PATH_NO_MATCH
+    assert grounded_reply("What is my favourite food?", food, [0.11], NOW).path == PATH_STRONG
 
 
 # -- the lexical heuristics of `cover` (the first held-out set's misses, in general form) --
@@ -368,6 +368,13 @@ def test_heldout5s_misses_as_word_rules() -> None:
     ("where am I living at the moment?", "I'm originally from Porto but I've been in "
      "Montreal about eight years now"),
     ("remind me what my job is?", "I'm a court stenographer so it's 7 hours of typing"),
+    # heldout8's (dev data since): greeted from a place, a PhD is a subject of study, a
+    # flatmate is who the user shares a place with, a bike is ridden
+    ("what city do I live in again?", "kia ora from Wellington lol, the wind is unreal"),
+    ("what subject is my research in?", "I'm doing a PhD in volcanology, so it's mostly "
+     "me staring at seismograph data"),
+    ("who do I share a place with?", "my flatmate Tavita cooks way better than me"),
+    ("what kind of bike have I got?", "I ride a bright orange Brompton to campus every day."),
 ])
 def test_heldout6s_misses_as_word_rules(question: str, said: str) -> None:
     """heldout6's fact misses (run once, blind: 2/10; dev data since): a line of work, a
@@ -408,6 +415,9 @@ def test_heldout6s_misses_as_word_rules(question: str, said: str) -> None:
     ("how many kids do I have?", "I have two kids, both at school", False),
     ("what time does my flight leave?", "my flight to Oaxaca is on the 8th of February", True),
     ("what time does my flight leave?", "my flight leaves at 6:40 on the 8th", False),
+    # heldout8's: "where" needs a place named after a preposition of place, not any capital
+    ("where did I get my axolotl from?", "We got an axolotl!! His name's Gizmo.", True),
+    ("where did I get my axolotl from?", "We got an axolotl from a breeder in Napier.", False),
 ])
 def test_a_statement_without_the_asked_detail_is_no_answer(
         question: str, said: str, missing: bool) -> None:
