@@ -220,47 +220,45 @@ _IRREGULAR: dict[str, str] = {
 # Heuristic "phrases": a few multi-word ways of naming a personal-fact slot, read as its word
 # before the words are split ("what do I do for a living?" asks about work, not a home)
 # and "to work", "at work": a place or a time of day ("on the bus to work"), not the job
-_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bfor a living\b", re.IGNORECASE), "work"),
-    (re.compile(r"\b(?:to|from|at|after|before|off) work\b", re.IGNORECASE), "workplace"),
-    (re.compile(r"\bget up to\b", re.IGNORECASE), "do"),
-    (re.compile(r"\b(?:off|headed|heading) to\b", re.IGNORECASE), "go to"),
+_PHRASE_TEXT: tuple[tuple[str, str], ...] = (
+    (r"\bfor a living\b", "work"),
+    (r"\b(?:to|from|at|after|before|off) work\b", "workplace"),
+    (r"\bget up to\b", "do"),
+    (r"\b(?:off|headed|heading) to\b", "go to"),
     # "I spend my days fixing wind turbines": what the user does all day is their work
-    (re.compile(r"\bspend (?:my|our) (?:days|working days|working life)\b", re.IGNORECASE),
+    (r"\bspend (?:my|our) (?:days|working days|working life)\b",
      "work"),
-    (re.compile(r"\b(?:spare|free) time\b", re.IGNORECASE), "hobby"),
+    (r"\b(?:spare|free) time\b", "hobby"),
     # "these days", "at the moment": the present, which every statement is about; not a
     # day or a moment the answer must name ("what city am I living in these days?")
-    (re.compile(r"\b(?:these days|nowadays|at the moment|right now|currently)\b",
-                re.IGNORECASE), "now"),
+    (r"\b(?:these days|nowadays|at the moment|right now|currently)\b", "now"),
     # "this year", "last week": when the thing asked about is, not a date asked for
-    (re.compile(r"\b(?:this|last|next) (?:year|month|week)\b", re.IGNORECASE), "now"),
-    (re.compile(r"\bline of work\b", re.IGNORECASE), "work"),
-    (re.compile(r"\bshare (?:a|my|the|our) (?:place|flat|house|home|apartment) with\b",
-                re.IGNORECASE), "housemate"),
+    (r"\b(?:this|last|next) (?:year|month|week)\b", "now"),
+    (r"\bline of work\b", "work"),
+    (r"\bshare (?:a|my|the|our) (?:place|flat|house|home|apartment) with\b", "housemate"),
     # "kia ora from Wellington": greeted from where the user is
-    (re.compile(r"\b(?:hello|hi|hey|greetings|kia ora|cheers|love) from\b", re.IGNORECASE),
+    (r"\b(?:hello|hi|hey|greetings|kia ora|cheers|love) from\b",
      "live in"),
     # "I've been in Montreal about eight years": where the user lives
-    (re.compile(r"\b(?:i've|i have|we've|we have) been (?:in|based in)\b", re.IGNORECASE),
+    (r"\b(?:i've|i have|we've|we have) been (?:in|based in)\b",
      "live in"),
-    (re.compile(r"\b(?:pick|picks|picked|picking|take|takes|took|taken|taking) up\b",
-                re.IGNORECASE), "start"),
+    (r"\b(?:pick|picks|picked|picking|take|takes|took|taken|taking) up\b", "start"),
     # "what did the doctor find out?": asking, not a topic
-    (re.compile(r"\b(?:find|finds|finding|found) out\b", re.IGNORECASE), "know"),
-    (re.compile(r"\bwrong with (?:me|us)\b", re.IGNORECASE), "health"),
+    (r"\b(?:find|finds|finding|found) out\b", "know"),
+    (r"\bwrong with (?:me|us)\b", "health"),
     # "been getting really into woodturning": a hobby
-    (re.compile(r"\b(?:getting|got|been|gotten) (?:really |properly |super )?into\b",
-                re.IGNORECASE), "hobby"),
+    (r"\b(?:getting|got|been|gotten) (?:really |properly |super )?into\b", "hobby"),
     # "we get the keys to the new house": moving in
-    (re.compile(r"\b(?:get|got|getting|collect|collected) the keys\b", re.IGNORECASE),
+    (r"\b(?:get|got|getting|collect|collected) the keys\b",
      "move"),
     # "as a kid", "when I was a boy": a time of life, not a child of the user's ("found that
     # out the hard way as a kid" is no answer to "do I have any kids?")
-    (re.compile(r"\b(?:as|when i was|since i was|back when i was) an? "
-                r"(?:kid|child|boy|girl|teen|teenager|toddler|baby)\b", re.IGNORECASE),
+    (r"\b(?:as|when i was|since i was|back when i was) an? "
+                r"(?:kid|child|boy|girl|teen|teenager|toddler|baby)\b",
      "childhood"),
 )
+_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), word) for pattern, word in _PHRASE_TEXT)
 
 # Heuristic "slot synonyms": the few personal-fact slots a question and its answer commonly
 # name in different words. A question's word in a slot is held by a sentence holding any
