@@ -311,11 +311,7 @@ class Recaller:
                 fields[score] = 1 - float(r[7]) if is_distance else float(r[7])
             if key not in found:  # the first sighting: the item itself
                 if kind == "turn":
-                    fields.update(kind="day_table", content=r[3], created_at=r[4],
-                                  importance=0.5, source_ids=(rid,),
-                                  external_ids=(r[5],) if r[5] else (), token_count=r[6],
-                                  role=r[2], speaker=r[8],
-                                  session_id=None if r[1] is None else str(r[1]))
+                    fields.update(_turn_item(r))
                 elif kind == "memory":
                     fields.update(kind="memory", content=r[2], created_at=r[3],
                                   importance=r[4], status=r[6],
@@ -352,10 +348,7 @@ class Recaller:
             if r[11]:
                 fields["link_next"] = True
             if key not in found:
-                fields.update(kind="day_table", content=r[3], created_at=r[4], importance=0.5,
-                              source_ids=(rid,), external_ids=(r[5],) if r[5] else (),
-                              token_count=r[6], role=r[2], speaker=r[8],
-                              session_id=None if r[1] is None else str(r[1]))
+                fields.update(_turn_item(r))
             found.put(key, fields)
 
     @staticmethod
@@ -675,6 +668,16 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 @functools.cache
+def _turn_item(r: Any) -> dict[str, Any]:
+    """A turn's own fields from a row of a turn list (recall.sql's day_table lists and
+    recall_neighbours share columns 0-6 and 8): what its first sighting puts in the pool."""
+    rid = str(r[0])
+    return {"kind": "day_table", "content": r[3], "created_at": r[4], "importance": 0.5,
+            "source_ids": (rid,), "external_ids": (r[5],) if r[5] else (),
+            "token_count": r[6], "role": r[2], "speaker": r[8],
+            "session_id": None if r[1] is None else str(r[1])}
+
+
 def load_fusion(path: str) -> FusionModel:
     """The learned fusion's model from its JSON file ([recall] fusion_model; a relative path
     is read from ROOT). A missing or malformed file is a ConfigError that
