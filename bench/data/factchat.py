@@ -435,6 +435,54 @@ HELDOUT9_NEVER_SAID: list[str] = [
     "what's my favourite cocktail?",
     "which tv series am I bingeing right now?",
 ]
+# The tenth held-out set (`--set heldout10`): heldout9's misses were looked at on
+# 2026-12-02 and the grounded path is to be changed for them. This set was written before
+# those changes by a helper who was told not to read the grounding code, the other sets'
+# results or bench/results (blind to how questions are matched to facts), and committed
+# before the changes; nothing was tuned on it.
+HELDOUT10_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("hey, Yusuf here. I live in Tbilisi now, in a creaky old building in Sololaki with a "
+     "wooden balcony that's definitely not up to code",
+     "where do I live now?", ("tbilisi",)),
+    ("I repair and tune pianos for a living. Spent the whole morning lying under a "
+     "hundred-year-old upright in some professor's flat, my back is done",
+     "what's my trade?", ("piano",)),
+    ("my cousin Levan is basically my brother, we grew up in the same courtyard and he "
+     "still steals food off my plate at every family dinner",
+     "who's the cousin I'm really close with?", ("levan",)),
+    ("my corn snake Pistachio escaped AGAIN last night. found him curled up in the sock "
+     "drawer this morning like nothing happened",
+     "what's my snake called?", ("pistachio",)),
+    ("Quick one. After the blood clot in my leg last winter I'm on warfarin now, so the "
+     "doctor says no grapefruit and go easy on the spinach. Anyway, where were we",
+     "which meds am I taking these days?", ("warfarin",)),
+    ("my band is playing our first proper gig on the 12th of December at a little bar in "
+     "the old town!! absolutely bricking it",
+     "when are we playing our first show?", ("december",)),
+    ("most nights after work I sit down with a reed pen and practise Arabic calligraphy. "
+     "my letters are still wobbly but getting there",
+     "what's that craft I've been practising?", ("calligraphy",)),
+    ("Treated myself to a telescope for my 30th. Saw Saturn's rings from the balcony last "
+     "night and nearly cried, no joke",
+     "what did I get myself for my 30th?", ("telescope",)),
+    ("aisle seat every single time, I've got long legs and a tiny bladder lol",
+     "where do I like to sit on a plane?", ("aisle",)),
+    ("random flex but I summited Kazbek when I was 20, over 5000 metres. my uncle cried at "
+     "the top and I pretended not to notice",
+     "what's the highest mountain I've been up?", ("kazbek",)),
+]
+HELDOUT10_NEVER_SAID: list[str] = [
+    "what's my cousin's job?",
+    "what's my band called?",
+    "how old is my snake?",
+    "what's my uncle's name?",
+    "what's the name of the bar where we're playing?",
+    "what's my landlord called?",
+    "what's my favourite dessert?",
+    "which video games do I play?",
+    "how many hours of sleep do I usually get?",
+    "which mobile network am I on?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
@@ -447,6 +495,7 @@ SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] =
     "heldout7": ("beatriz", HELDOUT7_FACTS, HELDOUT7_NEVER_SAID),
     "heldout8": ("hamid", HELDOUT8_FACTS, HELDOUT8_NEVER_SAID),
     "heldout9": ("greta", HELDOUT9_FACTS, HELDOUT9_NEVER_SAID),
+    "heldout10": ("yusuf", HELDOUT10_FACTS, HELDOUT10_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -502,4 +551,7 @@ SET_NOTES: dict[str, str] = {
                 "after them (5/10 facts, 8/10 never-said, 2026-12-02, bench/results/"
                 "factchat-bundled-heldout9-2026-12-02.md). Its misses were looked at and "
                 "not fixed; any change made for them makes it dev data.",
+    "heldout10": "Held out: written by a helper who did not read the grounding code, and "
+                 "committed before the grounded-path changes that followed heldout9's "
+                 "misses (2026-12-02); not changed after; nothing was tuned on it.",
 }
