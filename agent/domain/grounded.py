@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agent.domain.profile import extract as profile_facts
+from agent.domain.profile import looks_like_job
 from agent.domain.recall import RecallItem
 
 HEURISTIC = "grounded-reply heuristic"
@@ -184,7 +185,7 @@ _STOP_WORDS = """a an the and or but of to in on at for from with about as by in
     you your yours it its this that these those there here again please tell remind
     remember know go went going get got last next ago now then just still also very really
     some any all one thing things name named he she they them his her their him it's
-    not no many much kind kinds sort sorts type types need needs new well recently lately"""
+    not no many much kind kinds sort sorts type types need needs new well recently lately ongoing"""
 _STOP = frozenset(_STOP_WORDS.split())
 
 # -- lexical matching for grounding: named heuristics, word lists, not understanding -----
@@ -235,6 +236,10 @@ _PHRASE_TEXT: tuple[tuple[str, str], ...] = (
     # "this year", "last week": when the thing asked about is, not a date asked for
     (r"\b(?:this|last|next) (?:year|month|week)\b", "now"),
     (r"\bline of work\b", "work"),
+    # "Radu has been teaching me to drive": lessons the user takes, not the user's work
+    (r"\b(?:teach|teaches|teaching|taught) (?:me|us)\b", "lesson"),
+    (r"\bhealth (?:issues?|problems?|conditions?)\b", "health"),
+    (r"\bsign(?:s|ed|ing)? up (?:for|to)\b", "book"),
     (r"\bshare (?:a|my|the|our) (?:place|flat|house|home|apartment) with\b", "housemate"),
     # "kia ora from Wellington": greeted from where the user is
     (r"\b(?:hello|hi|hey|greetings|kia ora|cheers|love) from\b",
@@ -268,7 +273,8 @@ _SLOT_WORDS: dict[str, str] = {
     "work": "work job profession occupation career employ employer colleague boss manager "
             "teach",
     "home": "live home mov based stay reside flat apartment house",
-    "health": "health doctor doc gp hospital diagnosis diagnos condition illness sick",
+    "health": "health doctor doc gp hospital diagnosis diagnos condition illness sick "
+              "asthma diabetes migraine epilepsy arthritis eczema inhaler",
     "garden": "garden allotment plot grow veg vegetable",
     "visit": "visit coming stay",
     "name": "name call nickname",
@@ -304,9 +310,11 @@ _RELATION_TEXT = """
     partner: partner spouse; wife < partner: wife; husband < partner: husband;
     boyfriend < partner: boyfriend; girlfriend < partner: girlfriend;
     fiance < partner: fiance fiancee; grandparent: grandparent grandparents;
-    grandmother < grandparent: grandmother grandma granny gran nan nana;
-    grandfather < grandparent: grandfather grandpa grandad granddad; aunt: aunt auntie;
-    uncle: uncle; cousin: cousin; niece: niece; nephew: nephew; friend: friend;
+    grandmother < grandparent: grandmother grandma granny gran nan nana nonna oma abuela;
+    grandfather < grandparent: grandfather grandpa grandad granddad nonno opa abuelo;
+    aunt: aunt auntie;
+    uncle: uncle; cousin: cousin; niece: niece; nephew: nephew;
+    friend: friend friends mate mates bestie;
     housemate: housemate housemates flatmate flatmates roommate roommates;
     pet: pet pets; dog < pet: dog puppy; cat < pet: cat kitten; rabbit < pet: rabbit bunny;
     tortoise < pet: tortoise turtle; hamster < pet: hamster; guinea pig < pet: guinea;
@@ -350,7 +358,8 @@ _CAPITAL = re.compile(r"\b[A-Z][^\W\d_]+")
 # a place is named after a preposition of place ("in Graz", "outside Cork", "at the Old
 # Vic"), not anywhere a capital stands ("His name's Gizmo" names no place)
 _PLACE = re.compile(r"\b(?i:in|at|from|to|near|outside|around|across|into|towards|via|"
-                    r"between|of)\s+(?i:the\s+)?([A-Z][^\W\d_]+)")
+                    r"between|of|above|below|beside|behind|beyond|on|by)\s+(?i:the\s+)?"
+                    r"([A-Z][^\W\d_]+)")
 # the question words that name a kind of answer (counted as the kind, not as a topic word)
 _KIND_WORDS_TEXT = "who whom whose called named city town country place when date day year month"
 _KIND_WORDS = frozenset(_KIND_WORDS_TEXT.split())
@@ -509,6 +518,10 @@ _WHO_IS_MY = re.compile(r"\bwho(?:'s|\u2019s| is| was| are)\s+(?:my|our)\s+([a-z
                         re.IGNORECASE)
 _WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)\b", re.IGNORECASE)
 _ASKS_DAY = re.compile(r"\b(?:what|which)\s+(?:date|day)\b", re.IGNORECASE)
+# "what does my sister do (for work)?": the job of someone the user named
+_ASKS_JOB_OF = re.compile(r"\bwhat does (?:my|our) ([a-z][a-z ]*?) do\b", re.IGNORECASE)
+_JOB_SAID = re.compile(r"\b(?:work(?:s|ed|ing)?|job|living|career)\b", re.IGNORECASE)
+_A_NOUN = re.compile(r"\b(?:is|was|'s|as) an? ([a-z]+)\b", re.IGNORECASE)
 _ASKS_WHERE = re.compile(r"^\W*where\b", re.IGNORECASE)
 _ASKS_YEAR = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
 _DAY = re.compile(r"\b(?:\d{1,2}(?:st|nd|rd|th)?\b(?!\s*(?:km|k|kg|mi|miles|years?|"
@@ -582,6 +595,19 @@ def _bound(tokens: list[str], i: int, asked: set[str]) -> bool:
     return False
 
 
+def _names(text: str, head: str) -> bool:
+    """Whether the text names `head` (by lemma, or a word of the same relation)."""
+    if not head:
+        return False
+    lemma, relation = _lemma(head), _RELATION_OF.get(head)
+    for t in _TOKEN.findall(text):
+        rel = _RELATION_OF.get(t.lower().removesuffix("'s"))
+        if _lemma(t) == lemma or (relation is not None and rel is not None and
+                                  _same_relation(frozenset({relation}), frozenset({rel}))):
+            return True
+    return False
+
+
 def missing_detail(question: str, text: str) -> bool:
     """Whether the text is on what the question asks about but lacks the detail it asks
     for (heuristic "asked detail", above): then it is no answer, however close. `text`:
@@ -600,6 +626,11 @@ def missing_detail(question: str, text: str) -> bool:
     if _ASKS_NUMBER.search(question) and not _NUMBER.search(body.replace(
             " a ", " ").replace(" an ", " ")):  # "a" and "an" as articles are no number
         return True
+    job_of = _ASKS_JOB_OF.search(question)
+    if job_of and _names(body, _head_noun(job_of.group(1)) or "") and not (
+            _JOB_SAID.search(body) or any(looks_like_job(m.group(1))
+                                          for m in _A_NOUN.finditer(body))):
+        return True  # "my best mate Radu has been teaching me to drive": no job said
     heads = _asked_heads(question)
     if not heads:
         return False

@@ -67,7 +67,8 @@ coach consultant contractor dentist designer developer director doctor editor
 electrician engineer farmer firefighter founder freelancer journalist lawyer lecturer
 librarian manager mechanic musician nurse officer paramedic pharmacist photographer
 pilot plumber professor programmer psychologist researcher scientist student surgeon
-teacher therapist translator tutor vet veterinarian waiter waitress writer
+teacher therapist translator tutor vet veterinarian waiter waitress writer midwife nanny
+judge cop priest vicar
 """
 JOB_WORDS = frozenset(_JOB_WORDS_TEXT.split())
 _JOB_ENDING = re.compile(r"(?:er|or|ist|ian|eer|ant|ent|ive|ect)$")
@@ -81,7 +82,7 @@ _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {k: tuple(
     ),
     "work": (
         rf"\bI{_AM}\s+{_NOW}(?:a|an)\s+(?P<v>[a-z][\w -]{{1,40}}?)"
-        rf"(?=\s+(?:at|for|in|by|so|and|but|with|who|which|since|because)\b|[.,;!?]|$)",
+        rf"(?=\s+(?:at|for|in|on|by|so|and|but|with|who|which|since|because)\b|[.,;!?]|$)",
     ),
     "person": (
         rf"\bmy\s+(?:(?:older|younger|little|big|elder|twin|best)\s+)?(?P<rel>{_REL})"
@@ -147,7 +148,9 @@ def key_of(value: str) -> str:
     return _LEAD.sub("", " ".join(value.casefold().split()))[:80]
 
 
-def _looks_like_job(noun: str) -> bool:
+def looks_like_job(noun: str) -> bool:
+    """Whether a noun (its last word) looks like a job: a known job word, or a job-like
+    ending ("-er", "-ist", ...) that is no common non-name word."""
     last = noun.split()[-1].casefold() if noun.split() else ""
     return last in JOB_WORDS or (len(last) > 4 and bool(_JOB_ENDING.search(last))
                                  and last not in NOT_NAMES)
@@ -190,7 +193,7 @@ def _fact(kind: str, m: re.Match[str]) -> ProfileFact | None:
         return ProfileFact("name", "name", value)
     if kind == "work":
         value = _clean(raw, 4)
-        return ProfileFact("work", "work", value) if value and _looks_like_job(value) else None
+        return ProfileFact("work", "work", value) if value and looks_like_job(value) else None
     if kind == "person":
         rel = " ".join(m.group("rel").casefold().split())
         rel = {"mom": "mother", "mum": "mother", "dad": "father", "fiancee": "fiance",

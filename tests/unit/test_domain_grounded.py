@@ -375,6 +375,14 @@ def test_heldout5s_misses_as_word_rules() -> None:
      "me staring at seismograph data"),
     ("who do I share a place with?", "my flatmate Tavita cooks way better than me"),
     ("what kind of bike have I got?", "I ride a bright orange Brompton to campus every day."),
+    # heldout9's (dev data since): a place "above" a town, a midwife is a job, asthma is
+    # health, a nonna is a grandmother
+    ("where's home for me?", "home is a little village up in the hills above Trieste"),
+    ("what's my profession?", "I'm a midwife on the maternity ward and we had four "
+     "deliveries back to back"),
+    ("have I got any ongoing health issues?", "I've had asthma since I was little, so the "
+     "inhaler lives in my coat pocket."),
+    ("what did my grandmother leave me?", "My nonna left me her old Singer sewing machine."),
 ])
 def test_heldout6s_misses_as_word_rules(question: str, said: str) -> None:
     """heldout6's fact misses (run once, blind: 2/10; dev data since): a line of work, a
@@ -418,6 +426,11 @@ def test_heldout6s_misses_as_word_rules(question: str, said: str) -> None:
     # heldout8's: "where" needs a place named after a preposition of place, not any capital
     ("where did I get my axolotl from?", "We got an axolotl!! His name's Gizmo.", True),
     ("where did I get my axolotl from?", "We got an axolotl from a breeder in Napier.", False),
+    # heldout9's: the job of someone named needs a job said; "teaching me" is not work
+    ("what does my best mate do for work?", "my best mate Radu has been patiently teaching "
+     "me to drive in his ancient Dacia", True),
+    ("what does my partner Sam do?", "My partner Sam works as a nurse.", False),
+    ("what does my brother do?", "my brother is a plumber in Leeds", False),
 ])
 def test_a_statement_without_the_asked_detail_is_no_answer(
         question: str, said: str, missing: bool) -> None:
@@ -456,3 +469,11 @@ def test_a_one_sentence_turn_of_the_users_own_words_is_not_embedded_again() -> N
                       question_vector=[1.0, 0.0], own_words=[own, two])
     assert sorted(embedder.texts) == ["I like tea.", "My dog is called Rex.", "We moved."]
     assert got is not None and "Biscuit" in got.text  # 0.7: the reused similarity
+
+
+def test_being_taught_is_not_the_users_work() -> None:
+    """heldout9's misfire (dev data since): "Radu has been teaching me to drive" was said
+    back for "what's my profession?" ("teach" is a work word); taught is a lesson."""
+    said = "my best mate Radu has been patiently teaching me to drive in his ancient Dacia"
+    assert cover("what's my profession?", said) == 0.0
+    assert cover("what's my profession?", "I've been teaching chemistry for six years") == 1.0
