@@ -552,7 +552,9 @@ SET_NOTES: dict[str, str] = {
                 "factchat-bundled-heldout9-2026-12-02.md); its misses were then looked at "
                 "and the grounded path changed for them (word rules, the job of someone "
                 "named needs a job said), so from that change on it is dev data.",
-    "heldout10": "Held out: written by a helper who did not read the grounding code, and "
-                 "committed before the grounded-path changes that followed heldout9's "
-                 "misses (2026-12-02); not changed after; nothing was tuned on it.",
+    "heldout10": "Written by a helper who did not read the grounding code, committed before "
+                 "the grounded-path changes that followed heldout9's misses, and run once "
+                 "after them (6/10 facts, 10/10 never-said, 2026-12-02, bench/results/"
+                 "factchat-bundled-heldout10-2026-12-02.md). Its replies were not looked "
+                 "at and nothing was changed for it.",
 }

@@ -10,8 +10,9 @@ then `heldout` to `heldout10`, each another user's 10 facts and 10 never-said qu
 From `heldout3` on each was written by a helper blind to the grounding code, committed
 before the fixes for the set before it, and run once (heldout3 8/10, heldout4 5/10,
 heldout5 7/10 facts and 6/10 never-said, heldout6 2/10 and 10/10, heldout7 6/10 and
-9/10, heldout8 6/10 and 9/10, heldout9 5/10 and 8/10); the misses were then fixed, so
-that set is dev data from then on. The last set not yet run is the held-out one.
+9/10, heldout8 6/10 and 9/10, heldout9 5/10 and 8/10, heldout10 6/10 and 10/10); the
+misses of each up to heldout9 were then fixed, so those are dev data; heldout10's were not
+looked at.
 
 On a throwaway embedded database, through the same turn as the loop (Cognition.answer):
 
