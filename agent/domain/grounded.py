@@ -29,7 +29,7 @@ detail": "what's my tutor called?" of "a tutor on Thursdays").
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -595,17 +595,21 @@ def _bound(tokens: list[str], i: int, asked: set[str]) -> bool:
     return False
 
 
-def _names(text: str, head: str) -> bool:
-    """Whether the text names `head` (by lemma, or a word of the same relation)."""
-    if not head:
-        return False
+def _naming(head: str) -> Callable[[str], bool]:
+    """Whether a token names `head`: by lemma, or a word of the same relation."""
     lemma, relation = _lemma(head), _RELATION_OF.get(head)
-    for t in _TOKEN.findall(text):
-        rel = _RELATION_OF.get(t.lower().removesuffix("'s"))
-        if _lemma(t) == lemma or (relation is not None and rel is not None and
-                                  _same_relation(frozenset({relation}), frozenset({rel}))):
-            return True
-    return False
+
+    def names(token: str) -> bool:
+        rel = _RELATION_OF.get(token.lower().removesuffix("'s"))
+        return _lemma(token) == lemma or (relation is not None and rel is not None and
+                                          _same_relation(frozenset({relation}),
+                                                         frozenset({rel})))
+    return names
+
+
+def _names(text: str, head: str) -> bool:
+    """Whether the text names `head` (`_naming`)."""
+    return bool(head) and any(map(_naming(head), _TOKEN.findall(text)))
 
 
 def missing_detail(question: str, text: str) -> bool:
@@ -637,18 +641,9 @@ def missing_detail(question: str, text: str) -> bool:
     asked = {w.lower() for w in _WORD.findall(question)}
     sentences = [_TOKEN.findall(_GREETING.sub("", x)) for x in _SENTENCE.split(body)]
     for head in heads:
-        lemma, relation = _lemma(head), _RELATION_OF.get(head)
-        named = bound = False
-        for tokens in sentences:
-            for i, t in enumerate(tokens):
-                low = t.lower().removesuffix("'s")
-                rel = _RELATION_OF.get(low)
-                if _lemma(t) == lemma or (relation is not None and rel is not None and
-                                          _same_relation(frozenset({relation}),
-                                                         frozenset({rel}))):
-                    named = True
-                    bound = bound or _bound(tokens, i, asked)
-        if named and not bound:
+        names = _naming(head)
+        at = [(tokens, i) for tokens in sentences for i, t in enumerate(tokens) if names(t)]
+        if at and not any(_bound(tokens, i, asked) for tokens, i in at):
             return True
     return False
 
@@ -720,13 +715,19 @@ def grounded_reply(
     if len(sims) != len(said):
         raise ValueError(f"{len(said)} sentences, {len(sims)} similarities")
     ranked: list[tuple[int, float, Said]] = []  # (2 sure / 1 hedged, cosine, sentence)
+    # per text said back (a turn's sentences share it): (lacks the detail asked, its cover)
+    judged: dict[str, tuple[bool, float]] = {}
     for s, sim in zip(said, sims, strict=True):
         if other_relation(question, s.sentence):
             continue  # about someone else: "my partner's name" is no answer about "my mum"
-        if missing_detail(question, _in_context(s)):
+        context = _in_context(s)
+        if context not in judged:
+            judged[context] = (missing_detail(question, context), cover(question, context))
+        lacking, context_share = judged[context]
+        if lacking:
             continue  # on the topic, without the detail asked: "a tutor" for the tutor's name
         # what the question asks, held by the sentence or by the turn said back with it
-        share = max(cover(question, s.sentence), cover(question, _in_context(s)))
+        share = max(cover(question, s.sentence), context_share)
         if s.item.verdict == "strong_match" or sim >= cfg.sure_similarity or (
                 sim >= cfg.full_cover_similarity and share >= 1.0):
             ranked.append((2, sim, s))
