@@ -21,7 +21,9 @@ and passes it to recall_pipeline.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -105,10 +107,9 @@ class FusionModel:
         return cls(weights=weights, bias=bias, meta=meta)
 
     def logit(self, features: Sequence[float]) -> float:
-        total = self.bias
-        for w, x in zip(self.weights, features, strict=True):
-            total += w * x
-        return total
+        if len(features) != len(self.weights):
+            raise ValueError(f"{len(features)} features for {len(self.weights)} weights")
+        return self.bias + sum(map(operator.mul, self.weights, features))
 
     def probability(self, features: Sequence[float]) -> float:
         """sigmoid(logit), 0..1: the score recall ranks by (a probability that the candidate
@@ -118,6 +119,14 @@ class FusionModel:
             return 1.0 / (1.0 + math.exp(-z))
         e = math.exp(z)
         return e / (1.0 + e)
+
+
+@functools.lru_cache(maxsize=8192)
+def _words(content: str) -> tuple[frozenset[str], int]:
+    """A text's distinct lower-cased words, and how many are not stopwords (cached: the
+    same turns and memories come back question after question)."""
+    words = frozenset(_WORD.findall(content.lower()))
+    return words, len(words - STOPWORDS)
 
 
 def candidate_features(
@@ -172,8 +181,7 @@ def candidate_features(
         sim = c.similarity if c.similarity is not None else 0.0
         # its distinct words that are not stopwords: lexical.terms without the stemming and
         # the CJK bigrams (a cheap approximation: terms() cost ~10 us a candidate)
-        words = set(_WORD.findall(c.content.lower()))
-        n_terms = len(words - STOPWORDS)
+        words, n_terms = _words(c.content)
         said = named = 0.0
         if people:
             if c.speaker is not None and c.speaker.lower() in people and n_terms >= min_terms:

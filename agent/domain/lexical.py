@@ -14,6 +14,7 @@ CJK bigrams.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -46,13 +47,16 @@ def tokens(text: str) -> list[str]:
     """The terms of a text in order, repeats kept (BM25 counts them): stemmed
     non-stopwords, then CJK bigrams. What the BM25 lexicon indexes (revision 0007)."""
     out: list[str] = []
+    ascii_only = text.isascii()  # no CJK to look for (most texts: the regex per word is
+    # a third of the function's time)
     for w in WORD.findall(text.lower()):
         if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
             continue
-        if cjk_ngrams(w):
+        if not ascii_only and not w.isascii() and cjk_ngrams(w):
             continue  # CJK runs are counted as bigrams below
         out.append(stem(w))
-    out += cjk_ngrams(text).split()
+    if not ascii_only:
+        out += cjk_ngrams(text).split()
     return out
 
 
@@ -92,11 +96,19 @@ def idf(doc_freq: int, n_docs: int) -> float:
     return max(0.05, math.log(1 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5)))
 
 
+@functools.lru_cache(maxsize=8192)
+def term_set(text: str) -> frozenset[str]:
+    """terms(text) as a set, cached: recall reads the terms of each of its ~100 candidates
+    (coverage, the said-by rule), and the same turns and memories come back question after
+    question."""
+    return frozenset(tokens(text))
+
+
 def coverage(query_terms: list[str], content: str, weights: Mapping[str, float]) -> float:
     """Share of the query's IDF weight whose terms appear in `content` (0..1)."""
     if not query_terms:
         return 0.0
-    have = set(terms(content))
+    have = term_set(content)
     total = sum(weights.get(t, 1.0) for t in query_terms)
     hit = sum(weights.get(t, 1.0) for t in query_terms if t in have)
     return hit / total if total else 0.0

@@ -174,6 +174,27 @@ def test_lexical_terms_include_cjk_bigrams() -> None:
     assert "喜欢" in lexical.terms("我喜欢猫")
 
 
+def test_lexical_tokens_of_mixed_text_are_those_of_the_rule() -> None:
+    """ASCII texts skip the CJK look-ups (a speed path): a text that mixes accented words,
+    CJK runs and ASCII words still gets every term, each CJK run as bigrams only."""
+    assert lexical.tokens("Café naïve 我喜欢猫 Lisbon lives") == [
+        "café", "naïv", "lisb", "live", "我喜", "喜欢", "欢猫"]
+    assert lexical.tokens("She lives in Lisbon, 2 cats") == ["live", "lisb", "2", "cat"]
+    text = "Résumé 東京 trip"
+    assert lexical.term_set(text) == frozenset(lexical.terms(text))
+
+
+def test_pool_build_sets_each_candidates_coverage() -> None:
+    pool = CandidatePool()
+    pool.add("memory:a", kind="memory", content="My cat is named Tom.", dense_rank=1)
+    pool.add("memory:b", kind="memory", content="My dog's name is Biscuit.", sparse_rank=1)
+    q = lexical.terms("What's my cat called?")
+    got = {c.id: c.coverage for c in pool.build(
+        coverage=lambda content: lexical.coverage(q, content, {}))}
+    assert got == {"memory:a": 0.5, "memory:b": 0.0}  # "cat" is there, "called" is not
+    assert all(c.coverage is None for c in pool.build())
+
+
 def test_relevance_is_the_share_of_the_best_fused_score() -> None:
     """Relevance = fused / best: a month-old best match still beats a fresh weak one, and
     the scale does not stretch noise between near-equal candidates (min-max did)."""

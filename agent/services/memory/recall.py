@@ -281,13 +281,12 @@ class Recaller:
             self._fill_imprints(conn, found)
         if self.cfg.retired_claim_weight != 1.0:  # claim slots (claim_demotion); 1.0: off
             self._fill_claims(conn, found)
-        cands = found.build()
         if self.compute_coverage or self.cfg.fusion == "learned":  # coverage: a feature
             qterms = lexical.terms(judge)
             weights = self.term_weights(conn, qterms)
-            cands = [replace(c, coverage=lexical.coverage(qterms, c.content, weights))
-                     for c in cands]
-        return cands, people
+            return found.build(
+                coverage=lambda content: lexical.coverage(qterms, content, weights)), people
+        return found.build(), people
 
     @staticmethod
     def _add_rows(found: domain.CandidatePool, rank_field: str, kind: str,
