@@ -545,6 +545,9 @@ def _validate(settings: Settings) -> None:
     if settings.recall["fusion"] not in ("learned", "rrf"):
         raise ConfigError(f"recall.fusion={settings.recall['fusion']!r} must be \"learned\" "
                           "or \"rrf\"")
+    if settings.recall["adjacent_turns"] not in ("off", "next", "both"):
+        raise ConfigError(f"recall.adjacent_turns={settings.recall['adjacent_turns']!r} must "
+                          "be \"off\", \"next\" or \"both\"")
     if settings.recall["bm25_term_depth"] < 1:
         raise ConfigError("recall.bm25_term_depth must be at least 1 (postings read per term)")
     for start, end in zip(settings.recall["sweep_window_start_days"],  # seed 000 §4.6.1

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
@@ -95,17 +95,23 @@ class RecallConfig:
     warm_queries: int  # searches of memories' HNSW index when the loop starts (services warm)
     fusion: str  # "learned": the fitted model of fusion.py; "rrf": the weighted RRF
     fusion_model: str  # the learned fusion's JSON file (the recall service loads it)
+    adjacent_turns: str = "off"  # ADJACENT_MODES: the turns returned with each recalled turn
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> RecallConfig:
         fusion = str(need(t, "fusion"))
         if fusion not in FUSIONS:
             raise ValueError(f"recall.fusion={fusion!r}: must be one of {', '.join(FUSIONS)}")
+        adjacent = str(need(t, "adjacent_turns"))
+        if adjacent not in ADJACENT_MODES:
+            raise ValueError(f"recall.adjacent_turns={adjacent!r}: must be one of "
+                             f"{', '.join(ADJACENT_MODES)}")
         return cls(**scalar_fields(cls, t, skip=("hnsw_ef_search", "hnsw_ef_search_sizes",
-                                                 "fusion", "fusion_model")),
+                                                 "fusion", "fusion_model", "adjacent_turns")),
                    hnsw_ef_search=tuple(int(v) for v in need(t, "hnsw_ef_search")),
                    hnsw_ef_search_sizes=tuple(int(v) for v in need(t, "hnsw_ef_search_sizes")),
-                   fusion=fusion, fusion_model=str(need(t, "fusion_model")))
+                   fusion=fusion, fusion_model=str(need(t, "fusion_model")),
+                   adjacent_turns=adjacent)
 
     def ef_search_for(self, memories: int) -> int:
         """hnsw.ef_search for a memories table of about `memories` rows (every user's): the
@@ -256,6 +262,55 @@ _DEFAULTED = tuple(f.name for f in fields(Candidate) if f.default not in (None, 
 
 
 @dataclass(frozen=True)
+class AdjacentTurn:
+    """A turn said right before or after a recalled turn in its session, returned with it
+    ([recall] adjacent_turns; issue 39 item 2, "where a question and its answer sit in
+    adjacent turns, return the pair"): the answer to a question found by its wording, or
+    the question a short answer replies to."""
+
+    id: str  # "day_table:<uuid>"
+    content: str
+    created_at: datetime | None
+    speaker: str | None
+    role: str | None
+    external_id: str | None
+    after: bool  # said right after the recalled turn (else right before it)
+    tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "content": self.content, "speaker": self.speaker,
+                "role": self.role, "after": self.after,
+                "created_at": None if self.created_at is None else self.created_at.isoformat(),
+                "external": self.external_id}
+
+
+ADJACENT_MODES = ("off", "next", "both")
+
+
+def attach_adjacent(items: Sequence[RecallItem], found: Mapping[int, Sequence[AdjacentTurn]],
+                    budget: int, skip: Iterable[str] = ()) -> tuple[list[RecallItem], int]:
+    """`items` with the adjacent turns `found` for each (by its place in `items`) attached,
+    best item first, within `budget` tokens; a turn that is itself an item, or the source of
+    one, or attached to a better item already, or in `skip` (the ids recall leaves out: the
+    chat window's), is not attached. Returns the items and the tokens the attached turns
+    take."""
+    taken = ({i.id for i in items} | {f"day_table:{s}" for i in items for s in i.source_ids}
+             | set(skip))
+    out: list[RecallItem] = []
+    used = 0
+    for n, item in enumerate(items):
+        extra = []
+        for turn in found.get(n, ()):
+            if turn.id in taken or used + turn.tokens > budget:
+                continue
+            taken.add(turn.id)
+            used += turn.tokens
+            extra.append(turn)
+        out.append(replace(item, adjacent=tuple(extra)) if extra else item)
+    return out, used
+
+
+@dataclass(frozen=True)
 class RecallItem:
     id: str
     kind: str
@@ -274,6 +329,7 @@ class RecallItem:
     # kind "cluster" (a RAPTOR node for a broad question, agent/domain/broad.py): its
     # level, leaf count, the asked window and its member blocks (id, dates, turns)
     cluster: dict[str, Any] | None = None
+    adjacent: tuple[AdjacentTurn, ...] = ()  # the turns said right before / after it
 
     def as_dict(self) -> dict[str, Any]:
         if self.cluster is not None:
@@ -296,6 +352,7 @@ class RecallItem:
             "created_at": None if self.created_at is None else self.created_at.isoformat(),
             "sources": {"day_table": list(self.source_ids), "external": list(self.external_ids)},
             "components": {k: round(v, 5) for k, v in self.components.items()},
+            **({"adjacent": [a.as_dict() for a in self.adjacent]} if self.adjacent else {}),
         }
 
 

@@ -7,7 +7,7 @@ The other modules here are parts of a suite: quality_convo and quality_realtalk 
 
 SUITES = (
     "quality", "speed", "loop", "night",  # `python -m bench all` runs these four
-    "api", "body_limit", "calibrate", "cli_recall", "console", "cortex_store",
+    "adjacent", "api", "body_limit", "calibrate", "cli_recall", "console", "cortex_store",
     "embedder_compare", "embedders",
     "factchat", "fusion_train", "hook", "identity_rewrite", "ingest", "index_recall_real",
     "overnight", "poison", "proactive", "providers", "recall_pools", "reliability", "self_test",

@@ -88,3 +88,51 @@ def test_links_bring_a_seeds_neighbours_into_the_pool(settings: Settings,
     assert answer.link_next and answer.similarity is not None
     assert before.link_rank is not None and not before.link_next
     assert set(on) >= set(off)  # the hop only adds
+
+
+
+@pytest.mark.parametrize("mode", ["both", "next", "off"])
+def test_recalled_turns_come_back_with_the_turns_around_them(
+        settings: Settings, imported: Any, mode: str) -> None:
+    """[recall] adjacent_turns (issue 39 item 2, "return the pair"): the question Ana asked,
+    recalled first by its words, comes back with Ben's answer "Yes, twice." (the turn after
+    it) and, with "both", the turn before it; "off" attaches nothing. The attached turns'
+    tokens count in the result's."""
+    settings.recall["adjacent_turns"] = mode
+    recaller = Runtime(settings).recaller()
+    out = recaller.recall(imported, "Did Ben ever try the pottery class downtown?", k=1,
+                          log=False, now=NOW)
+    (top,) = out.result.items
+    assert top.external_ids == ("s1-2",)
+    got = [(a.external_id, a.after, a.content) for a in top.adjacent]
+    expected = {"off": [], "next": [("s1-3", True, "Yes, twice.")],
+                "both": [("s1-1", False, "Nice! I bought running shoes last week."),
+                         ("s1-3", True, "Yes, twice.")]}[mode]
+    assert got == expected
+    assert out.result.tokens == recaller.count_tokens(top.content) + sum(
+        a.tokens for a in top.adjacent)
+    shown = top.as_dict()
+    assert ("adjacent" in shown) == (mode != "off")
+    if mode != "off":
+        assert shown["adjacent"][-1]["content"] == "Yes, twice."
+        assert top.adjacent[-1].speaker == "Ben"
+
+
+def test_adjacent_turns_are_never_items_twice_and_fit_the_budget(settings: Settings,
+                                                                  imported: Any) -> None:
+    """A turn that is an item itself is not attached to another (k=3: the question's
+    neighbours that rank on their own stay items), and a budget with no room left for
+    them attaches none."""
+    settings.recall["adjacent_turns"] = "both"
+    recaller = Runtime(settings).recaller()
+    question = "Did Ben ever try the pottery class downtown?"
+    out = recaller.recall(imported, question, k=3, log=False, now=NOW)
+    ids = {i.id for i in out.result.items}
+    attached = [a.id for i in out.result.items for a in i.adjacent]
+    assert attached and not set(attached) & ids and len(attached) == len(set(attached))
+    items_only = sum(recaller.count_tokens(i.content) for i in out.result.items)
+    tight = recaller.recall(imported, question, k=3, log=False, now=NOW,
+                            budget_tokens=items_only)
+    assert [i.id for i in tight.result.items] == [i.id for i in out.result.items]
+    assert all(not i.adjacent for i in tight.result.items)
+    assert tight.result.tokens == items_only

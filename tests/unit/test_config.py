@@ -199,6 +199,8 @@ def test_each_seed_table_is_a_typed_section_made_from_default_toml(tmp_path: Pat
      r"recall\.hnsw_ef_search_sizes=\[0, 100000\] must be increasing sizes"),
     ("COGD_RECALL__BM25_TERM_DEPTH", "0", r"recall\.bm25_term_depth must be at least 1"),
     ("COGD_RECALL__LINK_SEED_RANK", "-1", r"recall\.link_seed_rank: expected a number >= 0"),
+    ("COGD_RECALL__ADJACENT_TURNS", "pairs",
+     r"recall\.adjacent_turns='pairs' must be \"off\", \"next\" or \"both\""),
     ("COGD_RECALL__SWEEP_WINDOW_END_DAYS", "[14, 10, 90, 36500]",
      r"recall\.sweep window 14\.?0?-10\.?0? days: a window starts"),
     ("COGD_RECALL__SWEEP_ITEMS_PER_WINDOW", "[2, 2]",

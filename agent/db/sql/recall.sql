@@ -70,6 +70,22 @@ JOIN day_table n ON n.session_id = d.session_id
 WHERE %(user_id)s::uuid IS NULL OR n.user_id IS NULL OR n.user_id = %(user_id)s::uuid
 ORDER BY s.ord, n.turn_number;
 
+-- name: recall_adjacent
+-- The turns said right before and after each of recall's chosen turns in its session
+-- ([recall] adjacent_turns, issue 39 item 2: a question and its answer come back together;
+-- revision 0030's (session_id, turn_number) index), one user's (and no user's): the chosen
+-- turn's position in %(ids)s (1-based), entry_id, role, content, created_at, external_id,
+-- token_count, speaker, and whether it is the turn after. %(before)s false: after only.
+SELECT s.ord, n.entry_id, n.role, n.content, n.created_at, n.external_id, n.token_count,
+       n.speaker, n.turn_number > d.turn_number AS after
+FROM unnest(%(ids)s::uuid[]) WITH ORDINALITY AS s(id, ord)
+JOIN day_table d ON d.entry_id = s.id
+JOIN day_table n ON n.session_id = d.session_id
+ AND (n.turn_number = d.turn_number + 1
+      OR (%(before)s AND n.turn_number = d.turn_number - 1))
+WHERE %(user_id)s::uuid IS NULL OR n.user_id IS NULL OR n.user_id = %(user_id)s::uuid
+ORDER BY s.ord, n.turn_number;
+
 -- name: recall_own_words
 -- The grounded reply's own pool (issue 40): one user's own words nearest the question
 -- itself (not the compound query), by verbatim vector (HNSW, cosine; the role and user

@@ -415,9 +415,13 @@ class Cognition:
             intentions=reach.intentions,
             identity=identity_block,
             recalled=[*(dated.lines if dated is not None else []),  # the timeline asked
-                      *(RecalledLine(i.id, i.kind, i.content, i.verdict, i.speaker,
-                                     i.created_at)
-                        for i in recalled)],  # whose words and when: the data section's labels
+                      *(line for i in recalled for line in (
+                          RecalledLine(i.id, i.kind, i.content, i.verdict, i.speaker,
+                                       i.created_at),
+                          # the turns said right before / after it ([recall] adjacent_turns)
+                          *(RecalledLine(a.id, "day_table", a.content, "adjacent", a.speaker,
+                                         a.created_at) for a in i.adjacent)))],
+            # whose words and when: the data section's labels
             thoughts=thoughts,
             on_my_mind=[line for _, line in on_my_mind],
             frustration=frustration_rules.instruction(upset) if upset.frustrated else None,

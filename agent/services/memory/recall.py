@@ -47,7 +47,7 @@ from agent.db.pool import Checkout
 from agent.db.queries import query, vector_text
 from agent.domain import broad, lexical, timeref
 from agent.domain import recall as domain
-from agent.domain.contextual import prose_text
+from agent.domain.contextual import prose_text, speaker_label
 from agent.domain.emotion import EmotionState, MoodCue
 from agent.domain.fusion import FusionModel
 from agent.errors import ConfigError, ProviderError
@@ -461,6 +461,8 @@ class Recaller:
                 result = self._fallback(read, cands, result, text, verdict_text, goal_vector,
                                         user_id, ctx, now, k, verify, recent_ids, budget,
                                         embedded, use_side=use_side)
+            if self.cfg.adjacent_turns != "off" and result.items:
+                self._attach_adjacent(read, result, user_id, budget, recent_ids or set())
         if decision.fired:  # the nodes first: the prompt shows the overview before turns
             result.items = nodes + result.items
             result.tokens += sum(self.count_tokens(n.content) for n in nodes)
@@ -475,6 +477,31 @@ class Recaller:
         log_id = self._log(conn, text, result, latency, session_id, entry_id) if log else None
         return RecallOutcome(result=result, query_text=text, latency_ms=latency, log_id=log_id,
                              cortex_events=events, vectors=embedded)
+
+    def _attach_adjacent(self, conn: psycopg.Connection[Any], result: domain.RecallResult,
+                         user_id: Any, budget: int, recent_ids: set[str]) -> None:
+        """Each recalled turn (or memory whose turn is still in day_table) gets the turns
+        said right before and after it in its session ([recall] adjacent_turns: "next", the
+        one after only), within what `budget` leaves after the items; one round trip
+        (recall_adjacent). The answer to a question is often the next turn, in words the
+        question does not use; a short answer needs the question it answers."""
+        seeds = [(n, item.source_ids[0]) for n, item in enumerate(result.items)
+                 if item.kind in ("day_table", "memory") and item.source_ids]
+        if not seeds:
+            return
+        rows = conn.execute(query("recall_adjacent"), {
+            "ids": [rid for _, rid in seeds], "before": self.cfg.adjacent_turns == "both",
+            "user_id": None if user_id is None else str(user_id)}).fetchall()
+        found: dict[int, list[domain.AdjacentTurn]] = {}
+        for place, eid, role, content, created, ext, tokens, speaker, after in rows:
+            found.setdefault(seeds[int(place) - 1][0], []).append(domain.AdjacentTurn(
+                id=f"day_table:{eid}", content=content, created_at=created,
+                speaker=speaker_label(speaker, role) if role else speaker, role=role,
+                external_id=ext, after=bool(after),
+                tokens=int(tokens) if tokens is not None else self.count_tokens(content)))
+        result.items, used = domain.attach_adjacent(
+            result.items, found, max(0, budget - result.tokens), skip=recent_ids)
+        result.tokens += used
 
     def own_words(self, conn: psycopg.Connection[Any], vector: Sequence[float],
                   user_id: Any, k: int) -> list[domain.RecallItem]:
