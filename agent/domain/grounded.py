@@ -395,6 +395,43 @@ def _stem(word: str) -> str:
 _SEASON_MONTHS: dict[str, frozenset[str]] = {
     season.strip(): frozenset(_stem(m) for m in months.split())
     for season, months in (e.split(":") for e in _SEASON_MONTHS_TEXT.split(";"))}
+# Heuristic "class words": a question names a class ("what's my hobby?", "which instrument
+# do I play?", "what languages do I speak?") and the statement names a member of it ("I go
+# bouldering most weekends", "I've played the cello since school", "I'm fluent in
+# Portuguese"). One way only: a member held answers its class word, never another member
+# ("do I run?" is not answered by "I paint"). Common members, not an ontology.
+_CLASS_TEXT = """
+    hobby hobbies pastime pastimes: climbing bouldering knitting crochet pottery painting
+      drawing sketching photography hiking running jogging cycling swimming surfing skating
+      skateboarding gardening baking cooking reading gaming chess yoga pilates dancing
+      singing fishing camping sailing rowing kayaking canoeing woodwork woodworking
+      birdwatching quilting sewing embroidery calligraphy volunteering choir
+      orchestra climbing diving snorkelling skiing snowboarding golf tennis
+      running parkrun crossword crosswords puzzles jigsaws model models vinyl records;
+    sport sports: football soccer rugby cricket tennis badminton squash golf basketball
+      netball hockey volleyball baseball boxing karate judo taekwondo fencing climbing
+      bouldering swimming running cycling rowing skiing snowboarding surfing triathlon
+      marathon athletics gymnastics archery darts snooker pool bowling lacrosse handball;
+    instrument instruments: piano guitar violin viola cello bass drums drum flute clarinet
+      saxophone sax trumpet trombone ukulele uke harp banjo mandolin accordion harmonica
+      keyboard keyboards oboe bassoon tuba horn bagpipes synth organ;
+    language languages: english spanish french german italian portuguese dutch korean
+      japanese mandarin chinese cantonese arabic hindi urdu bengali punjabi russian polish
+      greek turkish swedish norwegian danish finnish hebrew welsh irish gaelic maori swahili
+      tagalog vietnamese thai indonesian malay persian farsi ukrainian czech hungarian
+      romanian catalan basque icelandic sign;
+    drink drinks: coffee tea beer wine whisky whiskey gin rum vodka cider juice latte
+      espresso cappuccino flat matcha kombucha lemonade cola smoothie;
+    subject subjects degree: chemistry physics biology maths math mathematics history
+      geography law medicine economics philosophy psychology sociology engineering nursing
+      literature architecture linguistics politics classics accounting finance marketing"""
+_MEMBERS: dict[str, frozenset[str]] = {}
+for _entry in _CLASS_TEXT.split(";"):
+    _classes, _members = _entry.split(":")
+    _lemmas = frozenset(_stem(w) for w in _members.split())
+    for _w in _classes.split():
+        _MEMBERS[_stem(_w)] = _MEMBERS.get(_stem(_w), frozenset()) | _lemmas
+
 _SLOTS: dict[str, frozenset[str]] = {
     name: frozenset(_stem(w) for w in words.split()) for name, words in _SLOT_WORDS.items()}
 _SLOT_OF: dict[str, frozenset[str]] = {}
@@ -452,6 +489,8 @@ def _kind_held(kind: str, sentence: str) -> bool:
 
 def _held(word: str, said: set[str], said_relations: frozenset[str]) -> bool:
     if word in said or any(c in said for c in _SLOT_OF.get(word, ())):
+        return True
+    if not said.isdisjoint(_MEMBERS.get(word, ())):  # a member of the class asked
         return True
     if word in _SEASON_MONTHS and not said.isdisjoint(_SEASON_MONTHS[word]):
         return True

@@ -477,3 +477,22 @@ def test_being_taught_is_not_the_users_work() -> None:
     said = "my best mate Radu has been patiently teaching me to drive in his ancient Dacia"
     assert cover("what's my profession?", said) == 0.0
     assert cover("what's my profession?", "I've been teaching chemistry for six years") == 1.0
+
+
+@pytest.mark.parametrize(("question", "said"), [
+    ("What's my hobby?", "I go bouldering most weekends."),
+    ("what sport do I do?", "Tuesday nights are for netball with the girls."),
+    ("Which instrument do I have?", "Got myself a ukulele last month."),
+    ("What languages do I know?", "I'm fluent in Portuguese."),
+])
+def test_a_class_word_is_held_by_a_member_of_it(question: str, said: str) -> None:
+    """Heuristic "class words": a member of the class the question names answers it."""
+    assert cover(question, said) == 1.0
+
+
+@pytest.mark.parametrize(("question", "said"), [
+    ("Do I go bouldering?", "I paint on Sundays."),  # member against member: no
+    ("What's my favourite drink?", "I'm learning the cello."),  # another class's member
+])
+def test_class_words_go_one_way_only(question: str, said: str) -> None:
+    assert cover(question, said) < 0.5
