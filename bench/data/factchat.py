@@ -483,6 +483,99 @@ HELDOUT10_NEVER_SAID: list[str] = [
     "how many hours of sleep do I usually get?",
     "which mobile network am I on?",
 ]
+# The eleventh held-out set (`--set heldout11`): written on 2026-12-02 by a helper who was
+# told not to read the grounding code, the other sets' results or bench/results (blind to
+# how questions are matched to facts), and committed before its first run; nothing was
+# tuned on it.
+HELDOUT11_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("hiya, Thandi here. I'm in Durban, tiny flat a few blocks back from the beachfront, "
+     "the humidity today is honestly criminal",
+     "which city am I in these days?", ("durban",)),
+    ("long shift, sorry if I'm slow. I'm an air traffic controller so my brain is "
+     "basically soup by 6pm",
+     "what's my career?", ("air traffic", "controller")),
+    ("my gogo Nomvula turns 90 on sunday and she's still sharper than the rest of us put "
+     "together",
+     "what's my granny's name?", ("nomvula",)),
+    ("my african grey Socrates has learnt to copy the microwave beep, so now I never know "
+     "if my food's actually ready lol",
+     "what did I name my parrot?", ("socrates",)),
+    ("ugh hay fever season is back, I've been sneezing nonstop and living on "
+     "antihistamines",
+     "have I got any allergies?", ("hay fever", "antihistamine")),
+    ("flying out to Zanzibar for my best friend's 30th soon, the plan is to do absolutely "
+     "nothing on a beach for 5 days",
+     "where am I going for my friend's birthday?", ("zanzibar",)),
+    ("joined the netball team at work, we play wednesday evenings and we're terrible but "
+     "it's such a laugh",
+     "what sport do I play midweek?", ("netball",)),
+    ("still driving my dad's old Toyota Hilux, the aircon died ages ago but the thing "
+     "just refuses to quit",
+     "what car have I got?", ("hilux", "toyota")),
+    ("I'm doing a part-time honours in statistics on top of work, exams in a few weeks "
+     "and I'm not ok",
+     "what am I studying?", ("statistics",)),
+    ("best thing I've ever eaten was a bunny chow from a little place on Grey Street, "
+     "nothing has come close since",
+     "what's the best meal I've ever had?", ("bunny chow",)),
+]
+HELDOUT11_NEVER_SAID: list[str] = [
+    "how old is my parrot?",
+    "which airport do I work at?",
+    "what's my best friend called?",
+    "which position do I play on the team?",
+    "how old is my car?",
+    "what's my mum called?",
+    "which church do I go to?",
+    "what's my favourite song right now?",
+    "how much do I earn?",
+    "what's my house number?",
+]
+# The twelfth held-out set (`--set heldout12`): written on 2026-12-02 by a helper who was
+# told not to read the grounding code, the other sets' results or bench/results (blind to
+# how questions are matched to facts), and committed before its first run; nothing was
+# tuned on it.
+HELDOUT12_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("morning from Aarhus, been here three years now and still not used to how early it "
+     "gets dark",
+     "where am I based?", ("aarhus",)),
+    ("finally done for the day. I'm a locksmith, spent the afternoon getting some guy back "
+     "into his own flat after he locked himself out in his socks",
+     "how do I earn my living?", ("locksmith",)),
+    ("my daughter Sofie lost her first tooth today and was way too excited about the tooth "
+     "fairy money",
+     "what's my kid's name?", ("sofie",)),
+    ("our two chickens Hilda and Gertrud have stopped laying since it got cold, lazy birds",
+     "what animals do we keep out back?", ("chicken",)),
+    ("knee's still sore from the ACL surgery in the summer, did my rehab exercises and now "
+     "I'm lying on the sofa feeling sorry for myself",
+     "what injury am I recovering from?", ("acl", "cruciate")),
+    ("our flight to see the in-laws in Reykjavik leaves at 6:45 on Saturday morning, who "
+     "books these things",
+     "what time is our flight?", ("6:45", "6.45", "quarter to seven")),
+    ("I've gotten really into baking sourdough, my starter is called Brian and he's "
+     "thriving",
+     "what have I been making in the kitchen lately?", ("sourdough", "bread")),
+    ("I cycle 14 km to work every day, rain or shine, very Danish of me",
+     "how do I get to my job each day?", ("cycle", "bicycle")),
+    ("I could honestly eat pickled herring for every meal, my wife thinks it's disgusting",
+     "what food could I eat every day?", ("herring",)),
+    ("after school I spent a year teaching English in Vietnam, mostly in Hanoi. still "
+     "miss the street food",
+     "where did I live abroad for a year?", ("vietnam", "hanoi")),
+]
+HELDOUT12_NEVER_SAID: list[str] = [
+    "what's my wife's name?",
+    "what school does my daughter go to?",
+    "what breed are the hens?",
+    "who did the surgery on my knee?",
+    "which airline are we flying to Iceland with?",
+    "what's my favourite beer?",
+    "what's my dentist called?",
+    "which streaming service do I use?",
+    "what's my neighbour's dog called?",
+    "what was my grandad's job?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
@@ -496,6 +589,8 @@ SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] =
     "heldout8": ("hamid", HELDOUT8_FACTS, HELDOUT8_NEVER_SAID),
     "heldout9": ("greta", HELDOUT9_FACTS, HELDOUT9_NEVER_SAID),
     "heldout10": ("yusuf", HELDOUT10_FACTS, HELDOUT10_NEVER_SAID),
+    "heldout11": ("thandi", HELDOUT11_FACTS, HELDOUT11_NEVER_SAID),
+    "heldout12": ("rasmus", HELDOUT12_FACTS, HELDOUT12_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -557,4 +652,8 @@ SET_NOTES: dict[str, str] = {
                  "after them (6/10 facts, 10/10 never-said, 2026-12-02, bench/results/"
                  "factchat-bundled-heldout10-2026-12-02.md). Its replies were not looked "
                  "at and nothing was changed for it.",
+    "heldout11": "Written by a helper who did not read the grounding code, committed before "
+                 "its first run (2026-12-02); not run yet.",
+    "heldout12": "Written by a helper who did not read the grounding code, committed before "
+                 "its first run (2026-12-02); not run yet.",
 }

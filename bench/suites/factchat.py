@@ -6,13 +6,13 @@
 
 Question sets (bench/data/factchat.py, SET_NOTES says what each is): `dev` (the default;
 the grounded-reply heuristic's thresholds were chosen on it, so its figures are fitted),
-then `heldout` to `heldout10`, each another user's 10 facts and 10 never-said questions.
+then `heldout` to `heldout12`, each another user's 10 facts and 10 never-said questions.
 From `heldout3` on each was written by a helper blind to the grounding code, committed
 before the fixes for the set before it, and run once (heldout3 8/10, heldout4 5/10,
 heldout5 7/10 facts and 6/10 never-said, heldout6 2/10 and 10/10, heldout7 6/10 and
 9/10, heldout8 6/10 and 9/10, heldout9 5/10 and 8/10, heldout10 6/10 and 10/10); the
 misses of each up to heldout9 were then fixed, so those are dev data; heldout10's were not
-looked at.
+looked at; heldout11 and heldout12 were committed blind and not run yet.
 
 On a throwaway embedded database, through the same turn as the loop (Cognition.answer):
 
