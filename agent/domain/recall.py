@@ -95,7 +95,7 @@ class RecallConfig:
     warm_queries: int  # searches of memories' HNSW index when the loop starts (services warm)
     fusion: str  # "learned": the fitted model of fusion.py; "rrf": the weighted RRF
     fusion_model: str  # the learned fusion's JSON file (the recall service loads it)
-    adjacent_turns: str = "off"  # ADJACENT_MODES: the turns returned with each recalled turn
+    adjacent_turns: str  # ADJACENT_MODES: the turns returned with each recalled turn
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> RecallConfig:

@@ -216,15 +216,27 @@ def test_the_night_loss_check_sees_a_turn_dropped_from_its_block(
     with psycopg.connect(db_url, autocommit=True) as conn:
         assert turns_lost(conn, imported) == []
         still = {str(r[0]) for r in conn.execute("SELECT entry_id FROM day_table")}
-        # a turn stage 9 deleted, held verbatim by its block (a live zone or a margin)
+        # a turn stage 9 deleted, held verbatim by its block (a live zone or a margin), and
+        # by that block only, its line written nowhere else: cutting it then loses that turn
+        # and no other (a line said twice, or a turn another block's margin holds too, made
+        # the test depend on which block came first)
+        blocks = conn.execute(
+            "SELECT block_id, prose, flux_metrics->'entry_ids' FROM holographic_blocks "
+            "WHERE prose ? 'live_zones' ORDER BY created_at, block_id").fetchall()
+        every = json.dumps([prose for _, prose, _ in blocks])
+        listed_by: dict[str, int] = {}
+        for _, _, entry_ids in blocks:
+            for entry in entry_ids:
+                listed_by[entry] = listed_by.get(entry, 0) + 1
         victim = block_id = None
-        for bid, prose, entry_ids in conn.execute(
-                "SELECT block_id, prose, flux_metrics->'entry_ids' FROM holographic_blocks "
-                "WHERE prose ? 'live_zones' ORDER BY created_at, block_id"):
+        for bid, prose, entry_ids in blocks:
             texts = [z["content"] for z in prose["live_zones"]] + [prose["anterior_margin"]]
             for entry in entry_ids:
                 role, content, _ = imported[entry]
-                if entry not in still and any(f"{role}: {content}" in t for t in texts):
+                line = f"{role}: {content}"
+                if (entry not in still and listed_by[entry] == 1
+                        and any(line in t for t in texts)
+                        and every.count(json.dumps(line)[1:-1]) == 1):
                     victim, block_id = entry, bid
                     break
             if victim:
