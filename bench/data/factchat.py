@@ -650,10 +650,18 @@ SET_NOTES: dict[str, str] = {
     "heldout10": "Written by a helper who did not read the grounding code, committed before "
                  "the grounded-path changes that followed heldout9's misses, and run once "
                  "after them (6/10 facts, 10/10 never-said, 2026-12-02, bench/results/"
-                 "factchat-bundled-heldout10-2026-12-02.md). Its replies were not looked "
-                 "at and nothing was changed for it.",
+                 "factchat-bundled-heldout10-2026-12-02.md), and again on 0470215 with the "
+                 "class-words heuristic (6/10, 10/10, bench/results/"
+                 "factchat-bundled-heldout10-rerun-2026-12-02.md). Its replies were not "
+                 "looked at and nothing was changed for it.",
     "heldout11": "Written by a helper who did not read the grounding code, committed before "
-                 "its first run (2026-12-02); not run yet.",
+                 "its first run, and run once on 0470215 (with the class-words heuristic): "
+                 "7/10 facts (4 of them hedged), 10/10 never-said, 2026-12-02, "
+                 "bench/results/factchat-bundled-heldout11-2026-12-02.md. "
+                 "Its replies were not looked at and nothing was changed for it.",
     "heldout12": "Written by a helper who did not read the grounding code, committed before "
-                 "its first run (2026-12-02); not run yet.",
+                 "its first run, and run once on 0470215 (with the class-words heuristic): "
+                 "4/10 facts (2 hedged), 9/10 never-said, 2026-12-02, "
+                 "bench/results/factchat-bundled-heldout12-2026-12-02.md. "
+                 "Its replies were not looked at and nothing was changed for it.",
 }
