@@ -173,6 +173,30 @@ def test_memory_tags_become_citations(settings: Settings, db_url: str, conn: Any
     assert json.dumps(result.metadata)  # serialisable as stored in outbox
 
 
+def test_a_turn_shown_beside_a_recalled_one_is_a_valid_citation(
+        settings: Settings, db_url: str, conn: Any, stub_server: StubServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """[recall] adjacent_turns: the answer said right after a recalled question is in the
+    prompt beside it, so the model may cite it; the citation is valid."""
+    from tests.integration.test_contextual_recall import LINES, import_lines
+
+    import_lines(settings, conn, LINES)
+    settings.recall["top_k"] = 1  # the question alone is an item; its answer comes beside it
+    stub_server.route(settings, monkeypatch, "system1", "system2", retries=None)
+    cog = Runtime(settings).cognition(rng=NoFloor())
+    answer = conn.execute("SELECT entry_id::text FROM day_table WHERE external_id = 's1-3'"
+                          ).fetchone()[0]
+    stub_server.set_reply(f"He did, twice [memory:{answer}].")  # every item's tag form
+    result = cog.answer(conn, make_session(conn, "c01"),
+                        "Did Ben ever try the pottery class downtown?")
+    question = conn.execute("SELECT entry_id::text FROM day_table WHERE external_id = 's1-2'"
+                            ).fetchone()[0]
+    assert result.metadata["recall"]["items"] == [f"day_table:{question}"]
+    cites = dict(conn.execute("SELECT cited_id::text, valid FROM memory_citations "
+                              "WHERE entry_id = %s", (result.assistant_entry_id,)).fetchall())
+    assert cites == {answer: True}
+
+
 def test_a_streamed_reply_is_published_as_it_grows(loop: LoopWorker, conn: Any) -> None:
     sid = make_session(conn)
     row = conn.execute("INSERT INTO inbox (session_id, content, stream) VALUES (%s, %s, true) "

@@ -488,6 +488,8 @@ class Cognition:
         rolls the whole turn back)."""
         cited = parse_memory_tags(resp.reply)
         valid_ids = {i.id.split(":", 1)[1]: i.kind for i in ctx.recalled}
+        for item in ctx.recalled:  # the turns shown around a recalled turn are citable too
+            valid_ids.update((a.id.split(":", 1)[1], "day_table") for a in item.adjacent)
         for episode in ctx.reach_meta.get("timeline", {}).get("episodes", []):  # issue 42
             valid_ids[episode["id"]] = "episode"
         outcome = ctx.recall
