@@ -493,6 +493,10 @@ def test_a_class_word_is_held_by_a_member_of_it(question: str, said: str) -> Non
 @pytest.mark.parametrize(("question", "said"), [
     ("Do I go bouldering?", "I paint on Sundays."),  # member against member: no
     ("What's my favourite drink?", "I'm learning the cello."),  # another class's member
+    # words with another common sense are no members: "a flat", "sign for", "my records"
+    ("What's my usual drink?", "I live in a flat near the river."),
+    ("What languages do I know?", "I sign for the parcels at work."),
+    ("What are my hobbies?", "The hospital lost my records."),
 ])
 def test_class_words_go_one_way_only(question: str, said: str) -> None:
     assert cover(question, said) < 0.5
