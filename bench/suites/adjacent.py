@@ -156,6 +156,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--split", choices=("dev", "heldout"), default="heldout")
     parser.add_argument("--db", help="kept database dir (imported once, reused)")
     args = parser.parse_args(argv)
-    data = run(args.data, args.split, args.db)
+    from bench.data.realtalk import DataMissing, data_dir
+
+    try:  # as `python -m bench quality --corpus realtalk` does: a clear line, no traceback
+        found = data_dir(args.data)
+    except DataMissing as exc:
+        parser.exit(2, f"{exc}\n")
+    data = run(str(found), args.split, args.db)
     write_results(f"adjacent-realtalk-{args.split}", data, markdown(data))
     return data

@@ -3,7 +3,11 @@ that attach it, the same rule for every system."""
 
 from __future__ import annotations
 
-from bench.suites.adjacent import score
+from pathlib import Path
+
+import pytest
+
+from bench.suites.adjacent import main, score
 
 NEIGHBOURS = {"a:1": {1: "a:2"}, "a:2": {-1: "a:1", 1: "a:3"}, "a:3": {-1: "a:2"}}
 
@@ -23,3 +27,11 @@ def test_an_attached_evidence_turn_counts_in_the_modes_that_attach_it() -> None:
     assert out["next"]["bm25"]["fact"] == {"n": 1, "R@1": 0.0, "R@10": 0.0}
     assert out["both"]["bm25"]["fact"] == {"n": 1, "R@1": 0.0, "R@10": 1.0}  # a:3's before
     assert out["both"]["bm25"]["date"]["R@1"] == 1.0
+
+
+def test_a_directory_without_the_data_is_a_clear_error(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--data", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert "holds no Chat_*.json file" in capsys.readouterr().err
