@@ -576,6 +576,103 @@ HELDOUT12_NEVER_SAID: list[str] = [
     "what's my neighbour's dog called?",
     "what was my grandad's job?",
 ]
+# The thirteenth held-out set (`--set heldout13`): written on 2026-12-02 by a helper who
+# was told not to read the grounding code, the other sets' results or bench/results (blind
+# to how questions are matched to facts), and committed before its first run; nothing was
+# tuned on it.
+HELDOUT13_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("hola! Ignacio here. I live up in the hills of Valparaíso, in one of those painted "
+     "houses that's slowly sliding down the cerro, but the view of the bay is worth it",
+     "remind me, what town am I living in?", ("valparaíso", "valparaiso")),
+    ("sorry for the late reply, only got back from the port around 11. I'm a crane "
+     "operator at the container terminal and we're on twelve hour shifts this week, my "
+     "back is destroyed",
+     "what's my occupation?", ("crane",)),
+    ("big news at home, my little brother Joaquín got into uni in Santiago! mum cried for "
+     "an hour and I pretended I didn't",
+     "what's my younger sibling called?", ("joaquín", "joaquin")),
+    ("we kind of have a cat now? a scruffy tabby started sleeping on our roof and my "
+     "girlfriend named her Pelusa, so I guess she lives here",
+     "what's our kitty's name?", ("pelusa",)),
+    ("went for a checkup and the doc says my blood pressure is way too high for someone "
+     "my age, so no more salt on everything. kill me",
+     "what did the doctor say was wrong with me?", ("blood pressure", "hypertension")),
+    ("we're saving every peso because over the summer holidays we're going to hike Torres "
+     "del Paine down in Patagonia, already bought the tent and everything",
+     "where are my girlfriend and I heading on holiday?", ("torres del paine", "patagonia")),
+    ("been getting up stupid early on saturdays to surf at Ritoque, the water's freezing "
+     "thanks to the Humboldt current and I look like a seal in my wetsuit, but I'm hooked",
+     "what sport have I taken up?", ("surf",)),
+    ("my uncle sold me his old Suzuki jeep for basically nothing, no roof, one working "
+     "door, perfect for these hills",
+     "what am I driving these days?", ("suzuki", "jeep")),
+    ("turning 29 this weekend and the guys at work have threatened a surprise asado, which "
+     "is not much of a surprise if they tell me about it",
+     "what age am I about to be?", ("29", "twenty-nine", "twenty nine")),
+    ("nothing on earth beats my abuela's pastel de choclo, I'd cross the whole country for "
+     "one plate of it",
+     "what's my all-time favourite dish?", ("pastel de choclo", "choclo")),
+]
+HELDOUT13_NEVER_SAID: list[str] = [
+    "how old is our cat?",
+    "what's my girlfriend called?",
+    "which company runs the terminal I work at?",
+    "which blood group am I?",
+    "what is my brother going to study?",
+    "what was my dad's job?",
+    "which football club do I follow?",
+    "what colour is my car?",
+    "how much did the tent cost?",
+    "which band do I listen to most?",
+]
+# The fourteenth held-out set (`--set heldout14`): written on 2026-12-02 by a helper who
+# was told not to read the grounding code, the other sets' results or bench/results (blind
+# to how questions are matched to facts), and committed before its first run; nothing was
+# tuned on it.
+HELDOUT14_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("cześć, Dorota here, writing from Gdańsk where it hasn't stopped raining in about "
+     "three weeks, the sea is grey, the sky is grey and honestly so am I",
+     "which place do I call home?", ("gdańsk", "gdansk")),
+    ("just got in, eight patients today and every single one swore they floss daily. they "
+     "do not. being a dental hygienist teaches you that everybody lies",
+     "what kind of work do I do?", ("hygienist",)),
+    ("my oldest friend Agnieszka is moving to Oslo for work and I'm pretending to be happy "
+     "for her, we've been inseparable since we were six",
+     "what's the name of the friend I've known longest?", ("agnieszka",)),
+    ("our dachshund (my husband named him Kiełbasa, yes that means sausage) ate a whole "
+     "sock yesterday, 200 złoty at the vet later he's completely fine and very proud",
+     "what breed is our dog?", ("dachshund",)),
+    ("I've got an underactive thyroid so it's levothyroxine every morning on an empty "
+     "stomach and no coffee for half an hour after, which is pure torture",
+     "why am I on tablets every morning?", ("thyroid", "levothyroxine")),
+    ("we're taking the kids to Crete for two weeks this summer, first proper holiday since "
+     "the twins were born, I've already packed in my head",
+     "where's the family going on holiday this year?", ("crete",)),
+    ("tuesdays are choir night, we're doing a Rachmaninoff piece for the christmas concert "
+     "and us altos are really struggling with it",
+     "what do I do every tuesday night?", ("choir",)),
+    ("we finally got rid of the old diesel and bought an electric Hyundai, now I have range "
+     "anxiety every time I drive to my mum's",
+     "what's our car now?", ("hyundai",)),
+    ("our flat is on the 9th floor and the lift has been broken for a week, with two "
+     "toddlers and the shopping, I am going to lose my mind",
+     "which storey is our apartment on?", ("9th", "ninth")),
+    ("I've started Norwegian lessons online twice a week, partly so when I visit I'm not "
+     "completely useless",
+     "what language am I learning?", ("norwegian",)),
+]
+HELDOUT14_NEVER_SAID: list[str] = [
+    "how old is our dog?",
+    "what are the twins called?",
+    "what's my husband's job?",
+    "what does my friend do for a living?",
+    "which hotel are we staying at on holiday?",
+    "what's my favourite flower?",
+    "what's my mother's name?",
+    "which clinic do I work at?",
+    "what did I study at university?",
+    "what's my shoe size?",
+]
 # name -> (the user's handle, facts, never-said questions)
 SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] = {
     "dev": ("dana", FACTS, NEVER_SAID),
@@ -591,6 +688,8 @@ SETS: dict[str, tuple[str, list[tuple[str, str, tuple[str, ...]]], list[str]]] =
     "heldout10": ("yusuf", HELDOUT10_FACTS, HELDOUT10_NEVER_SAID),
     "heldout11": ("thandi", HELDOUT11_FACTS, HELDOUT11_NEVER_SAID),
     "heldout12": ("rasmus", HELDOUT12_FACTS, HELDOUT12_NEVER_SAID),
+    "heldout13": ("ignacio", HELDOUT13_FACTS, HELDOUT13_NEVER_SAID),
+    "heldout14": ("dorota", HELDOUT14_FACTS, HELDOUT14_NEVER_SAID),
 }
 # What a report says about the set it ran.
 SET_NOTES: dict[str, str] = {
@@ -664,4 +763,12 @@ SET_NOTES: dict[str, str] = {
                  "4/10 facts (2 hedged), 9/10 never-said, 2026-12-02, "
                  "bench/results/factchat-bundled-heldout12-2026-12-02.md. "
                  "Its replies were not looked at and nothing was changed for it.",
+    "heldout13": "Written by a helper who did not read the grounding code, committed before "
+                 "its first run; its report will be "
+                 "bench/results/factchat-bundled-heldout13-2026-12-02.md. "
+                 "Nothing was tuned on it.",
+    "heldout14": "Written by a helper who did not read the grounding code, committed before "
+                 "its first run; its report will be "
+                 "bench/results/factchat-bundled-heldout14-2026-12-02.md. "
+                 "Nothing was tuned on it.",
 }
