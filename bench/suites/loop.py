@@ -26,7 +26,9 @@ vectors, no prefix, as rollover copies them from day_table), then:
   has its own ONNX session: two threads left spinning, faster for an embedding alone than
   the daemon's one-thread session, which leaves the other core to the BM25 lists ranked
   meanwhile;
-- where the time goes: each named SQL query of the pipeline timed alone;
+- where the time goes: each named SQL query of the pipeline timed alone (and
+  recall_adjacent, on 10 of the written turns: the bench's memories have no turn of their
+  own, so the pipeline rarely runs it);
 - index recall: HNSW top 10 against exact search at each --ef (--index-queries queries),
   and BM25's depth cut against every posting read; with --hnsw-build M:EFC,... the
   memories' index is rebuilt with each build and measured again (build time, size).
@@ -609,6 +611,24 @@ def bench_recall(conn: Any, recaller: Any, timer: TimedEmbedder,
             got = candidate_list(conn, name, params).fetchall()  # sent as the pipeline sends it
             per_query[name].append((time.perf_counter() - start) * 1000.0)
             rows_found[name].append(len(got))
+    # the round trip that attaches the turns before and after each recalled turn ([recall]
+    # adjacent_turns): this bench's memories have no turn of their own in day_table (one
+    # memory per turn, and 100k turns would not load in minutes), so the pipeline above
+    # rarely runs it; timed alone here on 10 of the turns the writes above put in day_table
+    # (their sessions hold their neighbours), as the pipeline sends it
+    turn_ids = [str(r[0]) for r in conn.execute(
+        "SELECT entry_id FROM day_table WHERE user_id = %s ORDER BY entry_id", (uid,))]
+    if turn_ids:
+        per_query["recall_adjacent"], rows_found["recall_adjacent"] = [], []
+        pick = random.Random(len(turn_ids))
+        for _ in queries:
+            ids = pick.sample(turn_ids, min(10, len(turn_ids)))
+            start = time.perf_counter()
+            got = conn.execute(query("recall_adjacent"), {
+                "ids": ids, "before": recaller.cfg.adjacent_turns == "both",
+                "user_id": uid}).fetchall()
+            per_query["recall_adjacent"].append((time.perf_counter() - start) * 1000.0)
+            rows_found["recall_adjacent"].append(len(got))
     matches = []  # postings of the query's terms on memories (revision 0007 read them all)
     read = []  # postings read now: at most the depth per term (revision 0012)
     for _, text in queries:
@@ -1129,8 +1149,10 @@ def markdown(data: dict[str, Any]) -> str:
                  "left spinning)",
                  r["bare_ms"]),
                 ("bare: the HNSW query alone", r["bare_sql_ms"])]
-        rows += [(f"SQL alone: {name} (LIMIT {r['pool']}, mean rows "
-                  f"{r['sql_rows_mean'][name]})", v) for name, v in r["sql_ms"].items()]
+        rows += [(f"SQL alone: {name} ("
+                  + ("10 written turns" if name == "recall_adjacent" else f"LIMIT {r['pool']}")
+                  + f", mean rows {r['sql_rows_mean'][name]})", v)
+                 for name, v in r["sql_ms"].items()]
         for label, v in rows:
             lines.append(f"| {label} | {v['n']} | {v['p50']} | {v['p95']} | {v['mean']} | "
                          f"{v['max']} |")
