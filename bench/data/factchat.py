@@ -757,18 +757,24 @@ SET_NOTES: dict[str, str] = {
                  "its first run, and run once on 0470215 (with the class-words heuristic): "
                  "7/10 facts (4 of them hedged), 10/10 never-said, 2026-12-02, "
                  "bench/results/factchat-bundled-heldout11-2026-12-02.md. "
-                 "Its replies were not looked at and nothing was changed for it.",
+                 "Nothing was changed for it; its misses were looked at afterwards (the "
+                 "same day, through the grounded path without the model), so it is dev "
+                 "data now.",
     "heldout12": "Written by a helper who did not read the grounding code, committed before "
                  "its first run, and run once on 0470215 (with the class-words heuristic): "
                  "4/10 facts (2 hedged), 9/10 never-said, 2026-12-02, "
                  "bench/results/factchat-bundled-heldout12-2026-12-02.md. "
-                 "Its replies were not looked at and nothing was changed for it.",
+                 "Nothing was changed for it; its misses were looked at afterwards (the "
+                 "same day, through the grounded path without the model), so it is dev "
+                 "data now.",
     "heldout13": "Written by a helper who did not read the grounding code, committed before "
-                 "its first run; its report will be "
+                 "its first run (04accc2), and run once on 04accc2: 5/10 facts (1 hedged), "
+                 "9/10 never-said (2 hedged), 2026-12-02, "
                  "bench/results/factchat-bundled-heldout13-2026-12-02.md. "
-                 "Nothing was tuned on it.",
+                 "Its replies were not looked at and nothing was tuned on it.",
     "heldout14": "Written by a helper who did not read the grounding code, committed before "
-                 "its first run; its report will be "
+                 "its first run (04accc2), and run once on 04accc2: 4/10 facts (3 hedged), "
+                 "8/10 never-said, 2026-12-02, "
                  "bench/results/factchat-bundled-heldout14-2026-12-02.md. "
-                 "Nothing was tuned on it.",
+                 "Its replies were not looked at and nothing was tuned on it.",
 }
