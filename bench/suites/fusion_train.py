@@ -321,6 +321,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="pools to report on: fit on --pools, rank these (--drop: the "
                         "shipped groups left out), with each further group dropped")
     args = parser.parse_args(argv)
+    for path in [*args.pools, *filter(None, (args.heldout, args.evaluate))]:
+        if not Path(path).is_file():  # a clear line, not a traceback
+            parser.exit(2, f"{path}: no such file (pools come from `python -m bench "
+                           "recall_pools`; a model file from --write)\n")
     cfg = config()
     questions = [q for path in args.pools for q in load(path)]
     featurize(questions, cfg)

@@ -32,7 +32,7 @@ import contextlib
 import datetime as dt
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +153,7 @@ def dump(data_dir: str | None, split: str, db_dir: Path, out: Path,
             "out": str(out)}
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=None, help="REALTALK's Chat_*.json directory")
     parser.add_argument("--corpus", choices=("realtalk", "synth", "convo"), default="realtalk")
@@ -161,7 +161,14 @@ def main() -> None:
     parser.add_argument("--split", choices=("dev", "heldout"), default="dev")
     parser.add_argument("--db", default=None, help="kept database dir (reused when imported)")
     parser.add_argument("--out", default=None, help="pools file (JSON lines)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.corpus == "realtalk":
+        from bench.data.realtalk import DataMissing, data_dir
+
+        try:  # as `python -m bench adjacent` does: a clear line, no traceback
+            data_dir(args.data)
+        except DataMissing as exc:
+            parser.exit(2, f"{exc}\n")
     stem = (f"cogd-realtalk-{args.split}" if args.corpus == "realtalk"
             else f"cogd-{args.corpus}-seed{args.seed}")
     db = Path(args.db or f"/tmp/{stem}")

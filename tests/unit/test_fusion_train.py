@@ -1,10 +1,15 @@
-"""bench.fusion_train's joint fit (issue 39 item 2): each corpus's weight in the loss."""
+"""bench.fusion_train's joint fit (issue 39 item 2): each corpus's weight in the loss; and
+clear errors for missing input files."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from agent.domain import fusion
+from bench.suites import fusion_train
 from bench.suites.fusion_train import fit, weigh
 
 
@@ -44,3 +49,21 @@ def test_the_larger_corpus_no_longer_dominates_under_equal_weighting() -> None:
     w_e, _ = fit(qs, "listwise", 1.0, mask)
     assert w_q[1] > w_q[0]  # one weight a question: b's 40 questions win
     assert abs(w_e[0] - w_e[1]) < 1e-3 * abs(w_q[1] - w_q[0])  # equal: a tie
+
+
+def test_a_missing_pools_file_is_a_clear_error(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        fusion_train.main(["--pools", str(tmp_path / "none.jsonl"), "--cv"])
+    assert exit_.value.code == 2
+    assert "none.jsonl: no such file" in capsys.readouterr().err
+
+
+def test_recall_pools_without_the_realtalk_data_is_a_clear_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.suites import recall_pools
+
+    with pytest.raises(SystemExit) as exit_:
+        recall_pools.main(["--data", str(tmp_path), "--split", "dev"])
+    assert exit_.value.code == 2
+    assert "holds no Chat_*.json file" in capsys.readouterr().err
