@@ -33,8 +33,11 @@ def test_a_small_loop_run_measures_every_phase(tmp_path: Path,
     assert scale["memories"] == 400 and scale["tables_during_recall"]["memories"] == 400
     recall = scale["recall"]
     assert recall["queries"] == 200 and sum(recall["verdicts"].values()) == 200
-    assert set(recall["sql_ms"]) == set(L.PIPELINE_QUERIES)  # each one ran alone
+    # each one ran alone, and the adjacent turns' query on written turns (they have neighbours)
+    assert set(recall["sql_ms"]) == {*L.PIPELINE_QUERIES, "recall_adjacent"}
     assert all(v["n"] > 0 for v in recall["sql_ms"].values())
+    assert recall["sql_rows_mean"]["recall_adjacent"] > 0
+    assert "SQL alone: recall_adjacent (10 written turns" in path.with_suffix(".md").read_text()
     # how Postgres planned the pipeline's prepared statements; the memories' list is not one
     plans = recall["plan_cache"]
     assert "recall_dense_day_table (caller)" in plans
