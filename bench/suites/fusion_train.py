@@ -264,11 +264,16 @@ def grid(questions: list[dict[str, Any]], cfg: domain.RecallConfig) -> dict[str,
     return rows
 
 
+def members(name: str) -> tuple[str, ...]:
+    """The features a --drop entry names: a group's (fusion.GROUPS), or one feature's."""
+    return fusion.GROUPS.get(name, (name,))
+
+
 def ablation(questions: list[dict[str, Any]], loss: str, l2: float,
              cfg: domain.RecallConfig, base: Sequence[str] = ()) -> dict[str, Any]:
     rows: dict[str, Any] = {}
     for group, names in fusion.GROUPS.items():
-        mask = np.array([n not in names and not any(n in fusion.GROUPS[g] for g in base)
+        mask = np.array([n not in names and not any(n in members(g) for g in base)
                          for n in fusion.FEATURES])
         ranks = cross_validate(questions, loss, l2, mask, cfg)
         rows[f"without {group}"] = summary(questions, ranks)
@@ -284,7 +289,7 @@ def heldout_table(dev: list[dict[str, Any]], held: list[dict[str, Any]], loss: s
     rows: dict[str, Any] = {"rrf (pipeline)": summary(held, pipeline_ranks(held, cfg, None))}
     for group in ["", *(g for g in fusion.GROUPS if g not in base)]:
         dropped = {*base, group} - {""}
-        mask = np.array([not any(n in fusion.GROUPS[g] for g in dropped)
+        mask = np.array([not any(n in members(g) for g in dropped)
                          for n in fusion.FEATURES])
         w, b = fit(dev, loss, l2, mask)
         name = "learned" if not group else f"learned without {group}"
@@ -313,7 +318,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="CV of the one model --loss, --l2 and --drop describe")
     parser.add_argument("--loss", choices=("pointwise", "listwise"), default="listwise")
     parser.add_argument("--l2", type=float, default=1.0)
-    parser.add_argument("--drop", default="", help="feature groups left out, comma-separated")
+    parser.add_argument("--drop", default="", help="feature groups (or single features) left "
+                        "out, comma-separated")
     parser.add_argument("--write", default=None, help="fit on every pool and write the model")
     parser.add_argument("--evaluate", default=None, help="a model file to score the pools with")
     parser.add_argument("--json", default=None, help="write the figures here")
@@ -330,10 +336,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     featurize(questions, cfg)
     weigh(questions, args.weighting)
     drop = [g for g in args.drop.split(",") if g]
-    unknown = sorted(set(drop) - set(fusion.GROUPS))
+    unknown = sorted(set(drop) - set(fusion.GROUPS) - set(fusion.FEATURES))
     if unknown:
-        parser.error(f"unknown feature group(s) {unknown}; known: {sorted(fusion.GROUPS)}")
-    mask = np.array([not any(n in fusion.GROUPS[g] for g in drop) for n in fusion.FEATURES])
+        parser.error(f"unknown feature group(s) {unknown}; known: {sorted(fusion.GROUPS)} "
+                     "or one feature of them")
+    mask = np.array([not any(n in members(g) for g in drop) for n in fusion.FEATURES])
     out: dict[str, Any] = {"pools": str(args.pools), "questions": len(questions),
                            "with_evidence_in_pool": sum(bool(q["y"].any()) for q in questions)}
     if args.cv:

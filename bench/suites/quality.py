@@ -514,7 +514,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--db", default=None,
                         help="realtalk: keep the imported database in this directory and "
                         "reuse it when it holds the split already (bench/suites/recall_pools.py)")
+    parser.add_argument("--swap-speakers", action="store_true",
+                        help="realtalk: ask only the questions that name one speaker, each "
+                        "rewritten to name the other speaker, evidence unchanged (issue 39 "
+                        "item 4: a wrong name must not hide what was said)")
     args = parser.parse_args(argv)
+    if args.swap_speakers and args.corpus != "realtalk":
+        parser.error("--swap-speakers needs --corpus realtalk")
     if args.corpus == "realtalk":
         from bench.data.realtalk import DataMissing, data_dir
         from bench.suites import quality_realtalk
@@ -523,7 +529,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             found = data_dir(args.data)
         except DataMissing as exc:
             parser.exit(2, f"{exc}\n")
-        return quality_realtalk.main(str(found), args.split, args.db)
+        return quality_realtalk.main(str(found), args.split, args.db, args.swap_speakers)
     if args.corpus == "convo":
         from bench.suites import quality_convo
 

@@ -32,7 +32,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.data.realtalk import CATEGORIES, DEV, HELD_OUT, SLICES, describe, load
+from bench.data.realtalk import (
+    CATEGORIES,
+    DEV,
+    HELD_OUT,
+    SLICES,
+    SWAPPED,
+    describe,
+    load,
+    swap_speakers,
+)
 from bench.reports import machine, pct, write_results
 from bench.suites.quality import summarise
 from bench.suites.quality_convo import (
@@ -89,11 +98,13 @@ def markdown(data: dict[str, Any]) -> str:
     m, s, info, d = data["machine"], data["summary"], data["info"], data["corpus"]
     systems = data["systems"]
     cats = [c for c in CATEGORIES if c in s["cogd"]["categories"]]
-    slice_cats = [c for c in SLICES if c in data["slices"]["cogd"]["categories"]]
+    slice_cats = [c for c in (*SLICES, SWAPPED) if c in data["slices"]["cogd"]["categories"]]
     split = data["split"]
+    swapped = data.get("swap_speakers", False)
     lines = [
         f"# Retrieval quality on REALTALK's real conversations ({split}), {data['date']}", "",
-        f"`python -m bench quality --corpus realtalk --data DIR --split {split}` on "
+        f"`python -m bench quality --corpus realtalk --data DIR --split {split}"
+        f"{' --swap-speakers' if swapped else ''}` on "
         f"{m['cpus']} CPUs ({m['processor']}), Python {m['python']}; wall time "
         f"{data['wall_s']} s. Data: REALTALK (Lee, Maharana, Pujara, Ren, Barbieri, "
         "\"REALTALK: A 21-Day Real-World Dataset for Long-Term Conversation\", arXiv "
@@ -105,6 +116,13 @@ def markdown(data: dict[str, Any]) -> str:
         f"{d['unscorable_questions']} questions have no evidence left and are not asked; "
         f"{d['questions']} asked {d['counts']}. {data['import']['inserted']} turns imported "
         f"through the live write path in {data['import']['seconds']} s.", "",
+        *([f"**Swapped speakers** (`--swap-speakers`, issue 39 item 4): every question that "
+           "names one speaker who said its evidence is asked naming the other speaker "
+           "instead, evidence unchanged (bench/data/realtalk.py swap_speakers; questions "
+           "about both people left out). Recall must still find what was said: prefer the "
+           "named speaker, never hide the other. The other speaker may have said something "
+           "that answers the rewritten question too, so R@1 understates; read R@10.", ""]
+          if swapped else []),
         f"Pipeline: weak / strong match {info['weak_match_min_score']} / "
         f"{info['strong_match_min_score']}, rrf_k {info['rrf_k']}, reranker: "
         f"{info['reranker']}. Asked one day after the conversation's last message, scoped to "
@@ -124,7 +142,9 @@ def markdown(data: dict[str, Any]) -> str:
     lines += ["", "## By who the question names (R@1 / R@10 / MRR)", "",
               "named speaker: the question names one speaker, who said an evidence turn; "
               "other speaker: it names one speaker and every evidence turn is the other's; "
-              "none or both: it names neither or both.", "",
+              "none or both: it names neither or both"
+              + ("; swapped speaker: --swap-speakers' rewritten questions." if swapped
+                 else "."), "",
               *_table(data["slices"], systems, slice_cats), "", "## Full tables", "",
               *full_tables(s, systems, cats)]
     lines += [f"cogd variants (RecallConfig overrides): {info['ablations']}.", "",
@@ -140,12 +160,15 @@ def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for r in rows]
 
 
-def run(data_dir: str | None, split: str, db_dir: str | None = None) -> dict[str, Any]:
+def run(data_dir: str | None, split: str, db_dir: str | None = None,
+        swap: bool = False) -> dict[str, Any]:
     from bench.common import Lines, import_corpus, scratch_database
     from bench.suites.recall_pools import kept_database
 
     started = time.perf_counter()
     corpus = load(data_dir, SPLITS[split])
+    if swap:  # the same turns (and import), the questions rewritten: issue 39 item 4
+        corpus = swap_speakers(corpus)
     systems = names()
     with contextlib.ExitStack() as stack:
         if db_dir is None:
@@ -162,16 +185,18 @@ def run(data_dir: str | None, split: str, db_dir: str | None = None) -> dict[str
              if n != sum(t.user == h for t in corpus.turns)}
     if wrong:
         raise RuntimeError(f"turns stored per conversation differ from the corpus: {wrong}")
-    return {"date": dt.date.today().isoformat(), "split": split, "machine": machine(),
+    return {"date": dt.date.today().isoformat(), "split": split, "swap_speakers": swap,
+            "machine": machine(),
             "corpus": describe(corpus), "import": imported, "systems": systems, "info": info,
             **aggregate(rows, systems, corpus.slices),
             "wall_s": round(time.perf_counter() - started, 1), "rows": _strip(rows)}
 
 
 def main(data_dir: str | None = None, split: str = "heldout",
-         db_dir: str | None = None) -> dict[str, Any]:
-    data = run(data_dir, split, db_dir)
-    name = "realtalk" if split == "heldout" else f"realtalk-{split}"
+         db_dir: str | None = None, swap: bool = False) -> dict[str, Any]:
+    data = run(data_dir, split, db_dir, swap)
+    name = ("realtalk" if split == "heldout" else f"realtalk-{split}") + (
+        "-swapped" if swap else "")
     stem = write_results(name, data, markdown(data))
     data["files"] = [f"{stem.name}.md", f"{stem.name}.json"]
     return data

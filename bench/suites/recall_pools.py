@@ -23,6 +23,10 @@ date, session, sources), and each question with its text, its context (window, p
 asks_current), its category, its slice and its evidence external ids. The file holds the
 data set's words, so it is written outside the repository: one JSON object per line in
 `--out` (default /tmp/cogd-realtalk-<split>-pools.jsonl), never committed.
+
+`--swap-speakers` (REALTALK only) asks, on the same import, the questions that name one
+speaker rewritten to name the other (bench/data/realtalk.py swap_speakers; issue 39 item
+4), to /tmp/cogd-realtalk-<split>-swapped-pools.jsonl.
 """
 
 from __future__ import annotations
@@ -92,8 +96,10 @@ def candidate_row(c: Any) -> dict[str, Any]:
     }
 
 
-def load_corpus(corpus: str, data_dir: str | None, split: str, seed: int) -> tuple[Any, Any]:
-    """(corpus, what import_corpus reads; None: its turns) for `--corpus`."""
+def load_corpus(corpus: str, data_dir: str | None, split: str, seed: int,
+                swap: bool = False) -> tuple[Any, Any]:
+    """(corpus, what import_corpus reads; None: its turns) for `--corpus`; `swap`: REALTALK's
+    swapped-speaker questions (swap_speakers) over the same turns."""
     if corpus == "synth":
         from bench.data.synth import generate as synth
 
@@ -104,20 +110,21 @@ def load_corpus(corpus: str, data_dir: str | None, split: str, seed: int) -> tup
         from bench.suites.quality_convo import QUICK_CONVERSATIONS
 
         return convo(QUICK_CONVERSATIONS, seed=seed), None
-    from bench.data.realtalk import load
+    from bench.data.realtalk import load, swap_speakers
     from bench.suites.quality_realtalk import SPLITS
 
-    return load(data_dir, SPLITS[split]), None
+    found = load(data_dir, SPLITS[split])
+    return (swap_speakers(found) if swap else found), None
 
 
 def dump(data_dir: str | None, split: str, db_dir: Path, out: Path,
-         corpus_name: str = "realtalk", seed: int = 7) -> dict[str, Any]:
+         corpus_name: str = "realtalk", seed: int = 7, swap: bool = False) -> dict[str, Any]:
     from agent.db.connect import connect
     from agent.runtime import Runtime
     from bench.suites.quality import DEPTH
 
     started = time.perf_counter()
-    corpus, lines = load_corpus(corpus_name, data_dir, split, seed)
+    corpus, lines = load_corpus(corpus_name, data_dir, split, seed, swap)
     synth = corpus_name == "synth"
     if synth:  # bench.quality asks the synthetic corpus an hour after its last turn
         synth_now = max(dt.datetime.fromisoformat(t.timestamp)
@@ -161,7 +168,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--split", choices=("dev", "heldout"), default="dev")
     parser.add_argument("--db", default=None, help="kept database dir (reused when imported)")
     parser.add_argument("--out", default=None, help="pools file (JSON lines)")
+    parser.add_argument("--swap-speakers", action="store_true",
+                        help="realtalk: the questions naming one speaker, rewritten to name "
+                        "the other (issue 39 item 4), on the same import")
     args = parser.parse_args(argv)
+    if args.swap_speakers and args.corpus != "realtalk":
+        parser.error("--swap-speakers needs --corpus realtalk")
     if args.corpus == "realtalk":
         from bench.data.realtalk import DataMissing, data_dir
 
@@ -172,8 +184,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     stem = (f"cogd-realtalk-{args.split}" if args.corpus == "realtalk"
             else f"cogd-{args.corpus}-seed{args.seed}")
     db = Path(args.db or f"/tmp/{stem}")
-    out = Path(args.out or f"/tmp/{stem}-pools.jsonl")
-    print(json.dumps(dump(args.data, args.split, db, out, args.corpus, args.seed)))
+    out = Path(args.out or f"/tmp/{stem}{'-swapped' if args.swap_speakers else ''}-pools.jsonl")
+    print(json.dumps(dump(args.data, args.split, db, out, args.corpus, args.seed,
+                          args.swap_speakers)))
 
 
 if __name__ == "__main__":

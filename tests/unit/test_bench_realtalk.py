@@ -131,3 +131,32 @@ def test_the_report_rows_carry_ids_and_ranks_not_the_data_sets_words() -> None:
     assert "| cogd | 100 % / 100 % / 1.000 | 0 % / 100 % / 0.333 | 50 % / 100 % / 0.667 |" \
         in report
     assert "Miso" not in report and "cat called" not in report
+
+
+def test_swapped_speakers_name_the_other_person_and_keep_the_evidence(tmp_path: Path) -> None:
+    path = write_chat(tmp_path)
+    chat = json.loads(path.read_text())
+    chat["qa"] += [
+        {"question": "Where did ANA adopt Ana's cat?", "answer": "?", "evidence": ["D1:1"],
+         "category": 1},
+        {"question": "What do Ana and Bo both like?", "answer": "?",  # a pair: left out
+         "evidence": ["D1:1", "D1:2"], "category": 3},
+    ]
+    path.write_text(json.dumps(chat), encoding="utf-8")
+    corpus = realtalk.load(tmp_path)
+    swapped = realtalk.swap_speakers(corpus)
+    # only the "named speaker" questions are asked again; "other speaker" and pairs are not
+    assert [q.id for q in swapped.questions] == ["realtalk03-q001-swap", "realtalk03-q005-swap"]
+    assert [q.text for q in swapped.questions] == [
+        "What is Bo's cat called?", "Where did Bo adopt Bo's cat?"]
+    assert [q.about for q in swapped.questions] == ["Bo", "Bo"]
+    assert [q.evidence for q in swapped.questions] == [("realtalk03:D1:1",)] * 2
+    assert set(swapped.slices.values()) == {realtalk.SWAPPED}
+    assert swapped.turns is corpus.turns  # one import serves both
+    hit = {"all": 1, "stale": None, "verdict": None, "best_similarity": None, "top": []}
+    out = aggregate([{"id": q.id, "category": q.category, "evidence": list(q.evidence),
+                      "stale": [], "systems": {"cogd": {**hit, "first": 2},
+                                               "bm25": {**hit, "first": None}}}
+                     for q in swapped.questions], ["cogd", "bm25"], swapped.slices)
+    assert out["slices"]["cogd"]["categories"][realtalk.SWAPPED]["R@10"] == 1.0
+    assert out["slices"]["bm25"]["categories"][realtalk.SWAPPED]["R@10"] == 0.0

@@ -67,3 +67,15 @@ def test_recall_pools_without_the_realtalk_data_is_a_clear_error(
         recall_pools.main(["--data", str(tmp_path), "--split", "dev"])
     assert exit_.value.code == 2
     assert "holds no Chat_*.json file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suite", ["recall_pools", "quality"])
+def test_swapped_speakers_on_a_synthetic_corpus_is_a_clear_error(
+        suite: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib
+
+    main = importlib.import_module(f"bench.suites.{suite}").main
+    with pytest.raises(SystemExit) as exit_:
+        main(["--corpus", "synth", "--swap-speakers"])
+    assert exit_.value.code == 2
+    assert "--swap-speakers needs --corpus realtalk" in capsys.readouterr().err
