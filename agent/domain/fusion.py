@@ -8,7 +8,9 @@ coverage, the person and time cues of the query, recency and newness, its kind a
 length, whether a memory or block of the pool cites it, and its session in the pool (how
 many candidates it holds, the session's best relevance, whether it is that best, and the
 best relevance of a turn said within NEIGHBOUR_S of it in the same session: the other half
-of a question/answer pair).
+of a question/answer pair), and its voice (first person: its speaker's own statement;
+second person: a reply addressing the other one; said_statement: a first-person turn, not
+addressing anyone, of the speaker the question names, the person preference's feature).
 
 The model is linear over those features (FusionModel: one weight per feature and a bias,
 with the standardisation folded in), fitted offline (a logistic regression, or listwise) on
@@ -46,7 +48,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "rrf": ("relevance",),
     "lexical": ("bm25_norm", "coverage"),
     "dense": ("sim", "sim_gap", "dense_sim", "bare_sim"),
-    "person": ("people_asked", "person_said", "person_named", "short_reply"),
+    "person": ("people_asked", "person_said", "person_named", "short_reply", "said_statement"),
+    # issue 39 item 4: "I called out of work today" states a thing; "enjoy your day off!" is
+    # the other speaker's reply to it, in the same words (FIRST_PERSON / SECOND_PERSON)
+    "voice": ("first_person", "second_person"),
     "time": ("window_asked", "time_overlap", "recency", "newness_current"),
     "item": ("log_terms", "kind_memory", "kind_block", "kind_cortex", "assistant", "pointed"),
     "session": ("session_share", "session_best", "session_top", "neighbour_best"),
@@ -56,7 +61,11 @@ GROUPS: dict[str, tuple[str, ...]] = {
 FEATURES: tuple[str, ...] = tuple(f for group in GROUPS.values() for f in group)
 _INDEX = {name: n for n, name in enumerate(FEATURES)}
 # the person preference's features: zeroed, they give the score preferred_order bounds it by
-PREFERENCE = tuple(_INDEX[f] for f in ("person_said", "person_named"))
+PREFERENCE = tuple(_INDEX[f] for f in ("person_said", "person_named", "said_statement"))
+# a turn in the first person (its speaker's own statement) or addressing the other one; the
+# words as _WORD splits them ("I'm" -> "i", "m"; "you're" -> "you", "re")
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "im", "ive", "we", "us", "our"})
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "youre", "u", "ur"})
 
 
 def without_preference(features: Sequence[float]) -> list[float]:
@@ -183,6 +192,8 @@ def candidate_features(
         # the CJK bigrams (a cheap approximation: terms() cost ~10 us a candidate)
         words, n_terms = _words(c.content)
         said = named = 0.0
+        first = 0.0 if words.isdisjoint(FIRST_PERSON) else 1.0
+        second = 0.0 if words.isdisjoint(SECOND_PERSON) else 1.0
         if people:
             if c.speaker is not None and c.speaker.lower() in people and n_terms >= min_terms:
                 said = 1.0
@@ -199,6 +210,8 @@ def candidate_features(
             c.dense_similarity if c.dense_similarity is not None else dense_floor,
             c.bare_similarity if c.bare_similarity is not None else bare_floor,
             asked, said, named, 1.0 if n_terms < min_terms else 0.0,
+            said * first * (1.0 - second),  # the named speaker's own statement
+            first, second,
             1.0 if has_window else 0.0,
             overlap_score(c.created_at, window) if has_window else 0.0,
             recency[i], newness[i] if asks_current else 0.0,

@@ -89,6 +89,30 @@ def test_features_of_a_pool() -> None:
     assert fa["recency"] == pytest.approx(0.5 ** (10 / CFG.recency_half_life_days))
 
 
+def test_voice_tells_a_statement_from_a_reply_and_only_the_named_speakers_statement_is_preferred(
+        ) -> None:
+    """Issue 39 item 4: "I called out of work today" (first person) states a thing; "enjoy
+    your day off!" (second person) answers it in the same words. said_statement marks the
+    named speaker's own first-person turn that addresses no one: the person preference's
+    feature (fusion.PREFERENCE), zeroed by without_preference."""
+    told = turn("a", "I called out of work today because of a stomach ache", speaker="Nico")
+    reply = turn("b", "Enjoy your day off, I hope the stomach ache goes away",
+                 speaker="Nebraas")
+    echo = turn("c", "I'm sorry you're sick", speaker="Nico")  # first and second person
+    other = turn("d", "I called out of work too", speaker="Nebraas")
+    ft, fr, fe, fo = features([told, reply, echo, other],
+                              QueryContext(people=frozenset({"nico"})))
+    assert (ft["first_person"], ft["second_person"], ft["said_statement"]) == (1.0, 0.0, 1.0)
+    assert (fr["first_person"], fr["second_person"], fr["said_statement"]) == (1.0, 1.0, 0.0)
+    assert (fe["first_person"], fe["second_person"], fe["said_statement"]) == (1.0, 1.0, 0.0)
+    assert (fo["first_person"], fo["said_statement"]) == (1.0, 0.0)  # not the named one
+    plain = fusion.without_preference([ft[f] for f in FEATURES])
+    assert plain[FEATURES.index("said_statement")] == 0.0
+    assert plain[FEATURES.index("first_person")] == 1.0  # voice is not a preference
+    # a question naming nobody prefers no one's statement
+    assert features([told], QueryContext())[0]["said_statement"] == 0.0
+
+
 def test_a_linked_turns_features_carry_its_seeds_rank_and_side() -> None:
     """The "links" group (issue 39 item 3): 1 / sqrt(the seed's rank), and whether the turn
     follows its seed; a turn no link brought has zeros."""
@@ -183,9 +207,12 @@ def test_the_shipped_model_loads_and_says_how_it_was_trained() -> None:
 
     path = load_settings().recall["fusion_model"]
     model = load_fusion(path)
-    assert model.meta["trained"]["command"].startswith("python -m bench.fusion_train")
+    assert model.meta["trained"]["command"].startswith("python -m bench fusion_train --pools")
     assert "Chat_1-5" in model.meta["trained"]["pools"]  # dev conversations only
     assert any(model.weights)
+    # issue 39 item 4: the named speaker's own statement is preferred, not all their words
+    weights = dict(zip(FEATURES, model.weights, strict=True))
+    assert weights["person_said"] == 0.0 and weights["said_statement"] != 0.0
 
 
 def test_a_missing_model_file_is_a_config_error(tmp_path: Path) -> None:
