@@ -116,7 +116,7 @@ def markdown(data: dict[str, Any]) -> str:
         f"{d['unscorable_questions']} questions have no evidence left and are not asked; "
         f"{d['questions']} asked {d['counts']}. {data['import']['inserted']} turns imported "
         f"through the live write path in {data['import']['seconds']} s.", "",
-        *([f"**Swapped speakers** (`--swap-speakers`, issue 39 item 4): every question that "
+        *(["**Swapped speakers** (`--swap-speakers`, issue 39 item 4): every question that "
            "names one speaker who said its evidence is asked naming the other speaker "
            "instead, evidence unchanged (bench/data/realtalk.py swap_speakers; questions "
            "about both people left out). Recall must still find what was said: prefer the "
