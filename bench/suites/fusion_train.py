@@ -212,14 +212,20 @@ def cross_validate(questions: list[dict[str, Any]], loss: str, l2: float,
     return [ranks[q["qid"]] for q in questions]
 
 
-def weigh(questions: list[dict[str, Any]], weighting: str) -> None:
+def weigh(questions: list[dict[str, Any]], weighting: str,
+          scales: Sequence[tuple[list[dict[str, Any]], float]] = ()) -> None:
     """Each question's weight in the loss: `equal`, every corpus the same total weight;
-    `questions`, 1 each. Questions without an evidence candidate are not counted."""
+    `questions`, 1 each; then x the scale of the pools file it came from (`scales`: its
+    questions and --pool-weights' number). Questions without an evidence candidate are not
+    counted."""
     counts: dict[str, int] = {}
     for q in questions:
         counts[q["corpus"]] = counts.get(q["corpus"], 0) + int(bool(q["y"].any()))
     for q in questions:
         q["w"] = 1.0 if weighting == "questions" else 1.0 / max(1, counts[q["corpus"]])
+    for qs, scale in scales:
+        for q in qs:
+            q["w"] *= scale
 
 
 def by_corpus(questions: list[dict[str, Any]], ranks: Sequence[int | None]) -> dict[str, Any]:
@@ -308,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pools", required=True, nargs="+",
                         help="bench.recall_pools output (JSONL); several: a joint fit")
+    parser.add_argument("--pool-weights", default=None,
+                        help="one weight per --pools file, comma-separated: each of its "
+                        "questions' weight in the loss is multiplied by it (default 1 each)")
     parser.add_argument("--weighting", choices=WEIGHTINGS, default="questions",
                         help="equal: each corpus the same total weight; questions: 1 each")
     parser.add_argument("--joint-cv", action="store_true",
@@ -332,9 +341,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             parser.exit(2, f"{path}: no such file (pools come from `python -m bench "
                            "recall_pools`; a model file from --write)\n")
     cfg = config()
-    questions = [q for path in args.pools for q in load(path)]
+    try:
+        scales = ([1.0] * len(args.pools) if args.pool_weights is None
+                  else [float(x) for x in args.pool_weights.split(",")])
+    except ValueError:
+        scales = []
+    if len(scales) != len(args.pools) or any(x < 0 for x in scales):
+        parser.error(f"--pool-weights needs {len(args.pools)} numbers >= 0, one per --pools "
+                     f"file (got {args.pool_weights!r})")
+    by_file = [load(path) for path in args.pools]
+    questions = [q for qs in by_file for q in qs]
     featurize(questions, cfg)
-    weigh(questions, args.weighting)
+    weigh(questions, args.weighting, [(qs, x) for qs, x in zip(by_file, scales, strict=True)])
     drop = [g for g in args.drop.split(",") if g]
     unknown = sorted(set(drop) - set(fusion.GROUPS) - set(fusion.FEATURES))
     if unknown:
@@ -347,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         out["grid"] = grid(questions, cfg)
     if args.joint_cv:
         out["joint_grid"] = joint_grid(questions, mask, args.loss, cfg)
-        weigh(questions, args.weighting)
+        weigh(questions, args.weighting, [(qs, x) for qs, x in zip(by_file, scales, strict=True)])
     if args.cv_one:
         out["cv_one"] = summary(questions, cross_validate(questions, args.loss, args.l2, mask, cfg))
     if args.ablate:
@@ -374,9 +392,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "convo": "python -m bench recall_pools --corpus convo --seed 7"}
         meta = {"trained": {
             "command": "python -m bench fusion_train --pools " + " ".join(args.pools)
+                       + (f" --pool-weights {args.pool_weights}" if args.pool_weights else "")
                        + f" --weighting {args.weighting} --loss {args.loss} --l2 {args.l2}"
                        + (f" --drop {args.drop}" if drop else "") + f" --write {args.write}",
-            "pools": "; ".join(pools_doc.get(c, c) for c in corpora),
+            "pools": "; ".join([pools_doc.get(c, c) for c in corpora] + (
+                ["the same with --swap-speakers (REALTALK Chat_1-5's questions naming the "
+                 "other speaker)"] if any(q["slice"] == "swapped speaker" for q in questions)
+                else [])),
             "date": dt.date.today().isoformat(), "loss": args.loss, "l2": args.l2,
             "weighting": args.weighting, "dropped_groups": drop,
             "questions": out["with_evidence_in_pool"]}}

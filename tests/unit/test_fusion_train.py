@@ -79,3 +79,17 @@ def test_swapped_speakers_on_a_synthetic_corpus_is_a_clear_error(
         main(["--corpus", "synth", "--swap-speakers"])
     assert exit_.value.code == 2
     assert "--swap-speakers needs --corpus realtalk" in capsys.readouterr().err
+
+
+def test_pool_weights_need_one_number_per_pools_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.suites import fusion_train
+
+    pools = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for p in pools:
+        p.write_text("")
+    for given in ("1", "1,x", "1,-0.5"):
+        with pytest.raises(SystemExit) as exit_:
+            fusion_train.main(["--pools", *map(str, pools), "--pool-weights", given])
+        assert exit_.value.code == 2
+        assert "--pool-weights needs 2 numbers >= 0" in capsys.readouterr().err
