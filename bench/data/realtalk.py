@@ -217,7 +217,7 @@ def load(directory: str | os.PathLike[str] | None = None,
 def swap_speakers(corpus: RealtalkCorpus) -> RealtalkCorpus:
     """The corpus's "named speaker" questions, each naming the other speaker of its
     conversation in place of the one it named (every word of the name, any case; a
-    possessive stays: "Kate's" -> "Elise's"), ids suffixed "-swap", evidence unchanged,
+    possessive stays: "Ana's" -> "Bo's"), ids suffixed "-swap", evidence unchanged,
     slice SWAPPED; the turns and conversations are the same objects (one import serves
     both). Left out: questions of a conversation without two speakers, and questions
     about a pair (BOTH_PEOPLE: "both", "each other", "in common", "together", or two
