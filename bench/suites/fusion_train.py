@@ -45,6 +45,7 @@ import numpy as np
 from agent.domain import fusion
 from agent.domain import recall as domain
 from agent.domain.timeref import TimeWindow
+from bench.data.realtalk import SWAPPED
 
 K_EVAL = (1, 5, 10, 20)
 L2_GRID = (0.01, 0.1, 1.0, 10.0)
@@ -397,7 +398,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                        + (f" --drop {args.drop}" if drop else "") + f" --write {args.write}",
             "pools": "; ".join([pools_doc.get(c, c) for c in corpora] + (
                 ["the same with --swap-speakers (REALTALK Chat_1-5's questions naming the "
-                 "other speaker)"] if any(q["slice"] == "swapped speaker" for q in questions)
+                 "other speaker)"] if any(q["slice"] == SWAPPED for q in questions)
                 else [])),
             "date": dt.date.today().isoformat(), "loss": args.loss, "l2": args.l2,
             "weighting": args.weighting, "dropped_groups": drop,
